@@ -1,0 +1,71 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// Modules that perform I/O or carry ambient state. src/plan/ must stay pure (DESIGN.md §2).
+const ioModules = [
+  'fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'http', 'node:http', 'https', 'node:https',
+  'net', 'node:net', 'child_process', 'node:child_process', 'os', 'node:os', 'process', 'node:process',
+  'got', 'pino', 'pino-pretty', 'chokidar', 'node-cron', 'p-queue', 'prom-client', 'commander',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', Buffer: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextDecoder: 'readonly', TextEncoder: 'readonly', structuredClone: 'readonly', performance: 'readonly', fetch: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'No default exports (STYLE.md).' }],
+    },
+  },
+  {
+    files: ['src/plan/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ioModules.map((name) => ({ name, message: 'src/plan/ is pure: no I/O (DESIGN.md §2).' })),
+        patterns: [
+          { group: ['node:*'], message: 'src/plan/ is pure: no Node built-ins.' },
+          { group: ['../*', '!../model', '!../model/*', '!../errors.js'], message: 'src/plan/ imports model and errors only.' },
+        ],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'src/plan/ is pure: pass values in.' },
+        { name: 'Date', message: 'src/plan/ is pure: no clock.' },
+        { name: 'console', message: 'src/plan/ is pure: no logging.' },
+        { name: 'fetch', message: 'src/plan/ is pure: no I/O.' }],
+    },
+  },
+  {
+    files: ['src/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['*', '!./*'], message: 'src/model/ imports nothing.' }] }],
+    },
+  },
+  {
+    files: ['src/errors.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['*', '!./model/*'], message: 'errors.ts imports model types only.' }] }],
+    },
+  },
+  {
+    files: ['src/emulator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['../api', '../api/*', '**/api/*', 'got'], message: 'The emulator must not share the client\'s assumptions (DESIGN.md §2).' }],
+      }],
+    },
+  },
+  {
+    files: ['src/api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'pino', message: 'The client emits events; logging subscribes in src/obs/.' }] }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

@@ -1,0 +1,73 @@
+import type { Diagnostic } from './model/source-position.js';
+
+/**
+ * Every error amsync raises on purpose. `code` is stable and is what callers branch on;
+ * the message is for people. The CLI entry maps classes to exit codes (DESIGN.md §5).
+ */
+export class AmsyncError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AmsyncError';
+    this.code = code;
+  }
+}
+
+/** A bad command line: unknown flag, bad value, conflicting flags. Exit 64. */
+export class UsageError extends AmsyncError {
+  constructor(message: string, code = 'usage', options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'UsageError';
+  }
+}
+
+/** The desired-state or settings file is invalid. Nothing was sent. Exit 65. */
+export class InvalidInputError extends AmsyncError {
+  readonly diagnostics: readonly Diagnostic[];
+
+  constructor(message: string, diagnostics: readonly Diagnostic[], code = 'invalid_input', options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'InvalidInputError';
+    this.diagnostics = diagnostics;
+  }
+}
+
+/**
+ * A safety guard refused the run and nothing was changed: deletion budget, stale saved plan,
+ * empty desired set with prune. Exit 3.
+ */
+export class SafetyError extends AmsyncError {
+  constructor(code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch', message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'SafetyError';
+  }
+}
+
+/** Some changes failed while others may have applied. Exit 1. */
+export class ChangesFailedError extends AmsyncError {
+  readonly failed: number;
+
+  constructor(failed: number, message: string) {
+    super('changes_failed', message);
+    this.name = 'ChangesFailedError';
+    this.failed = failed;
+  }
+}
+
+export const exitCodes = {
+  ok: 0,
+  failure: 1,
+  changesPending: 2,
+  refused: 3,
+  usage: 64,
+  invalidInput: 65,
+} as const;
+
+/** The one mapping from errors to exit codes; used only by the CLI entry. */
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof UsageError) return exitCodes.usage;
+  if (error instanceof InvalidInputError) return exitCodes.invalidInput;
+  if (error instanceof SafetyError) return exitCodes.refused;
+  return exitCodes.failure;
+}

@@ -1,0 +1,49 @@
+import type { SecretRef, SecretValue } from './secret-value.js';
+import type { SourcePosition } from './source-position.js';
+
+export type Ensure = 'present' | 'absent';
+
+export interface DesiredSshUser {
+  readonly username: string;
+  /** Pins identity: adopt the item with this id, or rename it by id. */
+  readonly id?: number;
+  /** Defaults to `n1`, the only level the service documents. */
+  readonly level: string;
+  /** Needed to create; left out for an existing user, its password is left alone. */
+  readonly password?: SecretValue;
+  readonly passwordRef?: SecretRef;
+  readonly ensure: Ensure;
+  readonly source?: SourcePosition;
+}
+
+export interface DesiredApikey {
+  readonly name: string;
+  readonly id?: number;
+  /** @default false */
+  readonly superuser: boolean;
+  /** Role ids, sorted and unique. Exactly these roles. @default [] */
+  readonly roles: readonly number[];
+  readonly ensure: Ensure;
+  readonly source?: SourcePosition;
+}
+
+export interface PerKind<T> {
+  readonly sshUsers: T;
+  readonly apikeys: T;
+}
+
+export interface DesiredState {
+  readonly sshUsers: readonly DesiredSshUser[];
+  readonly apikeys: readonly DesiredApikey[];
+  /** Delete remote items that are not declared. @default false for both kinds */
+  readonly prune: PerKind<boolean>;
+  /** Globs of keys (username / name) never changed or deleted. */
+  readonly protect: PerKind<readonly string[]>;
+}
+
+export const emptyDesiredState: DesiredState = {
+  sshUsers: [],
+  apikeys: [],
+  prune: { sshUsers: false, apikeys: false },
+  protect: { sshUsers: [], apikeys: [] },
+};
