@@ -28,7 +28,7 @@ export default tseslint.config(
         paths: ioModules.map((name) => ({ name, message: 'src/plan/ is pure: no I/O (DESIGN.md §2).' })),
         patterns: [
           { group: ['node:*'], message: 'src/plan/ is pure: no Node built-ins.' },
-          { group: ['../*', '!../model', '!../model/*', '!../errors.js'], message: 'src/plan/ imports model and errors only.' },
+          { regex: '^\\.\\./(?!model/|errors\\.js$)', message: 'src/plan/ imports model and errors only.' },
         ],
       }],
       'no-restricted-globals': ['error',
@@ -41,13 +41,13 @@ export default tseslint.config(
   {
     files: ['src/model/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['*', '!./*'], message: 'src/model/ imports nothing.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'src/model/ imports nothing outside itself.' }] }],
     },
   },
   {
     files: ['src/errors.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['*', '!./model/*'], message: 'errors.ts imports model types only.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./model/)', message: 'errors.ts imports model types only.' }] }],
     },
   },
   {

@@ -1,0 +1,12 @@
+export { plan } from './plan.js';
+export type { PasswordFingerprints, PasswordPolicy, PlanPolicy } from './policy.js';
+export { noFingerprints } from './policy.js';
+export { checkSafety } from './safety.js';
+export type { SafetyOptions } from './safety.js';
+export { hasChanges, summarize } from './summary.js';
+export type { Report } from './report.js';
+export { renderJson, toJsonDocument } from './render-json.js';
+export { renderText } from './render-text.js';
+export type { TextOptions } from './render-text.js';
+export { renderMarkdown } from './render-markdown.js';
+export { sortedUnique } from './apikey-spec.js';

@@ -1,0 +1,22 @@
+import type { Change, ItemRef, Kind, PlanProblem } from '../model/index.js';
+
+/** Accumulates one kind's part of a plan. */
+export class PlanBuilder {
+  readonly changes: Change[] = [];
+  readonly unmanaged: ItemRef[] = [];
+  readonly protected: ItemRef[] = [];
+  readonly problems: PlanProblem[] = [];
+  unchanged = 0;
+  /** Users whose passwords exist but are not tracked by a fingerprint (see notes). */
+  untrackedPasswords = 0;
+
+  constructor(readonly kind: Kind) {}
+
+  change(change: Omit<Change, 'kind'>): void {
+    this.changes.push({ kind: this.kind, ...change });
+  }
+
+  problem(problem: Omit<PlanProblem, 'kind'>): void {
+    this.problems.push({ kind: this.kind, ...problem });
+  }
+}

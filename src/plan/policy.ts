@@ -1,0 +1,34 @@
+import type { Kind, PerKind } from '../model/index.js';
+
+/**
+ * Everything besides the two states that shapes a plan. Built by the caller (which may use
+ * a glob library and a clock); the planner only calls what it is given.
+ */
+export interface PlanPolicy {
+  /** Effective prune per kind: the file's `prune`, or `--prune`. */
+  readonly prune: PerKind<boolean>;
+  /** True when a protect glob covers this key. */
+  readonly isProtected: (kind: Kind, key: string) => boolean;
+  readonly passwords: PasswordPolicy;
+}
+
+/**
+ * Passwords are write-only: the service never returns them, so drift is detected by
+ * comparing fingerprints (HMAC-SHA256) of the declared password with the last applied one.
+ */
+export interface PasswordPolicy {
+  /**
+   * `state`: compare fingerprints from the state file;
+   * `create-only`: there is no state file, so passwords are set when a user is created only;
+   * `rotate`: set every declared password (`--rotate-passwords`).
+   */
+  readonly mode: 'state' | 'create-only' | 'rotate';
+}
+
+/** Fingerprints by username: of the declared passwords, and of the last applied ones. */
+export interface PasswordFingerprints {
+  readonly desired: ReadonlyMap<string, string>;
+  readonly applied: ReadonlyMap<string, string>;
+}
+
+export const noFingerprints: PasswordFingerprints = { desired: new Map(), applied: new Map() };

@@ -1,0 +1,39 @@
+import type { Change, ChangeResult } from '../model/index.js';
+import type { Report } from './report.js';
+import { summarize } from './summary.js';
+
+/**
+ * The JSON document of DESIGN.md §5. `formatVersion` changes only with a breaking change.
+ * `problems`, `protected` and `notes` appear only when there are some; `results` only when
+ * something was applied.
+ */
+export function toJsonDocument(report: Report): Record<string, unknown> {
+  const { plan } = report;
+  const doc: Record<string, unknown> = {
+    formatVersion: 1,
+    dryRun: report.dryRun,
+    summary: summarize(plan),
+    changes: plan.changes.map(jsonChange),
+    unmanaged: plan.unmanaged.map((u) => ({ kind: u.kind, key: u.key, id: u.id })),
+  };
+  if (plan.protected.length > 0) doc.protected = plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id }));
+  if (plan.problems.length > 0) doc.problems = plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message }));
+  if (plan.notes.length > 0) doc.notes = [...plan.notes];
+  if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
+  return doc;
+}
+
+export function renderJson(report: Report): string {
+  return `${JSON.stringify(toJsonDocument(report), null, 2)}\n`;
+}
+
+function jsonChange(c: Change): Record<string, unknown> {
+  return { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+}
+
+function jsonResult(r: ChangeResult): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: r.kind, key: r.key, action: r.action, status: r.status };
+  if (r.error !== undefined) out.error = r.error;
+  if (r.drift !== undefined) out.drift = r.drift;
+  return out;
+}

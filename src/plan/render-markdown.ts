@@ -1,0 +1,73 @@
+import type { Change, ChangeResult } from '../model/index.js';
+import type { Report } from './report.js';
+import { renderValue } from './render-value.js';
+import { summarize } from './summary.js';
+
+const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
+const status = { applied: '✅ applied', failed: '❌ failed', skipped: '⏭️ skipped' } as const;
+
+/**
+ * A redacted summary for a pull request comment or GITHUB_STEP_SUMMARY. Every value that
+ * came from a file or the service is escaped, so a name cannot inject Markdown or HTML.
+ */
+export function renderMarkdown(report: Report): string {
+  const { plan } = report;
+  const s = summarize(plan);
+  const title = report.dryRun ? 'amsync plan' : 'amsync sync';
+  const lines: string[] = [];
+  const target = report.file ? ` for \`${code(report.file)}\`` : '';
+  lines.push(`### ${title}${target}`, '');
+  if (plan.changes.length === 0) {
+    lines.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+  } else {
+    lines.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+  }
+  for (const p of plan.problems) lines.push('', `> [!CAUTION]`, `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`);
+  for (const n of plan.notes) lines.push('', `> [!NOTE]`, `> ${text(n)}`);
+  if (plan.changes.length > 0) {
+    lines.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
+    for (const c of plan.changes) lines.push(changeRow(c));
+  }
+  if (report.results && report.results.length > 0) {
+    lines.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
+    for (const r of report.results) lines.push(resultRow(r));
+  }
+  if (plan.unmanaged.length > 0) {
+    lines.push('', `<details><summary>${plan.unmanaged.length} unmanaged (not in the file, not pruned)</summary>`, '');
+    for (const u of plan.unmanaged) lines.push(`- ${u.kind} \`${code(u.key)}\` (id ${u.id})`);
+    lines.push('', '</details>');
+  }
+  if (plan.protected.length > 0) {
+    lines.push('', `<details><summary>${plan.protected.length} protected (left alone by a protect glob)</summary>`, '');
+    for (const p of plan.protected) lines.push(`- ${p.kind} \`${code(p.key)}\` (id ${p.id})`);
+    lines.push('', '</details>');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function changeRow(c: Change): string {
+  const fields = Object.entries(c.fields)
+    .map(([name, f]) => {
+      if (c.action === 'create') return `${name}: ${renderValue(f.after)}`;
+      if (c.action === 'delete') return `${name}: ${renderValue(f.before)}`;
+      return `${name}: ${renderValue(f.before)} → ${renderValue(f.after)}`;
+    })
+    .map((f) => `\`${code(f)}\``)
+    .join('<br>');
+  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${fields} |`;
+}
+
+function resultRow(r: ChangeResult): string {
+  const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
+  return `| ${status[r.status]} | ${r.kind} | \`${code(r.key)}\` | ${r.action} | ${detail} |`;
+}
+
+/** Inside a code span: no backticks, no pipes (they end the table cell), no newlines. */
+function code(value: string): string {
+  return value.replace(/[`|\r\n]/g, (ch) => (ch === '|' ? '\\|' : ' '));
+}
+
+/** Plain text in a cell: HTML and Markdown punctuation escaped. */
+function text(value: string): string {
+  return value.replace(/[\\`*_{}[\]<>|#\r\n]/g, (ch) => (ch === '\n' || ch === '\r' ? ' ' : `\\${ch}`));
+}
