@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { AmsyncError } from '../errors.js';
+import { writeFileAtomic } from './atomic-write.js';
+
+/**
+ * The state file keeps, per service URL, a fingerprint of each password amsync last applied,
+ * by SSH user id. It never holds a password or a token. Absent file: nothing was applied yet.
+ */
+const stateFileSchema = z.object({
+  version: z.literal(1),
+  services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()) })),
+});
+type StateFileContent = z.infer<typeof stateFileSchema>;
+
+export interface PasswordState {
+  /** False when no state file exists yet: passwords are then set on create only. */
+  readonly exists: boolean;
+  /** Last applied fingerprints by SSH user id (as a string). */
+  readonly applied: Map<string, string>;
+  readonly key: Buffer;
+  /** Records a password applied to user `id`; persisted by `save`. */
+  record(id: number, fingerprint: string): void;
+  forget(id: number): void;
+  readonly dirty: boolean;
+  save(): Promise<void>;
+}
+
+export interface OpenStateOptions {
+  path: string;
+  serviceUrl: string;
+  /** AMSYNC_STATE_KEY; otherwise a random key kept beside the state file (`<path>.key`). */
+  keyFromEnv?: string;
+}
+
+export async function openPasswordState(options: OpenStateOptions): Promise<PasswordState> {
+  const content = await readState(options.path);
+  const key = await loadKey(options, content !== undefined);
+  const doc: StateFileContent = content ?? { version: 1, services: {} };
+  const service = normaliseUrl(options.serviceUrl);
+  const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
+  let dirty = false;
+  let keyPending = options.keyFromEnv === undefined && content === undefined;
+
+  return {
+    exists: content !== undefined,
+    applied,
+    key: key.value,
+    get dirty() {
+      return dirty;
+    },
+    record(id, fp) {
+      if (applied.get(String(id)) === fp) return;
+      applied.set(String(id), fp);
+      dirty = true;
+    },
+    forget(id) {
+      if (applied.delete(String(id))) dirty = true;
+    },
+    async save() {
+      if (!dirty) return;
+      if (keyPending && key.generated) {
+        await writeFileAtomic(keyPath(options.path), key.value.toString('hex'), 0o600);
+        keyPending = false;
+      }
+      const sorted = Object.fromEntries([...applied.entries()].sort(([a], [b]) => Number(a) - Number(b)));
+      doc.services[service] = { sshUserPasswords: sorted };
+      await writeFileAtomic(options.path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+      dirty = false;
+    },
+  };
+}
+
+function keyPath(statePath: string): string {
+  return `${statePath}.key`;
+}
+
+async function readState(path: string): Promise<StateFileContent | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new AmsyncError('state_file_unreadable', `cannot read the state file ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return stateFileSchema.parse(JSON.parse(text));
+  } catch (error) {
+    throw new AmsyncError('state_file_invalid', `the state file ${path} is not a valid amsync state file; move it away to start afresh (passwords are then set on create only)`, { cause: error });
+  }
+}
+
+async function loadKey(options: OpenStateOptions, stateExists: boolean): Promise<{ value: Buffer; generated: boolean }> {
+  if (options.keyFromEnv !== undefined && options.keyFromEnv !== '') return { value: Buffer.from(options.keyFromEnv, 'utf8'), generated: false };
+  try {
+    const hex = (await readFile(keyPath(options.path), 'utf8')).trim();
+    if (/^[0-9a-f]{64}$/.test(hex)) return { value: Buffer.from(hex, 'hex'), generated: false };
+    throw new AmsyncError('state_key_invalid', `the state key file ${keyPath(options.path)} is not 64 hex digits`);
+  } catch (error) {
+    if (error instanceof AmsyncError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new AmsyncError('state_key_unreadable', `cannot read the state key ${keyPath(options.path)}: ${(error as Error).message}`, { cause: error });
+    if (stateExists) {
+      // Fingerprints without their key cannot be compared; a fresh key makes them all differ,
+      // which would re-set every password. Refuse instead.
+      throw new AmsyncError('state_key_missing', `the state file ${options.path} exists but its key ${keyPath(options.path)} does not; set AMSYNC_STATE_KEY or restore the key file`);
+    }
+    return { value: randomBytes(32), generated: true };
+  }
+}
+
+function normaliseUrl(url: string): string {
+  return url.replace(/\/+$/, '');
+}

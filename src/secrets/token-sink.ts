@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SecretValue } from '../model/index.js';
+import { writeFileAtomic } from './atomic-write.js';
+
+/**
+ * Where server-generated apikey tokens go: `tokensDir/<name>`, 0600, written atomically, and
+ * only when the content differs (a sidecar syncing every few minutes does not churn the
+ * files). Tokens are never printed; this is the only place that reveals them.
+ */
+export class TokenSink {
+  constructor(private readonly dir: string) {}
+
+  /** The file a key's token is written to; names are made safe as file names. */
+  pathFor(name: string): string {
+    return join(this.dir, safeFileName(name));
+  }
+
+  /** Returns true when the file was written (new or changed). */
+  async write(name: string, token: SecretValue): Promise<boolean> {
+    const path = this.pathFor(name);
+    const value = token.reveal();
+    try {
+      if ((await readFile(path, 'utf8')) === value) return false;
+    } catch {
+      // absent or unreadable: write it
+    }
+    await writeFileAtomic(path, value, 0o600);
+    return true;
+  }
+}
+
+/** Keeps letters, digits, dot, dash and underscore; everything else becomes `_`. */
+export function safeFileName(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  return safe === '' || safe === '.' || safe === '..' ? `_${safe}` : safe;
+}

@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fingerprint } from '../../../src/secrets/fingerprint.js';
+import { Secret } from '../../../src/secrets/secret.js';
+import { openPasswordState } from '../../../src/secrets/state-file.js';
+import { safeFileName, TokenSink } from '../../../src/secrets/token-sink.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'amsync-state-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('the password state file', () => {
+  it('keeps fingerprints, never passwords, in a 0600 file with a generated 0600 key beside it', async () => {
+    const path = join(dir, '.amsync', 'state.json');
+    const state = await openPasswordState({ path, serviceUrl: 'http://127.0.0.1:1/' });
+    expect(state.exists).toBe(false);
+    state.record(7, fingerprint(state.key, new Secret('CANARY-hunter2')));
+    await state.save();
+    const text = await readFile(path, 'utf8');
+    expect(text).not.toContain('CANARY-hunter2');
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await stat(`${path}.key`)).mode & 0o777).toBe(0o600);
+
+    const again = await openPasswordState({ path, serviceUrl: 'http://127.0.0.1:1' });
+    expect(again.exists).toBe(true);
+    expect(again.applied.get('7')).toBe(fingerprint(again.key, new Secret('CANARY-hunter2')));
+    expect(again.applied.get('7')).not.toBe(fingerprint(again.key, new Secret('other')));
+  });
+
+  it('keeps services apart', async () => {
+    const path = join(dir, 'state.json');
+    const a = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' });
+    a.record(1, 'fp-a');
+    await a.save();
+    const b = await openPasswordState({ path, serviceUrl: 'http://b', keyFromEnv: 'k' });
+    expect(b.applied.size).toBe(0);
+  });
+
+  it('uses AMSYNC_STATE_KEY when given, and writes no key file', async () => {
+    const path = join(dir, 'state.json');
+    const s = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'my-key' });
+    s.record(1, 'x');
+    await s.save();
+    await expect(stat(`${path}.key`)).rejects.toThrow();
+    expect(s.key.toString()).toBe('my-key');
+  });
+
+  it('refuses a state file whose key is lost, rather than re-setting every password', async () => {
+    const path = join(dir, 'state.json');
+    await writeFile(path, JSON.stringify({ version: 1, services: {} }));
+    await expect(openPasswordState({ path, serviceUrl: 'http://a' })).rejects.toMatchObject({ code: 'state_key_missing' });
+  });
+
+  it('refuses a corrupt state file with a clear code', async () => {
+    const path = join(dir, 'state.json');
+    await writeFile(path, '{nope');
+    await expect(openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' })).rejects.toMatchObject({ code: 'state_file_invalid' });
+  });
+
+  it('does not write when nothing changed', async () => {
+    const path = join(dir, 'state.json');
+    const s = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' });
+    await s.save();
+    await expect(stat(path)).rejects.toThrow();
+  });
+});
+
+describe('the token sink', () => {
+  it('writes each token to tokensDir/<name>, 0600, and only when it changed', async () => {
+    const sink = new TokenSink(join(dir, 'tokens'));
+    expect(await sink.write('billing', new Secret('tok-1'))).toBe(true);
+    expect(await sink.write('billing', new Secret('tok-1'))).toBe(false);
+    expect(await sink.write('billing', new Secret('tok-2'))).toBe(true);
+    const path = join(dir, 'tokens', 'billing');
+    expect(await readFile(path, 'utf8')).toBe('tok-2');
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('never lets a name escape the folder', () => {
+    expect(safeFileName('../../etc/passwd')).toBe('.._.._etc_passwd');
+    expect(safeFileName('..')).toBe('_..');
+    expect(safeFileName('a b/c')).toBe('a_b_c');
+  });
+});
