@@ -1,0 +1,29 @@
+import type { Change, DesiredApikey, DesiredSshUser } from '../model/index.js';
+import type { ApikeyBody, SshUserBody } from './service-writer.js';
+
+/**
+ * Builds a request body from a change. Non-secret values come from the change itself (what
+ * was reviewed); the password comes from the desired item, the only place a secret lives.
+ */
+export function sshUserBody(change: Change, item: DesiredSshUser | undefined): SshUserBody {
+  const body: { username?: string; level?: string; password?: DesiredSshUser['password'] } = {};
+  if ('username' in change.fields) body.username = String(change.fields.username!.after);
+  if ('level' in change.fields) body.level = String(change.fields.level!.after);
+  if ('password' in change.fields) {
+    if (!item?.password) throw new Error(`no password declared for SSH user "${change.key}"`);
+    body.password = item.password;
+  }
+  return body;
+}
+
+export function apikeyBody(change: Change): ApikeyBody {
+  const body: { name?: string; superuser?: boolean; roles?: number[] } = {};
+  if ('name' in change.fields) body.name = String(change.fields.name!.after);
+  if ('superuser' in change.fields) body.superuser = Boolean(change.fields.superuser!.after);
+  if ('roles' in change.fields) body.roles = [...(change.fields.roles!.after as number[])];
+  return body;
+}
+
+export function desiredItemFor(change: Change, users: ReadonlyMap<string, DesiredSshUser>, keys: ReadonlyMap<string, DesiredApikey>): DesiredSshUser | DesiredApikey | undefined {
+  return change.kind === 'sshUser' ? users.get(change.key) : keys.get(change.key);
+}

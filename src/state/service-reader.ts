@@ -1,0 +1,26 @@
+import type { SecretValue } from '../model/index.js';
+
+/** A remote SSH user as the reader needs it (the client's parsed response). */
+export interface RemoteSshUser {
+  readonly id: number;
+  readonly username: string;
+  readonly level: string;
+}
+
+/** A remote apikey; `roles` as ids or Role objects, `token` as a secret. */
+export interface RemoteApikey {
+  readonly id: number;
+  readonly name: string;
+  readonly superuser: boolean;
+  readonly roles: readonly (number | { readonly id: number })[];
+  readonly token?: SecretValue;
+}
+
+/**
+ * What reading the actual state needs from the service: complete listings. Each call either
+ * returns every item of its kind or throws (a partial listing is never returned).
+ */
+export interface ServiceReader {
+  listSshUsers(): Promise<readonly RemoteSshUser[]>;
+  listApikeys(): Promise<readonly RemoteApikey[]>;
+}

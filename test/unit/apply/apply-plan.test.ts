@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { applyPlan } from '../../../src/apply/index.js';
+import type { DesiredState, SecretValue } from '../../../src/model/index.js';
+import { plan } from '../../../src/plan/index.js';
+import { readActualState } from '../../../src/state/index.js';
+import { apiError, FakeService } from '../../helpers/fake-service.js';
+import { desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
+
+async function syncOnce(service: FakeService, d: DesiredState, extra: { recorded?: Map<number, string>; tokens?: Map<string, string> } = {}) {
+  const { state } = await readActualState(service);
+  const policy = policyFor(d);
+  const p = plan(d, state, policy);
+  service.calls = [];
+  const results = await applyPlan(p, {
+    writer: service,
+    desired: d,
+    actual: state,
+    policy,
+    passwords: { record: (id, pw) => extra.recorded?.set(id, pw.reveal()), forget: (id) => extra.recorded?.delete(id) },
+    onToken: async (name: string, token: SecretValue) => {
+      extra.tokens?.set(name, token.reveal());
+    },
+  });
+  return { plan: p, results };
+}
+
+describe('apply', () => {
+  it('runs creates and updates before deletes, and reports every change', async () => {
+    const s = new FakeService();
+    s.seedUser('old');
+    s.seedKey('ci', [1]);
+    const d = desired({ sshUsers: [user('new', { password: secret('p') }), user('old', { ensure: 'absent' })], apikeys: [key('ci', { roles: [2] })] });
+    const { results } = await syncOnce(s, d);
+    expect(results.map((r) => `${r.action}:${r.key}:${r.status}`)).toEqual(['create:new:applied', 'delete:old:applied', 'update:ci:applied']);
+    expect(s.calls.indexOf('deleteSshUser 100')).toBeGreaterThan(s.calls.indexOf('createSshUser new'));
+    expect(s.calls.indexOf('deleteSshUser 100')).toBeGreaterThan(s.calls.indexOf('updateApikey 101'));
+  });
+
+  it("one item's failure does not stop the others", async () => {
+    const s = new FakeService();
+    s.before('createSshUser', () => {
+      throw apiError('server_error');
+    });
+    const d = desired({ sshUsers: [user('a', { password: secret('p') }), user('b', { password: secret('p') })] });
+    const { results } = await syncOnce(s, d);
+    expect(results.map((r) => r.status).sort()).toEqual(['applied', 'failed']);
+    expect(results.find((r) => r.status === 'failed')?.error).toBe('fake server_error');
+  });
+
+  it('a 409 on create adopts the existing user and sets its declared password', async () => {
+    const s = new FakeService();
+    const recorded = new Map<number, string>();
+    s.before('createSshUser', (svc) => {
+      svc.seedUser('deploy', 'n1'); // created by someone else between listing and create
+    });
+    const d = desired({ sshUsers: [user('deploy', { password: secret('pw1') })] });
+    const { results } = await syncOnce(s, d, { recorded });
+    expect(results).toMatchObject([{ status: 'applied', id: 100, drift: expect.stringContaining('existed already as id 100') }]);
+    expect(s.users.get(100)?.password).toBe('pw1');
+    expect(recorded.get(100)).toBe('pw1');
+    expect(s.users.size).toBe(1);
+  });
+
+  it('a lost create response is looked up first, so no duplicate apikey is created', async () => {
+    const s = new FakeService();
+    s.before('createApikey', () => 'commit-then-lose');
+    const { results } = await syncOnce(s, desired({ apikeys: [key('billing', { roles: [3] })] }));
+    expect(s.keys.size).toBe(1);
+    expect(s.calls.filter((c) => c.startsWith('createApikey'))).toHaveLength(1);
+    expect(results[0]).toMatchObject({ status: 'applied', drift: expect.stringContaining('adopted') });
+  });
+
+  it('a lost create that did not happen is created again, once', async () => {
+    const s = new FakeService();
+    s.before('createApikey', () => {
+      throw apiError('unknown_outcome');
+    });
+    const { results } = await syncOnce(s, desired({ apikeys: [key('billing')] }));
+    expect(s.keys.size).toBe(1);
+    expect(s.calls.filter((c) => c.startsWith('createApikey'))).toHaveLength(2);
+    expect(results[0]).toMatchObject({ status: 'applied', drift: expect.stringContaining('created it again') });
+  });
+
+  it('a 404 on update creates the user again', async () => {
+    const s = new FakeService();
+    const id = s.seedUser('deploy', 'n2');
+    s.before('updateSshUser', (svc) => {
+      svc.users.delete(id);
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('deploy', { password: secret('p') })] }));
+    expect(results[0]).toMatchObject({ action: 'update', status: 'applied', drift: expect.stringContaining('created it again') });
+    expect([...s.users.values()].map((u) => u.username)).toEqual(['deploy']);
+  });
+
+  it('a 404 on update without a declared password fails clearly', async () => {
+    const s = new FakeService();
+    const id = s.seedUser('deploy', 'n2');
+    s.before('updateSshUser', (svc) => {
+      svc.users.delete(id);
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('deploy')] }));
+    expect(results[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('no password') });
+  });
+
+  it('a 404 on delete means it is already done', async () => {
+    const s = new FakeService();
+    const id = s.seedUser('gone');
+    s.before('deleteSshUser', (svc) => {
+      svc.users.delete(id);
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('gone', { ensure: 'absent' })] }));
+    expect(results[0]).toMatchObject({ status: 'applied', drift: 'was already deleted' });
+  });
+
+  it('drift is handled once: a second conflict fails the item instead of looping', async () => {
+    const s = new FakeService();
+    const id = s.seedUser('a');
+    s.seedUser('taken');
+    s.before('updateSshUser', () => {
+      throw apiError('conflict');
+    });
+    s.before('updateSshUser', () => {
+      throw apiError('conflict');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('a', { id, level: 'n2' })] }));
+    expect(results[0]!.status).toBe('failed');
+    expect(s.calls.filter((c) => c.startsWith('updateSshUser'))).toHaveLength(2);
+  });
+
+  it('orders rename chains so each name is free when it is taken', async () => {
+    const s = new FakeService();
+    const a = s.seedUser('a');
+    const b = s.seedUser('b');
+    const x = s.seedUser('x');
+    // a -> b needs b -> c first; y -> x needs x deleted first.
+    const d = desired({ sshUsers: [user('b', { id: a }), user('c', { id: b }), user('zz', { ensure: 'absent' }), user('x', { ensure: 'absent', id: x }), user('w', { password: secret('p') })] });
+    const { results } = await syncOnce(s, d);
+    expect(results.every((r) => r.status === 'applied')).toBe(true);
+    expect(s.calls.indexOf(`updateSshUser ${b}`)).toBeLessThan(s.calls.indexOf(`updateSshUser ${a}`));
+    expect([...s.users.values()].map((u) => u.username).sort()).toEqual(['b', 'c', 'w']);
+  });
+
+  it('skips a rename whose prerequisite failed', async () => {
+    const s = new FakeService();
+    const a = s.seedUser('a');
+    const b = s.seedUser('b');
+    s.before('updateSshUser', () => {
+      throw apiError('server_error');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('b', { id: a }), user('c', { id: b })] }));
+    expect(results.map((r) => `${r.key}:${r.status}`)).toEqual(['b:skipped', 'c:failed']);
+  });
+
+  it('records applied passwords and hands new tokens to the sink', async () => {
+    const s = new FakeService();
+    const recorded = new Map<number, string>();
+    const tokens = new Map<string, string>();
+    await syncOnce(s, desired({ sshUsers: [user('u', { password: secret('pw') })], apikeys: [key('k')] }), { recorded, tokens });
+    expect([...recorded.values()]).toEqual(['pw']);
+    expect(tokens.get('k')).toMatch(/^tok-/);
+  });
+
+  it('the run after a successful apply plans nothing', async () => {
+    const s = new FakeService();
+    s.seedUser('stray');
+    const d = desired({ sshUsers: [user('u', { password: secret('pw') })], apikeys: [key('k', { roles: [1, 2] })], prune: { sshUsers: true, apikeys: true } });
+    await syncOnce(s, d);
+    const second = await syncOnce(s, d);
+    expect(second.plan.changes).toEqual([]);
+    expect(s.calls.filter((c) => !c.startsWith('list'))).toEqual([]);
+  });
+});
