@@ -1,0 +1,163 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
+import { EmulatorError, startEmulator, type EmulatorOptions } from '../emulator/index.js';
+import { checkRoles } from '../emulator/options.js';
+import type { CommandContext } from './commands.js';
+
+interface EmulatorFlags {
+  host: string;
+  port?: string;
+  token?: string[];
+  readOnlyToken?: string[];
+  expiredToken?: string[];
+  data?: string;
+  roles?: string;
+  pageSizeDefault?: string;
+  pageSizeMax?: string;
+  rateLimit?: string;
+  latencyMs?: string;
+  failRate?: string;
+  maintenance?: boolean;
+  asyncWrites?: boolean;
+  control: boolean;
+  seed?: string;
+}
+
+/** `amsync emulator`: the service emulator as a process, until SIGINT or SIGTERM. */
+export function registerEmulatorCommand(program: Command, _ctx: CommandContext): void {
+  program
+    .command('emulator')
+    .description('Run the Access Management Service emulator: the whole API on a local port, for trying an access file, tests and CI.')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port to listen on; 0, the default, picks a free port')
+    .option('--token <token>', 'a read-write bearer token (repeatable; at least one token is required)', collect)
+    .option('--read-only-token <token>', 'a token that may only read: writes answer 403 (repeatable)', collect)
+    .option('--expired-token <token>', 'a token that answers 401 as expired (repeatable)', collect)
+    .option('--data <file>', 'load state from FILE at start and save it after every write (default: in memory)')
+    .option('--roles <file>', 'roles as JSON or YAML: [{id, name}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin)')
+    .option('--page-size-default <n>', 'page size when a list asks for none (default 25)')
+    .option('--page-size-max <n>', 'largest page size; larger ones are clamped (default 100)')
+    .option('--rate-limit <r>', 'requests per second (token bucket); excess answers 503 with Retry-After')
+    .option('--latency-ms <l>', 'mean added latency per request, with jitter (0.5 L to 1.5 L)')
+    .option('--fail-rate <p>', 'chance, 0 to 1, of a random 500, 502 or 504')
+    .option('--maintenance', 'every API request answers 503')
+    .option('--async-writes', 'writes answer 202 and take effect shortly after')
+    .option('--no-control', 'turn off the /_emulator/ control API')
+    .option('--seed <n>', 'seed of the random faults and jitter, to replay a run')
+    .action(async (flags: EmulatorFlags) => {
+      const options = await toOptions(flags);
+      const emulator = await start(options);
+      process.stdout.write(`amsync emulator listening on ${emulator.url}\n`);
+      process.stderr.write(`${describe(options, emulator.seedValue, emulator.url)}\n`);
+      await untilSignal();
+      process.stderr.write('amsync emulator: stopping\n');
+      await emulator.close();
+    });
+}
+
+async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
+  const tokens = f.token ?? [];
+  const readOnlyTokens = f.readOnlyToken ?? [];
+  if (tokens.length === 0 && readOnlyTokens.length === 0) {
+    throw new UsageError('Expected at least one `--token T` (or `--read-only-token T`): the emulator generates no token, and without one every request answers 401.');
+  }
+  const options: EmulatorOptions = {
+    host: f.host,
+    port: f.port === undefined ? 0 : integer('--port', f.port, 0, 65535),
+    tokens,
+    readOnlyTokens,
+    expiredTokens: f.expiredToken ?? [],
+    control: f.control,
+    maintenance: f.maintenance === true,
+    asyncWrites: f.asyncWrites === true,
+  };
+  if (f.host.trim() === '') throw new UsageError("Expected `--host` to be a host name or address, got ''");
+  if (f.data !== undefined) options.dataFile = f.data;
+  if (f.roles !== undefined) options.roles = await readRoles(f.roles);
+  if (f.pageSizeMax !== undefined) options.pageSizeMax = integer('--page-size-max', f.pageSizeMax, 1, 1_000_000);
+  if (f.pageSizeDefault !== undefined) options.pageSizeDefault = integer('--page-size-default', f.pageSizeDefault, 1, options.pageSizeMax ?? 100);
+  if (f.rateLimit !== undefined) options.rateLimit = decimal('--rate-limit', f.rateLimit, 'a number above 0', (n) => n > 0);
+  if (f.latencyMs !== undefined) options.latencyMs = decimal('--latency-ms', f.latencyMs, 'a number from 0 to 600000', (n) => n >= 0 && n <= 600_000);
+  if (f.failRate !== undefined) options.failRate = decimal('--fail-rate', f.failRate, 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
+  if (f.seed !== undefined) options.seed = integer('--seed', f.seed, 0, 2 ** 32 - 1);
+  return options;
+}
+
+async function start(options: EmulatorOptions) {
+  try {
+    return await startEmulator(options);
+  } catch (error) {
+    if (error instanceof EmulatorError) {
+      if (error.code === 'emulator_options') throw new UsageError(error.message, 'usage', { cause: error });
+      if (error.code === 'emulator_data_file') throw new InvalidInputError(error.message, [], 'emulator_data_file', { cause: error });
+    }
+    if (error instanceof AmsyncError) throw error;
+    throw new AmsyncError('emulator_start', `The emulator could not start: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function readRoles(file: string): Promise<{ id: number; name: string }[]> {
+  let doc: unknown;
+  try {
+    // YAML is a superset of JSON, so one parser reads both.
+    doc = parseYaml(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new InvalidInputError(`Cannot read the roles file ${file}: ${(error as Error).message}`, [], 'emulator_roles_file', { cause: error });
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { roles?: unknown } | null)?.roles;
+  try {
+    return checkRoles(list);
+  } catch (error) {
+    throw new InvalidInputError(`Invalid roles file ${file}: ${(error as Error).message}`, [], 'emulator_roles_file', { cause: error });
+  }
+}
+
+function describe(o: EmulatorOptions, seed: number, url: string): string {
+  const count = (list: string[] | undefined) => list?.length ?? 0;
+  const parts = [
+    // Never the tokens themselves: only how many there are.
+    `${count(o.tokens)} read-write, ${count(o.readOnlyTokens)} read-only and ${count(o.expiredTokens)} expired token(s) configured`,
+    o.dataFile === undefined ? 'state in memory' : `state in ${o.dataFile}`,
+    o.control === false ? 'control API off' : `control API at ${url}/_emulator/`,
+    `fault seed ${seed}`,
+  ];
+  const faults = [
+    o.rateLimit !== undefined ? `rate limit ${o.rateLimit}/s` : '',
+    o.latencyMs ? `latency ${o.latencyMs} ms` : '',
+    o.failRate ? `fail rate ${o.failRate}` : '',
+    o.maintenance ? 'maintenance' : '',
+    o.asyncWrites ? 'async writes' : '',
+  ].filter(Boolean);
+  if (faults.length > 0) parts.push(`faults: ${faults.join(', ')}`);
+  return `amsync emulator: ${parts.join('; ')}`;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`Expected \`${flag}\` to be an integer from ${min} to ${max}, got '${raw}'`);
+  return n;
+}
+
+function decimal(flag: string, raw: string, expected: string, ok: (n: number) => boolean): number {
+  const n = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!Number.isFinite(n) || !ok(n)) throw new UsageError(`Expected \`${flag}\` to be ${expected}, got '${raw}'`);
+  return n;
+}

@@ -1,0 +1,135 @@
+import type { Access } from './auth.js';
+import type { ListMode } from './faults.js';
+import { errorReply, oneError, type Reply } from './reply.js';
+import { allowedMethods, isWrite, resolveRoute } from './routes.js';
+import type { Prepared, Store, StoreResult } from './store.js';
+
+/** One authenticated API request, as the HTTP layer hands it over. */
+export interface ApiRequest {
+  /** Upper case; HEAD is answered as GET (node drops the body). */
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** The raw body; empty when none was sent. */
+  body: string;
+  access: Access;
+  listMode: ListMode;
+  /** Sends an interim 102 Processing; used when a read waits for an accepted write. */
+  sendProcessing(): void;
+}
+
+/** What the handler needs besides the store: page sizes, and how writes take effect. */
+export interface ApiDeps {
+  store: Store;
+  pageSizeDefault: number;
+  pageSizeMax: number;
+  asyncWrites(): boolean;
+  /** Applies `apply` later (async writes); `item` names the item it touches, if it exists. */
+  enqueue(item: string | null, apply: () => void): void;
+  /** Resolves once no accepted write for this item is pending; null when none is. */
+  pendingFor(item: string): Promise<void> | null;
+  /** Resolves once the state after the last write is persisted (a no-op in memory). */
+  persist(): Promise<void>;
+}
+
+export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> {
+  const route = resolveRoute(req.path);
+  if (route === null) return oneError(404, 'path', 'not_found', `no API at ${req.path}`);
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const allowed = allowedMethods(route);
+  if (!allowed.includes(req.method)) {
+    return oneError(405, 'method', 'rule', `${req.method} is not supported on ${req.path}`, { Allow: allowed.join(', ') });
+  }
+  if (isWrite(method) && req.access === 'read-only') {
+    return oneError(403, 'authorization', 'rule', `the access token may not ${method} ${req.path}`);
+  }
+  const { store } = deps;
+  if (route.resource === 'roles') return { status: 200, body: { roles: store.listRoles() } };
+
+  if (route.id === undefined) {
+    if (method === 'GET') return list(route.resource, req, deps);
+    const body = parseBody(req.body);
+    if (!body.ok) return body.reply;
+    const create = (): Prepared<unknown> => (route.resource === 'sshUsers' ? store.prepareCreateSshUser(body.value) : store.prepareCreateApikey(body.value));
+    return write(create, null, deps);
+  }
+
+  const id = route.id;
+  const item = `${route.resource}/${id}`;
+  if (method === 'GET') {
+    const pending = deps.pendingFor(item);
+    if (pending) {
+      // The item has an accepted write in flight: say so, then answer once it has landed.
+      req.sendProcessing();
+      await pending;
+    }
+    return answer<unknown>(route.resource === 'sshUsers' ? store.getSshUser(id) : store.getApikey(id));
+  }
+  if (method === 'DELETE') {
+    return write((): Prepared<unknown> => (route.resource === 'sshUsers' ? store.prepareDeleteSshUser(id) : store.prepareDeleteApikey(id)), item, deps);
+  }
+  const body = parseBody(req.body);
+  if (!body.ok) return body.reply;
+  const update = (): Prepared<unknown> => (route.resource === 'sshUsers' ? store.prepareUpdateSshUser(id, body.value) : store.prepareUpdateApikey(id, body.value));
+  return write(update, item, deps);
+}
+
+function list(resource: 'sshUsers' | 'apikeys', req: ApiRequest, deps: ApiDeps): Reply {
+  const cursor = intParam(req.query, 'cursor', 0, 0);
+  if (typeof cursor !== 'number') return cursor;
+  const requested = intParam(req.query, 'size', deps.pageSizeDefault, 1);
+  if (typeof requested !== 'number') return requested;
+  // Larger sizes are clamped rather than refused, as paginated services commonly do.
+  const size = Math.min(requested, deps.pageSizeMax);
+  const advance = req.listMode === 'duplicatePage' ? Math.ceil(size / 2) : size;
+  const result = resource === 'sshUsers' ? deps.store.listSshUsers(cursor, size, advance) : deps.store.listApikeys(cursor, size, advance);
+  if (!result.ok) return errorReply(result.status, result.errors);
+  const page = result.value;
+  let next = page.next;
+  if (req.listMode === 'cursorLoop') next = page.previous ?? page.current;
+  const body = { cursor: { current: page.current, next, previous: page.previous }, [resource === 'sshUsers' ? 'users' : 'apikeys']: page.items };
+  return { status: 200, body };
+}
+
+async function write<T>(prepare: () => Prepared<T>, item: string | null, deps: ApiDeps): Promise<Reply> {
+  const prepared = prepare();
+  if (!prepared.ok) return errorReply(prepared.status, prepared.errors);
+  if (deps.asyncWrites()) {
+    // Checked now, so a bad request still gets its 400/404/409; checked again when it lands,
+    // because the state may have moved on by then (a write that no longer fits is dropped).
+    deps.enqueue(item, () => {
+      const again = prepare();
+      if (again.ok) again.value();
+    });
+    return { status: 202, body: { status: 'accepted' } };
+  }
+  const value = prepared.value();
+  await deps.persist();
+  return { status: 200, body: value };
+}
+
+function answer<T>(result: StoreResult<T>): Reply {
+  return result.ok ? { status: 200, body: result.value } : errorReply(result.status, result.errors);
+}
+
+type ParsedBody = { ok: true; value: unknown } | { ok: false; reply: Reply };
+
+function parseBody(raw: string): ParsedBody {
+  if (raw.trim() === '') return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch (error) {
+    return { ok: false, reply: oneError(400, 'body', 'invalid', `malformed JSON: ${(error as Error).message}`) };
+  }
+}
+
+function intParam(query: URLSearchParams, name: string, fallback: number, min: number): number | Reply {
+  const raw = query.get(name);
+  if (raw === null) return fallback;
+  const value = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min) {
+    return oneError(400, name, 'invalid', `${name} must be an integer${min > 0 ? ` from ${min} upwards` : ''}, got '${raw}'`);
+  }
+  return value;
+}
+

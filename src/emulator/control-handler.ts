@@ -1,0 +1,116 @@
+import { EmulatorError, EmulatorSeedError } from './errors.js';
+import type { FaultController } from './faults.js';
+import { errorReply, oneError, type Reply } from './reply.js';
+import type { RequestLog } from './request-log.js';
+import { checkPasswordSchema, issuesToErrors, seedSchema } from './seed-schema.js';
+import type { Store } from './store.js';
+import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
+
+/**
+ * The control API under /_emulator/: not part of the real service. It needs no token and
+ * is never subject to faults or the request log, so tests can always reach it.
+ *
+ *   GET    /_emulator/requests[?since=SEQ]  {requests:[{seq,method,path,query,status,time,durationMs,fault?}], dropped}
+ *   DELETE /_emulator/requests              clears the log
+ *   POST   /_emulator/reset                 empty state (roles kept), pending writes dropped
+ *   POST   /_emulator/seed                  {sshUsers?, apikeys?, count?, returnItems?} -> {sshUsers, apikeys, counts}
+ *   GET    /_emulator/state                 every item; users with passwordSet/passwordVersion
+ *   POST   /_emulator/check-password        {username, password} -> {match}
+ *   GET    /_emulator/faults                fault settings and per-rule counters
+ *   PUT    /_emulator/faults                change any subset of the settings (rules replace)
+ */
+export interface ControlDeps {
+  store: Store;
+  log: RequestLog;
+  faults: FaultController;
+  reset(): void;
+  seed(data: SeedData): SeedResult;
+  state(): EmulatorStateSnapshot;
+  /** Resolves once the state is persisted (a no-op in memory). */
+  persist(): Promise<void>;
+}
+
+export const CONTROL_PREFIX = '/_emulator';
+
+export function isControlPath(path: string): boolean {
+  return path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`);
+}
+
+const ROUTES: Record<string, readonly string[]> = {
+  requests: ['GET', 'DELETE'],
+  reset: ['POST'],
+  seed: ['POST'],
+  state: ['GET'],
+  'check-password': ['POST'],
+  faults: ['GET', 'PUT'],
+};
+
+export async function handleControl(method: string, path: string, query: URLSearchParams, rawBody: string, deps: ControlDeps): Promise<Reply> {
+  const name = path.slice(CONTROL_PREFIX.length + 1).replace(/\/$/, '');
+  const allowed = ROUTES[name];
+  if (allowed === undefined) return oneError(404, 'path', 'not_found', `no control API at ${path}`);
+  if (!allowed.includes(method)) return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`, { Allow: allowed.join(', ') });
+  let body: unknown;
+  if (method === 'POST' || method === 'PUT') {
+    try {
+      body = rawBody.trim() === '' ? {} : JSON.parse(rawBody);
+    } catch (error) {
+      return oneError(400, 'body', 'invalid', `malformed JSON: ${(error as Error).message}`);
+    }
+  }
+  switch (`${method} ${name}`) {
+    case 'GET requests': {
+      const since = Number(query.get('since') ?? '0');
+      return { status: 200, body: { requests: deps.log.list(Number.isFinite(since) ? since : 0), dropped: deps.log.dropped } };
+    }
+    case 'DELETE requests':
+      deps.log.clear();
+      return { status: 200, body: {} };
+    case 'POST reset':
+      deps.reset();
+      await deps.persist();
+      return { status: 200, body: {} };
+    case 'POST seed': {
+      const reply = seed(body, deps);
+      if (reply.status === 200) await deps.persist();
+      return reply;
+    }
+    case 'GET state':
+      return { status: 200, body: deps.state() };
+    case 'POST check-password': {
+      const parsed = checkPasswordSchema.safeParse(body);
+      if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
+      const result = deps.store.checkPassword(parsed.data.username, parsed.data.password);
+      return result.ok ? { status: 200, body: result.value } : errorReply(result.status, result.errors);
+    }
+    case 'GET faults':
+      return { status: 200, body: faultsBody(deps.faults) };
+    case 'PUT faults':
+      try {
+        deps.faults.update(body);
+        return { status: 200, body: faultsBody(deps.faults) };
+      } catch (error) {
+        if (error instanceof EmulatorError) return oneError(400, 'body', 'invalid', error.message);
+        throw error;
+      }
+    default:
+      return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`);
+  }
+}
+
+function seed(body: unknown, deps: ControlDeps): Reply {
+  const parsed = seedSchema.safeParse(body);
+  if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
+  try {
+    const result = deps.seed(parsed.data);
+    const counts = { sshUsers: result.sshUsers.length, apikeys: result.apikeys.length };
+    return { status: 200, body: parsed.data.returnItems === false ? { counts } : { ...result, counts } };
+  } catch (error) {
+    if (error instanceof EmulatorSeedError) return errorReply(400, error.errors);
+    throw error;
+  }
+}
+
+function faultsBody(faults: FaultController): unknown {
+  return { ...faults.current, ruleStats: faults.stats };
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiDeps } from './api-handler.js';
+import { AsyncWriteQueue } from './async-writes.js';
+import type { ControlDeps } from './control-handler.js';
+import { EmulatorError, EmulatorSeedError } from './errors.js';
+import { FaultController } from './faults.js';
+import { createRequestListener } from './http-server.js';
+import { resolveOptions, type EmulatorOptions } from './options.js';
+import { DataFilePersister, loadDataFile } from './persistence.js';
+import { RequestLog } from './request-log.js';
+import { createRng } from './rng.js';
+import { issuesToErrors, seedSchema } from './seed-schema.js';
+import { Store } from './store.js';
+import { createTokenSource } from './token-source.js';
+import type { EmulatorStateSnapshot, FaultRuleStats, FaultSettings, RequestLogEntry, SeedData, SeedResult } from './types.js';
+
+export interface RunningEmulator {
+  /** `http://HOST:PORT`, no trailing slash. */
+  url: string;
+  port: number;
+  /** The seed of the fault generator, to replay a run. */
+  seedValue: number;
+  /** Stops listening, cuts open connections, drops pending async writes, flushes the data file. */
+  close(): Promise<void>;
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  reset(): void;
+  /** Adds items under the API's rules, all or none; throws EmulatorSeedError otherwise. */
+  seed(data: SeedData): SeedResult;
+  state(): EmulatorStateSnapshot;
+  /** Changes fault settings; `rules`, when given, replaces the rules. Throws on bad settings. */
+  setFaults(f: Partial<FaultSettings>): void;
+  faults(): FaultSettings & { ruleStats: FaultRuleStats[] };
+}
+
+/** Starts an emulator on node:http; resolves once it is listening. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const o = resolveOptions(options);
+  const rng = createRng(o.seed);
+  const store = new Store({ now: () => new Date(), newToken: createTokenSource(), passwordPepper: randomBytes(16).toString('hex') }, o.roles);
+  if (o.dataFile !== undefined) {
+    const data = await loadDataFile(o.dataFile);
+    if (data) store.importData(data);
+  }
+  let faults: FaultController;
+  try {
+    faults = new FaultController(o.faults, rng, Date.now);
+  } catch (error) {
+    throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
+  }
+  const log = new RequestLog();
+  const persister = o.dataFile === undefined ? null : new DataFilePersister(o.dataFile, () => store.exportData());
+  const persist = (): Promise<void> => (persister ? persister.persist() : Promise.resolve());
+  const persistInBackground = () => {
+    persist().catch(o.onError);
+  };
+  const queue = new AsyncWriteQueue(Date.now, persistInBackground);
+
+  let closed = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, ms);
+      timers.add(t);
+    });
+
+  const api: ApiDeps = {
+    store,
+    pageSizeDefault: o.pageSizeDefault,
+    pageSizeMax: o.pageSizeMax,
+    asyncWrites: () => faults.current.asyncWrites,
+    enqueue: (item, apply) => queue.enqueue(item, faults.current.asyncDelayMs, apply),
+    pendingFor: (item) => queue.pendingFor(item),
+    persist,
+  };
+  const reset = () => {
+    queue.clear();
+    store.reset();
+  };
+  const seed = (data: SeedData): SeedResult => {
+    const parsed = seedSchema.safeParse(data);
+    if (!parsed.success) throw new EmulatorSeedError(issuesToErrors(parsed.error));
+    const result = store.seed(parsed.data);
+    if (!result.ok) throw new EmulatorSeedError(result.errors);
+    return result.value;
+  };
+  const state = (): EmulatorStateSnapshot => ({ ...store.snapshot(), pendingWrites: queue.size });
+  const controlDeps: ControlDeps = { store, log, faults, reset, seed, state, persist };
+
+  const server = createServer(
+    createRequestListener({
+      control: o.control,
+      tokens: { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens) },
+      faults,
+      log,
+      api,
+      controlDeps,
+      sleep,
+      isClosed: () => closed,
+      onError: o.onError,
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new EmulatorError('emulator_listen', `Cannot listen on ${o.host}:${o.port}: ${error.code ?? error.message}`, { cause: error }));
+    });
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostInUrl = o.host.includes(':') ? `[${o.host}]` : o.host;
+
+  return {
+    url: `http://${hostInUrl}:${port}`,
+    port,
+    seedValue: o.seed,
+    async close() {
+      if (closed) return;
+      closed = true;
+      queue.clear();
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await stopped;
+      await persister?.flush();
+    },
+    requests: () => log.list(),
+    clearRequests: () => log.clear(),
+    reset: () => {
+      reset();
+      persistInBackground();
+    },
+    seed: (data) => {
+      const result = seed(data);
+      persistInBackground();
+      return result;
+    },
+    state,
+    setFaults: (f) => {
+      faults.update(f);
+    },
+    faults: () => ({ ...faults.current, ruleStats: faults.stats }),
+  };
+}

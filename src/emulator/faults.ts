@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { EmulatorError } from './errors.js';
+import { compileRules, faultRuleSchema, fireRule, ruleStats, type CompiledRule } from './fault-rules.js';
+import { oneError, type Reply } from './reply.js';
+import type { Rng } from './rng.js';
+import { defaultBurst, TokenBucket } from './token-bucket.js';
+import type { FaultRuleStats, FaultSettings } from './types.js';
+
+/** A change of fault settings: any subset; `rules`, when given, replaces all rules. */
+export const faultSettingsPatchSchema = z.strictObject({
+  rateLimit: z.number().positive().finite().nullable().optional(),
+  rateLimitBurst: z.number().min(1).finite().nullable().optional(),
+  latencyMs: z.number().min(0).max(600_000).optional(),
+  failRate: z.number().min(0).max(1).optional(),
+  maintenance: z.boolean().optional(),
+  asyncWrites: z.boolean().optional(),
+  asyncDelayMs: z.number().min(0).max(600_000).optional(),
+  rules: z.array(faultRuleSchema).optional(),
+});
+
+export const defaultFaultSettings: Readonly<FaultSettings> = {
+  rateLimit: null,
+  rateLimitBurst: null,
+  latencyMs: 0,
+  failRate: 0,
+  maintenance: false,
+  asyncWrites: false,
+  asyncDelayMs: 50,
+  rules: [],
+};
+
+export type ListMode = 'normal' | 'duplicatePage' | 'cursorLoop';
+
+/** How the faults shape one API request, decided when it arrives. */
+export interface FaultPlan {
+  /** Answer this instead of performing the request. */
+  answer?: Reply;
+  /** For the request log. */
+  label?: string;
+  delayMs: number;
+  /** Destroy the connection before answering; the request is not performed. */
+  reset: boolean;
+  /** Send an interim 102 before the answer. */
+  processing: boolean;
+  commitThenFail?: 'reset' | 500 | 502 | 504;
+  malformed: boolean;
+  listMode: ListMode;
+}
+
+/**
+ * The faults of one emulator: settings, the rate-limit bucket, the rules and their counters.
+ * Randomness and the clock come in, so a seed replays the same chaos.
+ */
+export class FaultController {
+  private settings: FaultSettings;
+  private bucket: TokenBucket | null = null;
+  private rules: CompiledRule[] = [];
+
+  constructor(
+    initial: Partial<FaultSettings>,
+    private readonly rng: Rng,
+    private readonly nowMs: () => number,
+  ) {
+    this.settings = { ...defaultFaultSettings };
+    this.update(initial);
+  }
+
+  get current(): FaultSettings {
+    return { ...this.settings, rules: [...this.settings.rules] };
+  }
+
+  get stats(): FaultRuleStats[] {
+    return ruleStats(this.rules);
+  }
+
+  /** Validates and applies a change; throws EmulatorError('emulator_faults') on a bad one. */
+  update(patch: unknown): FaultSettings {
+    const parsed = faultSettingsPatchSchema.safeParse(patch);
+    if (!parsed.success) {
+      throw new EmulatorError('emulator_faults', `Invalid fault settings: ${z.prettifyError(parsed.error)}`, { cause: parsed.error });
+    }
+    const p = parsed.data;
+    const next: FaultSettings = { ...this.settings };
+    for (const key of Object.keys(p) as (keyof FaultSettings)[]) {
+      if (p[key] !== undefined) (next as unknown as Record<string, unknown>)[key] = p[key];
+    }
+    if (p.rules !== undefined) this.rules = compileRules(p.rules);
+    if (p.rateLimit !== undefined || p.rateLimitBurst !== undefined) {
+      this.bucket = next.rateLimit === null ? null : new TokenBucket(next.rateLimit, next.rateLimitBurst ?? defaultBurst(next.rateLimit), this.nowMs);
+    }
+    this.settings = next;
+    return this.current;
+  }
+
+  /** Decides the faults of one API request; call once per request, in arrival order. */
+  admit(method: string, path: string): FaultPlan {
+    const plan: FaultPlan = { delayMs: 0, reset: false, processing: false, malformed: false, listMode: 'normal' };
+    const s = this.settings;
+    if (s.maintenance) {
+      plan.answer = oneError(503, 'service', 'rule', 'the service is unavailable for maintenance');
+      plan.label = 'maintenance';
+      return plan;
+    }
+    if (this.bucket) {
+      const take = this.bucket.take();
+      if (!take.ok) {
+        const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+        plan.answer = oneError(503, 'rate', 'rule', 'too many requests', { 'Retry-After': String(seconds) });
+        plan.label = 'rate-limit';
+        return plan;
+      }
+    }
+    if (s.latencyMs > 0) plan.delayMs = s.latencyMs * (0.5 + this.rng());
+    const fired = fireRule(this.rules, method, path, this.rng);
+    if (fired) {
+      this.applyRule(fired, plan);
+      return plan;
+    }
+    if (s.failRate > 0 && this.rng() < s.failRate) {
+      const status = [500, 502, 504][Math.floor(this.rng() * 3)] ?? 500;
+      plan.answer = oneError(status, 'service', 'rule', `injected failure ${status}`);
+      plan.label = 'fail-rate';
+    }
+    return plan;
+  }
+
+  private applyRule(r: CompiledRule, plan: FaultPlan): void {
+    const rule = r.rule;
+    plan.label = r.label;
+    plan.delayMs += rule.delayMs ?? 0;
+    if (rule.status === 102) {
+      plan.processing = true;
+    } else if (rule.status !== undefined) {
+      const headers: Record<string, string> = {};
+      if (rule.retryAfter !== undefined) headers['Retry-After'] = String(rule.retryAfter);
+      if (rule.retryAfterDateIn !== undefined) {
+        headers['Retry-After'] = new Date(this.nowMs() + plan.delayMs + rule.retryAfterDateIn * 1000).toUTCString();
+      }
+      plan.answer = {
+        status: rule.status,
+        body: rule.status >= 400 ? { errors: rule.errors ?? [{ field: 'service', type: 'rule', msg: `injected fault ${rule.status}` }] } : {},
+        headers,
+      };
+    }
+    plan.reset = rule.reset === true;
+    if (rule.commitThenFail !== undefined) plan.commitThenFail = rule.commitThenFail;
+    plan.malformed = rule.malformed === true;
+    if (rule.duplicatePage) plan.listMode = 'duplicatePage';
+    if (rule.cursorLoop) plan.listMode = 'cursorLoop';
+  }
+}

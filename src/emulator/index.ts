@@ -1,0 +1,26 @@
+/** The Access Management Service emulator: a real HTTP server for tests, demos and CI. */
+export { startEmulator, type RunningEmulator } from './emulator.js';
+export { defaultRoles, type EmulatorOptions } from './options.js';
+export { EmulatorError, EmulatorSeedError, type EmulatorErrorCode } from './errors.js';
+export { compileRules, faultRuleSchema } from './fault-rules.js';
+export { defaultFaultSettings } from './faults.js';
+export { Store, type StoreDeps, type StoreResult } from './store.js';
+export { TokenBucket } from './token-bucket.js';
+export type {
+  ApikeyView,
+  EmulatorStateSnapshot,
+  ErrorType,
+  FaultRule,
+  FaultRuleStats,
+  FaultSettings,
+  FieldError,
+  PageCursor,
+  RequestLogEntry,
+  RoleView,
+  SeedApikey,
+  SeedData,
+  SeedResult,
+  SeedSshUser,
+  SshUserState,
+  SshUserView,
+} from './types.js';

@@ -1,0 +1,140 @@
+import { randomInt } from 'node:crypto';
+import { EmulatorError } from './errors.js';
+import type { FaultSettings, RoleView } from './types.js';
+
+export interface EmulatorOptions {
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 picks a free port. @default 0 */
+  port?: number;
+  /** Read-write bearer tokens. */
+  tokens?: string[];
+  /** Tokens that may read; any write answers 403. */
+  readOnlyTokens?: string[];
+  /** Tokens that answer 401 as expired. */
+  expiredTokens?: string[];
+  /** Load at start, persist after every write; in memory when absent. */
+  dataFile?: string;
+  /** @default 1 viewer, 2 operator, 3 auditor, 4 admin */
+  roles?: { id: number; name: string }[];
+  /** @default 25 */
+  pageSizeDefault?: number;
+  /** Larger sizes are clamped to it. @default 100 */
+  pageSizeMax?: number;
+  /** Requests per second of a token bucket (burst: one second's worth); undefined = unlimited. */
+  rateLimit?: number;
+  /** Mean added latency; each request waits 0.5 L to 1.5 L. @default 0 */
+  latencyMs?: number;
+  /** Chance, 0..1, of a random 500/502/504. @default 0 */
+  failRate?: number;
+  /** Every API request answers 503. @default false */
+  maintenance?: boolean;
+  /** Writes answer 202 and take effect shortly after. @default false */
+  asyncWrites?: boolean;
+  /** The /_emulator/ control API. @default true */
+  control?: boolean;
+  /** Seed of every random choice of faults and jitter; default a random seed (see `seed` of the handle). */
+  seed?: number;
+  /** Where unexpected handler errors go (they also answer 500). @default a line on stderr */
+  onError?: (error: unknown) => void;
+}
+
+export const defaultRoles: readonly RoleView[] = [
+  { id: 1, name: 'viewer' },
+  { id: 2, name: 'operator' },
+  { id: 3, name: 'auditor' },
+  { id: 4, name: 'admin' },
+];
+
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  tokens: string[];
+  readOnlyTokens: string[];
+  expiredTokens: string[];
+  dataFile: string | undefined;
+  roles: RoleView[];
+  pageSizeDefault: number;
+  pageSizeMax: number;
+  faults: Partial<FaultSettings>;
+  control: boolean;
+  seed: number;
+  onError: (error: unknown) => void;
+}
+
+/** Checks options loudly ("Expected `port` to be ...") and fills in defaults. */
+export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
+  const host = o.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host.trim() === '') fail('host', 'a host name or address', host);
+  const port = o.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('port', 'an integer from 0 to 65535', port);
+  const tokens = tokenList('tokens', o.tokens);
+  const readOnlyTokens = tokenList('readOnlyTokens', o.readOnlyTokens);
+  const expiredTokens = tokenList('expiredTokens', o.expiredTokens);
+  if (tokens.length + readOnlyTokens.length === 0) {
+    throw new EmulatorError('emulator_options', 'Expected at least one token in `tokens` or `readOnlyTokens`, got none: every API request would answer 401.');
+  }
+  const pageSizeDefault = o.pageSizeDefault ?? 25;
+  const pageSizeMax = o.pageSizeMax ?? 100;
+  if (!Number.isInteger(pageSizeMax) || pageSizeMax < 1) fail('pageSizeMax', 'an integer from 1 upwards', pageSizeMax);
+  if (!Number.isInteger(pageSizeDefault) || pageSizeDefault < 1 || pageSizeDefault > pageSizeMax) {
+    fail('pageSizeDefault', `an integer from 1 to pageSizeMax (${pageSizeMax})`, pageSizeDefault);
+  }
+  if (o.rateLimit !== undefined && !(o.rateLimit > 0 && Number.isFinite(o.rateLimit))) fail('rateLimit', 'a number above 0', o.rateLimit);
+  if (o.latencyMs !== undefined && !(o.latencyMs >= 0 && o.latencyMs <= 600_000)) fail('latencyMs', 'a number from 0 to 600000', o.latencyMs);
+  if (o.failRate !== undefined && !(o.failRate >= 0 && o.failRate <= 1)) fail('failRate', 'a number from 0 to 1', o.failRate);
+  const seed = o.seed ?? randomInt(0, 2 ** 31);
+  if (!Number.isSafeInteger(seed)) fail('seed', 'an integer', seed);
+  return {
+    host,
+    port,
+    tokens,
+    readOnlyTokens,
+    expiredTokens,
+    dataFile: o.dataFile,
+    roles: checkRoles(o.roles ?? [...defaultRoles]),
+    pageSizeDefault,
+    pageSizeMax,
+    faults: {
+      rateLimit: o.rateLimit ?? null,
+      latencyMs: o.latencyMs ?? 0,
+      failRate: o.failRate ?? 0,
+      maintenance: o.maintenance ?? false,
+      asyncWrites: o.asyncWrites ?? false,
+    },
+    control: o.control ?? true,
+    seed,
+    onError: o.onError ?? ((error) => process.stderr.write(`amsync emulator: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)),
+  };
+}
+
+/** Roles must have unique positive integer ids and names. */
+export function checkRoles(roles: unknown): RoleView[] {
+  if (!Array.isArray(roles)) fail('roles', 'an array of {id, name}', roles);
+  const seen = new Set<number>();
+  return (roles as unknown[]).map((r, i) => {
+    const role = r as Partial<RoleView> | null;
+    if (typeof role !== 'object' || role === null || !Number.isSafeInteger(role.id) || (role.id as number) < 1 || typeof role.name !== 'string' || role.name === '') {
+      fail(`roles[${i}]`, 'an object {id: positive integer, name: non-empty string}', r);
+    }
+    const { id, name } = role as RoleView;
+    if (seen.has(id)) fail(`roles[${i}].id`, 'an id not used by another role', id);
+    seen.add(id);
+    return { id, name };
+  });
+}
+
+function tokenList(name: string, list: string[] | undefined): string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) fail(name, 'an array of strings', list);
+  for (const t of list) {
+    // A token with white space could never be sent in `Authorization: Bearer <token>`.
+    if (typeof t !== 'string' || !/^\S+$/.test(t)) fail(name, 'non-empty strings without white space', '(a token, not shown)');
+  }
+  return [...list];
+}
+
+function fail(name: string, expected: string, got: unknown): never {
+  const shown = typeof got === 'string' ? `'${got}'` : JSON.stringify(got) ?? String(got);
+  throw new EmulatorError('emulator_options', `Expected \`${name}\` to be ${expected}, got ${shown}`);
+}

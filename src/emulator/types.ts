@@ -1,0 +1,168 @@
+/**
+ * The shapes the emulator shows to the outside: API views, control-API documents and the
+ * in-process handle. The store and the HTTP layer both speak these.
+ */
+
+/** `type` of one entry of an error body (DESIGN.md §1). */
+export type ErrorType = 'invalid' | 'duplicated' | 'required' | 'not_found' | 'rule';
+
+/** One entry of `{"errors": [...]}`. */
+export interface FieldError {
+  field: string;
+  type: ErrorType;
+  msg: string;
+}
+
+export interface RoleView {
+  id: number;
+  name: string;
+}
+
+/** An SSH user as the API shows it: never a password. */
+export interface SshUserView {
+  id: number;
+  username: string;
+  level: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An apikey as the API shows it, token included (DESIGN.md §1). */
+export interface ApikeyView {
+  id: number;
+  name: string;
+  superuser: boolean;
+  roles: RoleView[];
+  token: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The page cursor object of list responses. */
+export interface PageCursor {
+  current: number;
+  next: number | null;
+  previous: number | null;
+}
+
+/** An SSH user in the control API's state: whether a password is set, never the password. */
+export interface SshUserState extends SshUserView {
+  passwordSet: boolean;
+  /** Counts every password write (create and each PUT carrying `password`), changed or not. */
+  passwordVersion: number;
+}
+
+export interface EmulatorStateSnapshot {
+  sshUsers: SshUserState[];
+  apikeys: ApikeyView[];
+  roles: RoleView[];
+  /** Accepted (202) writes not yet applied. */
+  pendingWrites: number;
+}
+
+export interface SeedSshUser {
+  username: string;
+  /** @default 'n1' */
+  level?: string;
+  /** Left out: the user has no password (`passwordSet: false`). */
+  password?: string;
+}
+
+export interface SeedApikey {
+  name: string;
+  /** @default false */
+  superuser?: boolean;
+  /** @default [] */
+  roles?: number[];
+}
+
+export interface SeedData {
+  sshUsers?: SeedSshUser[];
+  apikeys?: SeedApikey[];
+  /** Synthetic items for benchmarks: `bench-user-<id>` (no password) and `bench-key-<id>`. */
+  count?: { sshUsers?: number; apikeys?: number };
+}
+
+export interface SeedResult {
+  sshUsers: SshUserView[];
+  apikeys: ApikeyView[];
+}
+
+/** One request to the API (never the control API), as the request log keeps it. */
+export interface RequestLogEntry {
+  /** 1, 2, 3... in order of arrival; not reset by clearing the log. */
+  seq: number;
+  method: string;
+  /** The path without its query string. */
+  path: string;
+  query: Record<string, string>;
+  /** The final status; 0 when the connection was reset without a response. */
+  status: number;
+  /** ISO-8601 time of arrival. */
+  time: string;
+  durationMs: number;
+  /** Which injected fault shaped the answer, when one did: `maintenance`, `rate-limit`, `fail-rate`, `rule:<n>` or the rule's label. */
+  fault?: string;
+}
+
+/**
+ * One fault rule. A rule matches a request by `method` and `path`, and when it fires it does
+ * one action. See fault-rules.ts for the full format.
+ */
+export interface FaultRule {
+  /** A label for the request log's `fault` field; default `rule:<index>`. */
+  label?: string;
+  /** Method or methods, case-insensitive; default any. */
+  method?: string | string[];
+  /** A regular expression tested against the path (without query); default any. */
+  path?: string;
+  /** Let the first `after` matching requests through untouched. @default 0 */
+  after?: number;
+  /** How many times the rule fires; default unlimited. */
+  times?: number;
+  /** Chance that a matching request fires it (drawn from the seeded generator). @default 1 */
+  probability?: number;
+  /** Answer this status without doing the request (102: an interim 102, then the normal answer). */
+  status?: number;
+  /** With `status`: Retry-After in seconds, or an HTTP-date string sent as is. */
+  retryAfter?: number | string;
+  /** With `status`: Retry-After as the HTTP-date this many seconds after the answer. */
+  retryAfterDateIn?: number;
+  /** With `status`: the errors body; default one `rule` error naming the fault. */
+  errors?: FieldError[];
+  /** Destroy the connection without an answer; the request is not performed. */
+  reset?: true;
+  /** Perform the request, then lose the answer: reset the connection, or answer 500/502/504. */
+  commitThenFail?: 'reset' | 500 | 502 | 504;
+  /** Wait this long first; alone, the request then proceeds normally. */
+  delayMs?: number;
+  /** Perform the request, then answer 200 with a truncated, invalid JSON body. */
+  malformed?: true;
+  /** List routes: `next` advances only half a page, so the next page repeats items. */
+  duplicatePage?: true;
+  /** List routes: `next` points back to an earlier cursor (the previous page, or this one). */
+  cursorLoop?: true;
+}
+
+export interface FaultSettings {
+  /** Requests per second of the token bucket; null = unlimited. */
+  rateLimit: number | null;
+  /** Bucket capacity; null = one second's worth (at least 1). */
+  rateLimitBurst: number | null;
+  /** Mean added latency; each request waits a uniform draw from 0.5 L to 1.5 L. */
+  latencyMs: number;
+  /** Chance, 0..1, that a request answers 500, 502 or 504 without being performed. */
+  failRate: number;
+  /** Every API request answers 503. */
+  maintenance: boolean;
+  /** Writes answer 202 and take effect `asyncDelayMs` later. */
+  asyncWrites: boolean;
+  asyncDelayMs: number;
+  rules: FaultRule[];
+}
+
+/** Per-rule counters, in the order of `rules`. */
+export interface FaultRuleStats {
+  matched: number;
+  fired: number;
+}

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/emulator-client.js';
+
+/** `amsync emulator` as a user runs it: a child process, its first stdout line, signals, exit codes. */
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+// AMSYNC_BIN lets the test run a build placed elsewhere; by default the package's own launcher.
+const bin = process.env.AMSYNC_BIN ?? join(root, 'bin', 'amsync.js');
+const CANARY = 'canary-token-7f3a91';
+
+interface Running {
+  child: ChildProcess;
+  firstLine: string;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+function startCli(args: string[]): Promise<Running> {
+  const child = spawn(process.execPath, [bin, 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let all = '';
+  child.stderr!.on('data', (c: Buffer) => (all += c.toString()));
+  const exit = exitOf(child);
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`no first line; output so far: ${all}`)), 15_000);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      all += `${line}\n`;
+      lines.on('line', (l) => (all += `${l}\n`));
+      resolve({ child, firstLine: line, output: () => all, exit });
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening: ${all}`));
+    });
+  });
+}
+
+function runToExit(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(process.execPath, [bin, 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  return exitOf(child).then((code) => ({ code, stderr, stdout }));
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  if (!existsSync(bin) || (!process.env.AMSYNC_BIN && !existsSync(join(root, 'dist', 'cli', 'main.js')))) {
+    throw new Error('The CLI tests run the build: run `npm run build` (npm test does) first.');
+  }
+  dir = await mkdtemp(join(tmpdir(), 'amsync-emulator-cli-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('amsync emulator (process)', () => {
+  it('prints its address first, serves the API, and exits 0 on SIGTERM without printing tokens', async () => {
+    const run = await startCli(['--port', '0', '--token', CANARY, '--read-only-token', 'ro']);
+    try {
+      expect(run.firstLine).toMatch(/^amsync emulator listening on http:\/\/127\.0\.0\.1:\d+$/);
+      const url = run.firstLine.slice('amsync emulator listening on '.length);
+      const created = await call(url, 'POST', '/api/sshusers', { token: CANARY, body: { username: 'deploy', level: 'n1', password: 'pw' } });
+      expect(created.status).toBe(200);
+      const list = await call(url, 'GET', '/api/sshusers?cursor=0', { token: CANARY });
+      expect(list.json).toMatchObject({ cursor: { current: 0, next: null, previous: null }, users: [{ username: 'deploy' }] });
+      expect((await call(url, 'GET', '/api/sshusers', { token: null })).status).toBe(401);
+      expect((await call(url, 'DELETE', '/api/sshusers/1', { token: 'ro' })).status).toBe(403);
+      expect((await call(url, 'GET', '/_emulator/requests', { token: null })).status).toBe(200);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exit).toBe(0);
+    expect(run.output()).toContain('1 read-write, 1 read-only and 0 expired token(s) configured');
+    expect(run.output()).not.toContain(CANARY);
+  });
+
+  it('exits 0 on SIGINT and honours --roles, --data, --page-size-default and --no-control', async () => {
+    const roles = join(dir, 'roles.yaml');
+    await writeFile(roles, '- { id: 7, name: seven }\n- { id: 8, name: eight }\n');
+    const data = join(dir, 'state.json');
+    const args = ['--port', '0', '--token', 't', '--roles', roles, '--data', data, '--page-size-default', '1', '--no-control', '--seed', '5'];
+    const run = await startCli(args);
+    let url = '';
+    try {
+      url = run.firstLine.slice('amsync emulator listening on '.length);
+      expect((await call(url, 'GET', '/api/roles', { token: 't' })).json).toEqual({ roles: [{ id: 7, name: 'seven' }, { id: 8, name: 'eight' }] });
+      expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'a', roles: [8] } })).status).toBe(200);
+      expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'b' } })).status).toBe(200);
+      expect(((await call(url, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: unknown[] }).apikeys).toHaveLength(1);
+      expect((await call(url, 'GET', '/_emulator/state', { token: 't' })).status).toBe(404);
+    } finally {
+      run.child.kill('SIGINT');
+    }
+    expect(await run.exit).toBe(0);
+    // The same data file on the next start brings the keys back.
+    const again = await startCli(['--port', '0', '--token', 't', '--roles', roles, '--data', data]);
+    try {
+      const url2 = again.firstLine.slice('amsync emulator listening on '.length);
+      expect(((await call(url2, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: { name: string }[] }).apikeys.map((k) => k.name)).toEqual(['a', 'b']);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    expect(await again.exit).toBe(0);
+  });
+
+  it('bad flags exit 64 with a loud message', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--port', 'abc', '--token', 't'], /Expected `--port` to be an integer from 0 to 65535, got 'abc'/],
+      [['--port', '0'], /Expected at least one `--token T`/],
+      [['--token', 't', '--fail-rate', '2'], /Expected `--fail-rate` to be a number from 0 to 1, got '2'/],
+      [['--token', 't', '--rate-limit', '0'], /Expected `--rate-limit` to be a number above 0, got '0'/],
+      [['--token', 't', '--page-size-max', '10', '--page-size-default', '20'], /Expected `--page-size-default` to be an integer from 1 to 10, got '20'/],
+      [['--token', 't', '--bogus'], /unknown option/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runToExit(args);
+      expect(result.code, args.join(' ')).toBe(64);
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).toBe('');
+    }
+  });
+
+  it('an unreadable roles file exits 65', async () => {
+    const result = await runToExit(['--token', 't', '--roles', join(dir, 'missing.yaml')]);
+    expect(result.code).toBe(65);
+    expect(result.stderr).toMatch(/roles file/);
+  });
+});
