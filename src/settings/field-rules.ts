@@ -1,0 +1,87 @@
+import { validate as validateCron } from 'node-cron';
+import { z } from 'zod';
+import { quote, rangeWords } from '../spec/describe-value.js';
+import { daemonModes, logLevels } from './settings.js';
+
+/**
+ * One rule per kind of settings value: its zod schema (for the settings file) and how a
+ * string from the environment or a flag becomes a value. Shared so that a bad value reads the
+ * same wherever it was given: "a number greater than 0".
+ */
+export interface FieldRule<T> {
+  readonly schema: z.ZodType<T>;
+  /** "a number greater than 0": what was expected, for messages. */
+  readonly expected: string;
+  /** Text (env or flag) -> value; undefined when the text is not of the right kind. */
+  readonly fromText: (text: string) => unknown;
+}
+
+const decimal = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+const numberFromText = (text: string): unknown => (decimal.test(text.trim()) ? Number(text.trim()) : undefined);
+const asIs = (text: string): unknown => text;
+
+function intRule(min: number): FieldRule<number> {
+  const expected = rangeWords('int', min, true);
+  return { schema: z.int().min(min), expected, fromText: numberFromText };
+}
+
+export const rules = {
+  url: {
+    schema: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
+    expected: 'an http:// or https:// URL',
+    fromText: asIs,
+  } satisfies FieldRule<string>,
+  path: { schema: z.string().min(1), expected: 'a path', fromText: asIs } satisfies FieldRule<string>,
+  positiveNumber: {
+    schema: z.number().positive(),
+    expected: rangeWords('number', 0, false),
+    fromText: numberFromText,
+  } satisfies FieldRule<number>,
+  int0: intRule(0),
+  int1: intRule(1),
+  boolean: {
+    schema: z.boolean(),
+    expected: 'true or false',
+    fromText: (text: string): unknown => {
+      const t = text.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(t)) return true;
+      if (['false', '0', 'no', 'off'].includes(t)) return false;
+      return undefined;
+    },
+  } satisfies FieldRule<boolean>,
+  logLevel: { schema: z.enum(logLevels), expected: `one of ${logLevels.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof logLevels)[number]>,
+  mode: { schema: z.enum(daemonModes), expected: `one of ${daemonModes.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof daemonModes)[number]>,
+  cron: {
+    schema: z.string().refine((s) => validateCron(s), {
+      error: (issue) => `${quote(String(issue.input))} is not a cron expression (five fields, or six with seconds first), e.g. "*/5 * * * *"`,
+    }),
+    expected: 'a cron expression such as "*/5 * * * *"',
+    fromText: asIs,
+  } satisfies FieldRule<string>,
+  listen: {
+    schema: z.string().refine(isHostPort, { error: 'expected HOST:PORT, e.g. 127.0.0.1:9477 (port 0 to 65535)' }),
+    expected: 'HOST:PORT such as 127.0.0.1:9477',
+    fromText: asIs,
+  } satisfies FieldRule<string>,
+} as const;
+
+/** `127.0.0.1:9477`, `localhost:0`, `[::1]:9477`, `0.0.0.0:80`. */
+export function isHostPort(text: string): boolean {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  return match !== null && Number(match[2]) <= 65535;
+}
+
+/** A string from the environment or a flag -> a checked value, or what was expected. */
+export function parseText<T>(rule: FieldRule<T>, text: string): { ok: true; value: T } | { ok: false; expected: string } {
+  const raw = rule.fromText(text);
+  if (raw === undefined) return { ok: false, expected: rule.expected };
+  const parsed = rule.schema.safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, expected: rule.expected };
+}
+
+/** Like parseText, for a value that may already be typed (a flag commander parsed). */
+export function checkValue<T>(rule: FieldRule<T>, value: unknown): { ok: true; value: T } | { ok: false; expected: string } {
+  if (typeof value === 'string') return parseText(rule, value);
+  const parsed = rule.schema.safeParse(value);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, expected: rule.expected };
+}

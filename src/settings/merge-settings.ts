@@ -1,0 +1,32 @@
+import type { Secret } from '../secrets/secret.js';
+import type { Settings } from './settings.js';
+import type { SettingsLayer } from './settings-schema.js';
+
+const groups = ['http', 'retry', 'daemon'] as const;
+
+/**
+ * Later layers win, key by key; the groups (http, retry, daemon) merge key by key too.
+ * `undefined` leaves a value alone; `null` unsets an optional one.
+ */
+export function mergeSettings(base: Settings, layers: readonly SettingsLayer[], token?: Secret): Settings {
+  const out: Record<string, unknown> = { ...base };
+  for (const group of groups) out[group] = { ...base[group] };
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      if ((groups as readonly string[]).includes(key) && value !== null) {
+        const target = out[key] as Record<string, unknown>;
+        for (const [inner, innerValue] of Object.entries(value as Record<string, unknown>)) {
+          if (innerValue === undefined) continue;
+          if (innerValue === null) delete target[inner];
+          else target[inner] = innerValue;
+        }
+        continue;
+      }
+      if (value === null) delete out[key];
+      else out[key] = value;
+    }
+  }
+  if (token) out.token = token;
+  return out as unknown as Settings;
+}

@@ -1,0 +1,54 @@
+import { dirname, isAbsolute, join } from 'node:path';
+import type { Diagnostic } from '../model/source-position.js';
+import type { DocPath } from '../spec/doc-path.js';
+import { sortDiagnostics } from '../spec/sort-diagnostics.js';
+import { readYaml } from '../spec/yaml-source.js';
+import { issuesToDiagnostics } from '../spec/zod-issues.js';
+import { settingsFileSchema, type SettingsLayer } from './settings-schema.js';
+
+export interface ParseSettingsResult {
+  readonly value?: SettingsLayer;
+  readonly errors: readonly Diagnostic[];
+  readonly warnings: readonly Diagnostic[];
+}
+
+function unknownKeyHint(parent: DocPath, key: string): string | undefined {
+  if (parent.length === 0 && (key === 'token' || key === 'apiToken')) {
+    return 'a token never goes in a settings file; set AMSYNC_TOKEN, or point tokenFile at a file holding it';
+  }
+  return undefined;
+}
+
+/**
+ * Text of a settings file -> one settings layer, with the same positioned errors as the
+ * desired-state file. Pure. Relative paths in it are made relative to the file's folder, so
+ * a settings file means the same from any working directory.
+ */
+export function parseSettings(text: string, file: string): ParseSettingsResult {
+  const read = readYaml(text, file);
+  if (!read.source) return { errors: read.errors, warnings: read.warnings };
+  const source = read.source;
+  const raw = source.value === null ? {} : source.value;
+  const parsed = settingsFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const errors = issuesToDiagnostics(parsed.error.issues, source, {
+      schema: settingsFileSchema,
+      rootWhat: 'a settings file must be a mapping of setting names to values',
+      isSensitive: () => false,
+      unknownKeyHint,
+    });
+    return { errors: sortDiagnostics(errors), warnings: read.warnings };
+  }
+  return { value: relativeTo(dirname(file), parsed.data), errors: [], warnings: read.warnings };
+}
+
+function relativeTo(folder: string, layer: SettingsLayer): SettingsLayer {
+  const fix = <T extends string | null | undefined>(p: T): T => (typeof p === 'string' && !isAbsolute(p) ? (join(folder, p) as T) : p);
+  return {
+    ...layer,
+    tokenFile: fix(layer.tokenFile),
+    stateFile: fix(layer.stateFile),
+    tokensDir: fix(layer.tokensDir),
+    ...(layer.http ? { http: { ...layer.http, caFile: fix(layer.http.caFile) } } : {}),
+  };
+}

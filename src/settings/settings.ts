@@ -1,0 +1,84 @@
+import type { Secret } from '../secrets/secret.js';
+
+export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export const daemonModes = ['apply', 'observe'] as const;
+export type DaemonMode = (typeof daemonModes)[number];
+
+/**
+ * Runtime settings, after layering: built-in defaults < `--settings FILE` < `AMSYNC_*`
+ * environment < flags. Every key is documented in config/default.yaml.
+ */
+export interface Settings {
+  /** Base URL of the service. AMSYNC_URL / --url. No default: without one, use `amsync demo`. */
+  readonly url?: string;
+  /** File holding the bearer token, re-read on 401. AMSYNC_TOKEN_FILE / --token-file. */
+  readonly tokenFile?: string;
+  /** The bearer token, from AMSYNC_TOKEN only: never a flag or a settings-file key. */
+  readonly token?: Secret;
+  /** Password fingerprints of the last apply. @default '.amsync/state.json' */
+  readonly stateFile: string;
+  /** Where new apikey tokens are written (0600), one file per key name; unset = not kept. */
+  readonly tokensDir?: string;
+  readonly http: {
+    /** Per request. @default 30000 */
+    readonly timeoutMs: number;
+    /** PEM bundle of a private CA; TLS verification is always on. */
+    readonly caFile?: string;
+    /** Allow plain http:// to a host that is not loopback. @default false */
+    readonly allowInsecureHttp: boolean;
+  };
+  /** Ceiling in requests/s; undefined = none (the adaptive limiter finds the server's). */
+  readonly rate?: number;
+  /** Where the adaptive limiter starts, requests/s. @default 10 */
+  readonly initialRate: number;
+  /** Requests in flight at most. @default 8 */
+  readonly concurrency: number;
+  readonly retry: {
+    /** @default 8 */
+    readonly maxAttempts: number;
+    /** @default 250 */
+    readonly baseDelayMs: number;
+    /** @default 30000 */
+    readonly maxDelayMs: number;
+    /** @default 120000 */
+    readonly maxElapsedMs: number;
+    /** Longest Retry-After honoured. @default 300000 */
+    readonly retryAfterCapMs: number;
+  };
+  /** Items per list page requested. @default 100 */
+  readonly pageSize: number;
+  /** A plan with more deletes is refused (exit 3). @default 10 */
+  readonly maxDeletes: number;
+  readonly daemon: {
+    /** Cron, five fields (six with seconds). @default '*\/5 * * * *' */
+    readonly schedule: string;
+    /** HOST:PORT of /healthz, /readyz, /metrics. @default '127.0.0.1:9477' */
+    readonly listen: string;
+    /** `observe` plans and reports drift but never applies. @default 'apply' */
+    readonly mode: DaemonMode;
+    /** Quiet time after a file change before a sync. @default 1000 */
+    readonly debounceMs: number;
+    /** Time an in-flight sync gets to finish on SIGTERM. @default 30000 */
+    readonly shutdownGraceMs: number;
+  };
+  /** @default 'info' */
+  readonly logLevel: LogLevel;
+}
+
+/**
+ * The built-in defaults. They live in code so dist/ needs no file to find; a test keeps
+ * config/default.yaml equal to them.
+ */
+export const defaultSettings: Settings = {
+  stateFile: '.amsync/state.json',
+  http: { timeoutMs: 30_000, allowInsecureHttp: false },
+  initialRate: 10,
+  concurrency: 8,
+  retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
+  pageSize: 100,
+  maxDeletes: 10,
+  daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000 },
+  logLevel: 'info',
+};

@@ -1,0 +1,142 @@
+import picomatch from 'picomatch';
+import type { Diagnostic } from '../model/source-position.js';
+import { quote } from './describe-value.js';
+import { diagnosticCodes } from './diagnostic-codes.js';
+import { formatPath, type DocPath } from './doc-path.js';
+import { limits } from './limits.js';
+import type { YamlSource } from './yaml-source.js';
+
+/**
+ * How protect globs are matched (the same as src/apply/protect-matcher.ts): names are not
+ * paths, so `*` also matches `/`, and globs match leading dots.
+ */
+export const globOptions = { bash: true, dot: true } as const;
+
+/** The only SSH user level the service documents (api-spec.md). */
+export const knownLevels: readonly string[] = ['n1'];
+
+type Kind = 'sshUsers' | 'apikeys';
+const identityKey: Record<Kind, string> = { sshUsers: 'username', apikeys: 'name' };
+const kindWords: Record<Kind, string> = { sshUsers: 'SSH user', apikeys: 'apikey' };
+
+/**
+ * Checks that need more than one value, run on the raw document so they report even when the
+ * schema found other errors (a user fixes everything in one go). Each check looks only at
+ * values of the right type; the schema reports the rest.
+ */
+export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const diag = (severity: Diagnostic['severity'], code: string, message: string, path: DocPath, at: 'value' | 'key' = 'value'): void => {
+    if (out.length >= limits.maxDiagnostics) return;
+    out.push({ severity, code, message, path: formatPath(path), position: source.locate(path, at) });
+  };
+  const root = asRecord(raw);
+  if (!root) return out;
+
+  for (const kind of ['sshUsers', 'apikeys'] as const) {
+    const items = asList(root[kind]);
+    const byIdentity = new Map<string, number>();
+    const byId = new Map<number, number>();
+    items.forEach((rawItem, i) => {
+      const item = asRecord(rawItem);
+      if (!item) return;
+      const identity = item[identityKey[kind]];
+      if (typeof identity === 'string' && identity !== '') {
+        const first = byIdentity.get(identity);
+        if (first === undefined) byIdentity.set(identity, i);
+        else {
+          const line = source.locate([kind, first]).line;
+          diag('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once`, [kind, i, identityKey[kind]]);
+        }
+      }
+      const id = item.id;
+      if (typeof id === 'number' && Number.isInteger(id) && id > 0) {
+        const first = byId.get(id);
+        if (first === undefined) byId.set(id, i);
+        else {
+          const line = source.locate([kind, first]).line;
+          diag('error', diagnosticCodes.duplicateIdentity, `id ${id} is pinned twice (first by ${kind}[${first}], line ${line}); one remote ${kindWords[kind]} cannot be two declared items`, [kind, i, 'id']);
+        }
+      }
+      if (kind === 'sshUsers') {
+        const level = item.level;
+        if (typeof level === 'string' && level !== '' && !knownLevels.includes(level)) {
+          diag('warning', diagnosticCodes.unknownLevel, `level ${quote(level)} is not one the service documents (${knownLevels.map((l) => quote(l)).join(', ')}); it is sent as written${levelSlip(level)}`, [kind, i, 'level']);
+        }
+        if (item.ensure === 'absent' && item.password !== undefined) {
+          diag('warning', diagnosticCodes.ignoredOnAbsent, 'password is ignored for an item with ensure: absent (it is deleted, not updated)', [kind, i, 'password'], 'key');
+        }
+      } else {
+        const roles = asList(item.roles);
+        const seen = new Set<number>();
+        roles.forEach((role, j) => {
+          if (typeof role !== 'number') return;
+          if (seen.has(role)) diag('warning', diagnosticCodes.duplicateRole, `role ${role} is listed twice; roles are a set, so once is enough`, [kind, i, 'roles', j]);
+          seen.add(role);
+        });
+      }
+    });
+  }
+
+  const protect = asRecord(root.protect);
+  const prune = asRecord(root.prune);
+  for (const kind of ['sshUsers', 'apikeys'] as const) {
+    const globs = asList(protect?.[kind]);
+    const declared = asList(root[kind])
+      .map((item, i) => ({ i, item: asRecord(item) }))
+      .filter(({ item }) => item && item.ensure !== 'absent' && typeof item[identityKey[kind]] === 'string');
+    globs.forEach((glob, j) => {
+      if (typeof glob !== 'string' || glob === '') return;
+      const problem = globProblem(glob);
+      if (problem) {
+        diag('error', diagnosticCodes.invalidGlob, `invalid glob ${quote(glob)}: ${problem}`, ['protect', kind, j]);
+        return;
+      }
+      // An advisory only: skipped when globs × items is too large to be a real file's.
+      if (globs.length * declared.length > 1_000_000) return;
+      const matches = picomatch(glob, globOptions);
+      for (const { i, item } of declared) {
+        const key = item![identityKey[kind]] as string;
+        if (matches(key)) {
+          diag('warning', diagnosticCodes.protectMatchesDeclared, `declared ${kindWords[kind]} ${quote(key)} (${kind}[${i}]) matches this protect glob, so amsync will never change it`, ['protect', kind, j]);
+        }
+      }
+    });
+    if (prune?.[kind] === true && asList(root[kind]).length === 0) {
+      diag(
+        'warning',
+        diagnosticCodes.pruneEverything,
+        `prune is on but no ${kindWords[kind]} is declared: that asks to delete every unprotected ${kindWords[kind]}, which sync refuses (exit 3)`,
+        ['prune', kind],
+      );
+    }
+  }
+  return out;
+}
+
+/** " — did you mean 'n1'?" for `N1` or `n-1`, but not for `n2`, which may well be meant. */
+function levelSlip(level: string): string {
+  const folded = level.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const match = knownLevels.find((known) => known === folded);
+  return match === undefined ? '' : ` — did you mean ${quote(match)}?`;
+}
+
+/** Why picomatch cannot use a glob, or undefined when it can. */
+export function globProblem(glob: string): string | undefined {
+  try {
+    // picomatch compiles what it cannot parse (an unclosed brace, a reversed range) to a
+    // regex that never matches.
+    if (picomatch.makeRe(glob, globOptions).source === '$^') return 'it can never match (check its braces, brackets and ranges)';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  return undefined;
+}
+
+export function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+export function asList(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : [];
+}

@@ -1,0 +1,11 @@
+export { parseDesired, type ParseDesiredContext, type ParseDesiredResult } from './parse-desired.js';
+export { sortDiagnostics } from './sort-diagnostics.js';
+export { loadDesired, readSecretFile, type LoadedDesired } from './load.js';
+export { secretFilesOf } from './secret-files.js';
+export { stringifyDesired, type StringifyDesiredOptions } from './stringify-desired.js';
+export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';
+export { renderAccessSchema } from './json-schema.js';
+export { decodeText } from './decode.js';
+export { diagnosticCodes, type DiagnosticCode } from './diagnostic-codes.js';
+export { limits } from './limits.js';
+export { knownLevels } from './check-desired.js';

@@ -1,0 +1,107 @@
+import { dirname } from 'node:path';
+import type { DesiredApikey, DesiredSshUser, DesiredState } from '../model/desired-state.js';
+import type { Diagnostic } from '../model/source-position.js';
+import { checkDesired } from './check-desired.js';
+import { sortDiagnostics } from './sort-diagnostics.js';
+import { diagnosticCodes } from './diagnostic-codes.js';
+import { limits } from './limits.js';
+import { desiredFileSchema, type DesiredFile } from './desired-schema.js';
+import { desiredWording } from './desired-wording.js';
+import { resolvePasswords, type ResolvedPassword } from './resolve-passwords.js';
+import { readYaml, type YamlSource } from './yaml-source.js';
+import { issuesToDiagnostics } from './zod-issues.js';
+
+export interface ParseDesiredContext {
+  /** The file's name as the user gave it; every position names it. */
+  readonly file: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Reads a secret file by absolute path; an Error when it cannot. Never throws. */
+  readonly readSecretFile: (absPath: string) => string | Error;
+  /** Folder relative `{file: PATH}` references start from. @default dirname(file) */
+  readonly baseDir?: string;
+  /**
+   * `require` (plan, sync, daemon): an unset variable or unreadable secret file is an error.
+   * `warn` (validate, which must pass in a CI job that has no secrets): it is a warning, and
+   * that user's password is left out of the value, which is then only fit for reporting.
+   * @default 'require'
+   */
+  readonly secrets?: 'require' | 'warn';
+}
+
+export interface ParseDesiredResult {
+  /** Set when there are no errors. */
+  readonly value?: DesiredState;
+  readonly warnings: readonly Diagnostic[];
+  readonly errors: readonly Diagnostic[];
+}
+
+/**
+ * Text of a desired-state file -> DesiredState, or every error found, positioned. Pure apart
+ * from the reads `ctx` performs for secret files. An empty file is a valid, empty state.
+ */
+export function parseDesired(text: string, ctx: ParseDesiredContext): ParseDesiredResult {
+  const read = readYaml(text, ctx.file);
+  if (!read.source) return { errors: read.errors, warnings: read.warnings };
+  const source = read.source;
+  // An empty file (or one of comments only) declares nothing: a valid, empty desired state.
+  const raw = source.value === null ? {} : source.value;
+
+  const parsed = desiredFileSchema.safeParse(raw);
+  const diagnostics: Diagnostic[] = [...read.warnings];
+  if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, desiredWording(source)));
+  diagnostics.push(...checkDesired(raw, source));
+  const { passwords, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
+    env: ctx.env,
+    baseDir: ctx.baseDir ?? dirname(ctx.file),
+    readSecretFile: ctx.readSecretFile,
+  }, ctx.secrets ?? 'require');
+  diagnostics.push(...secretDiagnostics);
+
+  const sorted = sortDiagnostics(diagnostics);
+  const errors = capped(sorted.filter((d) => d.severity === 'error'));
+  const warnings = capped(sorted.filter((d) => d.severity === 'warning'));
+  if (errors.length > 0 || !parsed.success) return { errors, warnings };
+  return { value: toModel(parsed.data, passwords, source), errors, warnings };
+}
+
+function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassword>, source: YamlSource): DesiredState {
+  const sshUsers = (file.sshUsers ?? []).map((u, i): DesiredSshUser => {
+    const password = u.ensure === 'absent' ? undefined : passwords.get(i);
+    return {
+      username: u.username,
+      ...(u.id !== undefined ? { id: u.id } : {}),
+      level: u.level,
+      ...(password ? { password: password.secret, passwordRef: password.ref } : {}),
+      ensure: u.ensure,
+      source: source.locate(['sshUsers', i]),
+    };
+  });
+  const apikeys = (file.apikeys ?? []).map(
+    (k, i): DesiredApikey => ({
+      name: k.name,
+      ...(k.id !== undefined ? { id: k.id } : {}),
+      superuser: k.superuser,
+      roles: [...new Set(k.roles)].sort((a, b) => a - b),
+      ensure: k.ensure,
+      source: source.locate(['apikeys', i]),
+    }),
+  );
+  const prune = file.prune ?? { sshUsers: false, apikeys: false };
+  const protect = file.protect ?? { sshUsers: [], apikeys: [] };
+  return {
+    sshUsers,
+    apikeys,
+    prune: { sshUsers: prune.sshUsers, apikeys: prune.apikeys },
+    protect: { sshUsers: [...(protect.sshUsers ?? [])], apikeys: [...(protect.apikeys ?? [])] },
+  };
+}
+
+/** At most the limit, and a note that more were left out (a reader fixes the first ones anyway). */
+function capped(list: Diagnostic[]): Diagnostic[] {
+  if (list.length < limits.maxDiagnostics) return list;
+  const first = list[0]!;
+  return [
+    ...list.slice(0, limits.maxDiagnostics),
+    { severity: first.severity, code: diagnosticCodes.tooManyProblems, path: '', message: `stopped after ${limits.maxDiagnostics} ${first.severity}s; fix these and run again` },
+  ];
+}
