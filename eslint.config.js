@@ -18,6 +18,12 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    // Tool config files (eslint, vitest) must export a default; the code must not.
+    files: ['src/**/*.ts', 'test/**/*.ts'],
+    rules: {
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'No default exports (STYLE.md).' }],
     },
   },

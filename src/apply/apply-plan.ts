@@ -28,7 +28,9 @@ export interface ApplyOptions {
  */
 export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ChangeResult[]> {
   const users = new Map(options.desired.sshUsers.map((u) => [u.username, u]));
-  const keys = new Map(options.desired.apikeys.map((k) => [k.name, k]));
+  // Apikey names are not unique: keys that share a name are told apart by their pinned id.
+  const keysById = new Map(options.desired.apikeys.flatMap((k) => (k.id === undefined ? [] : [[k.id, k] as const])));
+  const keys = new Map(options.desired.apikeys.filter((k) => k.id === undefined).map((k) => [k.name, k]));
   const originalIds = {
     sshUser: new Set(options.actual.sshUsers.map((u) => u.id)),
     apikey: new Set(options.actual.apikeys.map((k) => k.id)),
@@ -61,7 +63,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
 
   const applyOne = async (change: Change): Promise<ChangeResult> => {
     const base = { kind: change.kind, key: change.key, action: change.action } as const;
-    const item = change.kind === 'sshUser' ? users.get(change.key) : keys.get(change.key);
+    const item = change.kind === 'sshUser' ? users.get(change.key) : ((change.id === null ? undefined : keysById.get(change.id)) ?? keys.get(change.key));
     try {
       const outcome = await write(change, item);
       return { ...base, status: 'applied', id: outcome.id ?? change.id };

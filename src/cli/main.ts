@@ -9,6 +9,11 @@ import { version } from './version.js';
  * It is the only place that calls process.exit (DESIGN.md §2, STYLE.md "one exit point").
  */
 export async function main(argv: readonly string[]): Promise<void> {
+  // A reader that goes away (`amsync plan | head`) is not a failure of amsync.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   const code = await run(argv);
   // Let stdout/stderr drain before leaving; process.exit would cut piped output short.
   process.exitCode = code;

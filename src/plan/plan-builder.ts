@@ -9,6 +9,8 @@ export class PlanBuilder {
   unchanged = 0;
   /** Users whose passwords exist but are not tracked by a fingerprint (see notes). */
   untrackedPasswords = 0;
+  /** Existing users with a declared password that is not compared (no state file). */
+  uncomparedPasswords = 0;
 
   constructor(readonly kind: Kind) {}
 

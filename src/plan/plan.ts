@@ -34,8 +34,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   );
 
   const notes: string[] = [];
-  const existingWithPassword = desired.sshUsers.some((u) => u.password && u.ensure === 'present');
-  if (policy.passwords.mode === 'create-only' && existingWithPassword) {
+  if (users.uncomparedPasswords > 0) {
     notes.push('No state file: passwords are set when a user is created and are not compared afterwards; --rotate-passwords sets them all.');
   }
   if (users.untrackedPasswords > 0) {

@@ -1,4 +1,5 @@
 import type { Change, ChangeResult } from '../model/index.js';
+import { mdCode as code, mdText as text } from './markdown-escape.js';
 import type { Report } from './report.js';
 import { renderValue } from './render-value.js';
 import { summarize } from './summary.js';
@@ -13,10 +14,14 @@ const status = { applied: '✅ applied', failed: '❌ failed', skipped: '⏭️ 
 export function renderMarkdown(report: Report): string {
   const { plan } = report;
   const s = summarize(plan);
-  const title = report.dryRun ? 'amsync plan' : 'amsync sync';
+  const title = `amsync ${report.command ?? (report.dryRun ? 'plan' : 'sync')}`;
   const lines: string[] = [];
   const target = report.file ? ` for \`${code(report.file)}\`` : '';
   lines.push(`### ${title}${target}`, '');
+  if (report.planFile !== undefined) {
+    const planFile = `\`${code(report.planFile)}\``;
+    lines.push(report.dryRun ? `Saved as ${planFile}: \`amsync apply\` applies exactly these changes, and refuses if the file or the service changed first.` : `Applied from the saved plan ${planFile}, exactly as reviewed.`, '');
+  }
   if (plan.changes.length === 0) {
     lines.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
   } else {
@@ -60,14 +65,4 @@ function changeRow(c: Change): string {
 function resultRow(r: ChangeResult): string {
   const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
   return `| ${status[r.status]} | ${r.kind} | \`${code(r.key)}\` | ${r.action} | ${detail} |`;
-}
-
-/** Inside a code span: no backticks, no pipes (they end the table cell), no newlines. */
-function code(value: string): string {
-  return value.replace(/[`|\r\n]/g, (ch) => (ch === '|' ? '\\|' : ' '));
-}
-
-/** Plain text in a cell: HTML and Markdown punctuation escaped. */
-function text(value: string): string {
-  return value.replace(/[\\`*_{}[\]<>|#\r\n]/g, (ch) => (ch === '\n' || ch === '\r' ? ' ' : `\\${ch}`));
 }

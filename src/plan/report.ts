@@ -8,4 +8,8 @@ export interface Report {
   readonly results?: readonly ChangeResult[];
   /** The desired-state file, for headings. */
   readonly file?: string;
+  /** The command, for headings. @default `plan` for a dry-run, else `sync` */
+  readonly command?: 'plan' | 'sync' | 'apply';
+  /** The saved plan this report was saved to (`--out`) or applied from (`amsync apply`). */
+  readonly planFile?: string;
 }

@@ -65,7 +65,10 @@ function passwordReason(
   out: PlanBuilder,
 ): string | undefined {
   if (passwords.mode === 'rotate') return 'password rotation';
-  if (passwords.mode === 'create-only') return undefined;
+  if (passwords.mode === 'create-only') {
+    out.uncomparedPasswords += 1;
+    return undefined;
+  }
   const applied = fingerprints.applied.get(String(actual.id));
   if (applied === undefined) {
     out.untrackedPasswords += 1;

@@ -14,7 +14,7 @@ export type Hook = (service: FakeService, args: unknown[]) => void | 'commit-the
  */
 export class FakeService implements ServiceWriter {
   users = new Map<number, RemoteSshUser & { password?: string }>();
-  keys = new Map<number, RemoteApikey & { roles: number[]; tokenValue: string }>();
+  keys = new Map<number, Omit<RemoteApikey, 'roles' | 'token'> & { roles: number[]; tokenValue: string }>();
   calls: string[] = [];
   private nextId = 100;
   private hooks = new Map<Op, Hook[]>();

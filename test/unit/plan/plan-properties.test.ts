@@ -30,7 +30,9 @@ const scenario = fc.record({
   passwordMode: fc.constantFrom('state' as const, 'create-only' as const, 'rotate' as const),
 });
 
-function buildDesired(s: fc.Infer<typeof scenario>): DesiredState {
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+
+function buildDesired(s: Scenario): DesiredState {
   // Pinned ids are unique per kind (the file validator refuses duplicates).
   const seenUserPins = new Set<number>();
   const seenKeyPins = new Set<number>();

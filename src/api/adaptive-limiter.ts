@@ -1,0 +1,141 @@
+import PQueue from 'p-queue';
+import { Pacer } from './pacer.js';
+export { LimiterClosedError } from './pacer.js';
+import { RateController, type DispatchStamp } from './rate-controller.js';
+import { systemTimers, type Timers } from './timers.js';
+
+export interface AdaptiveLimiterOptions {
+  /** Requests per second to start at when no ceiling is known. @default 10 */
+  readonly initialRate?: number;
+  /** Ceiling in requests per second (`--rate`, the server's known limit); also the start rate. */
+  readonly rate?: number;
+  /** Requests in flight at most (`--concurrency`). @default 8 */
+  readonly concurrency?: number;
+  /** @default 0.5 */
+  readonly minRate?: number;
+  readonly timers?: Timers;
+}
+
+export interface ThrottleResult {
+  readonly previousRate: number;
+  readonly rate: number;
+  /** Whether this throttle lowered the rate (one decrease per overload, see RateController). */
+  readonly decreased: boolean;
+  /** How long the whole limiter is now paused by a Retry-After, 0 when not. */
+  readonly pauseMs: number;
+}
+
+/** What the limiter exposes to the rest of amsync (e.g. to print or export the rate). */
+export interface LimiterView {
+  /** Current rate in requests per second. */
+  readonly rate: number;
+  readonly ceiling: number | undefined;
+  /** What the limiter believes the server's limit is; undefined until the first 503/429 (or the ceiling). */
+  readonly limitEstimate: number | undefined;
+  readonly concurrency: number;
+  /** Requests sent and not yet answered. */
+  readonly inFlight: number;
+  /** Calls waiting for their turn. */
+  readonly queued: number;
+}
+
+/**
+ * One per service, shared by every call (listing included). p-queue bounds the requests in
+ * flight and orders the callers (retries first); a Pacer spaces them at the current rate;
+ * a RateController adapts that rate to the server's 503/429 answers.
+ */
+export class AdaptiveLimiter implements LimiterView {
+  readonly #queue: PQueue;
+  readonly #pacer: Pacer;
+  readonly #controller: RateController;
+  readonly #timers: Timers;
+  #inFlight = 0;
+
+  constructor(options: AdaptiveLimiterOptions = {}) {
+    const concurrency = options.concurrency ?? 8;
+    if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+      throw new RangeError(`Expected \`concurrency\` to be an integer from 1 upwards, got ${String(concurrency)}`);
+    }
+    this.#timers = options.timers ?? systemTimers;
+    this.#controller = new RateController({
+      initialRate: options.initialRate,
+      ceiling: options.rate,
+      minRate: options.minRate,
+    });
+    this.#pacer = new Pacer({ rate: () => this.#controller.rate, timers: this.#timers });
+    this.#queue = new PQueue({ concurrency });
+  }
+
+  get rate(): number {
+    return this.#controller.rate;
+  }
+
+  get ceiling(): number | undefined {
+    return this.#controller.ceiling;
+  }
+
+  get limitEstimate(): number | undefined {
+    return this.#controller.limitEstimate;
+  }
+
+  get concurrency(): number {
+    return this.#queue.concurrency;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get queued(): number {
+    return this.#queue.size + this.#pacer.waiting;
+  }
+
+  /**
+   * Runs `send` when a slot is free and the pace allows. `send` gets the dispatch stamp to
+   * report back with `success` or `throttle`. Higher `priority` goes first (retries, so a
+   * listing that hit a 503 is not sent to the back of a thousand queued writes).
+   */
+  schedule<T>(send: (stamp: DispatchStamp) => Promise<T>, priority = 0): Promise<T> {
+    return this.#queue.add(
+      async () => {
+        const stamp = await this.#pacer.acquire();
+        this.#inFlight += 1;
+        try {
+          return await send(stamp);
+        } finally {
+          this.#inFlight -= 1;
+        }
+      },
+      { priority, throwOnTimeout: true },
+    );
+  }
+
+  success(stamp: DispatchStamp): void {
+    this.#controller.onSuccess(stamp, this.#timers.now());
+  }
+
+  /** A 503 or 429: lower the rate, and pause everyone for `retryAfterMs` when the server said so. */
+  throttle(stamp: DispatchStamp, retryAfterMs?: number): ThrottleResult {
+    const previousRate = this.#controller.rate;
+    const now = this.#timers.now();
+    const decreased = this.#controller.onThrottle(stamp, now);
+    const pauseMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : 0;
+    if (pauseMs > 0) this.pause(pauseMs);
+    return { previousRate, rate: this.#controller.rate, decreased, pauseMs };
+  }
+
+  /** Holds every request for `ms` (a Retry-After). */
+  pause(ms: number): void {
+    this.#pacer.pauseUntil(this.#timers.now() + ms);
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  onIdle(): Promise<void> {
+    return this.#queue.onIdle();
+  }
+
+  /** Calls waiting for a slot, and any made later, fail with LimiterClosedError. */
+  close(): void {
+    this.#pacer.close();
+  }
+}

@@ -1,0 +1,68 @@
+import { AmsyncError } from '../errors.js';
+
+/**
+ * Stable codes of every failure the client reports. Callers (state/, apply/) branch on these,
+ * never on message text.
+ */
+export type ApiErrorCode =
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'bad_request'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'server_error'
+  | 'network'
+  | 'timeout'
+  | 'bad_response'
+  | 'unknown_outcome';
+
+/** One entry of the service's error body `{"errors": [{field, type, msg}]}` (DESIGN.md §1). */
+export interface ServiceFieldError {
+  readonly field?: string;
+  /** `invalid`, `duplicated`, `required`, `not_found` or `rule` on the real service. */
+  readonly type?: string;
+  /** Already stripped of any secret the request carried. */
+  readonly msg?: string;
+}
+
+export interface ApiErrorDetails {
+  readonly method: string;
+  /** The concrete path, e.g. `/api/sshusers/7`. */
+  readonly path: string;
+  /** The route template, e.g. `/api/sshusers/{id}`. */
+  readonly route: string;
+  readonly status?: number;
+  readonly errors?: readonly ServiceFieldError[];
+  /** Attempts made, retries and token re-reads included. */
+  readonly attempts?: number;
+  /** A sanitised cause: never the HTTP library's error, whose options hold the bearer token. */
+  readonly cause?: unknown;
+}
+
+/** A call to the service failed. `code` says how; the message never contains a secret. */
+export class ApiError extends AmsyncError {
+  declare readonly code: ApiErrorCode;
+  readonly method: string;
+  readonly path: string;
+  readonly route: string;
+  readonly status: number | undefined;
+  readonly errors: readonly ServiceFieldError[];
+  readonly attempts: number;
+
+  constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails) {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ApiError';
+    this.method = details.method;
+    this.path = details.path;
+    this.route = details.route;
+    this.status = details.status;
+    this.errors = details.errors ?? [];
+    this.attempts = details.attempts ?? 1;
+  }
+}
+
+export function isApiError(error: unknown, code?: ApiErrorCode): error is ApiError {
+  return error instanceof ApiError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,76 @@
+import { EventEmitter } from 'node:events';
+import type { ApiErrorCode } from './api-error.js';
+
+/** One attempt of one request, when it ended. Carries no ids, bodies or tokens. */
+export interface RequestEvent {
+  readonly method: string;
+  /** Route template, e.g. `/api/sshusers/{id}`: low cardinality, fit for metric labels. */
+  readonly route: string;
+  /** HTTP status; undefined when no response came. */
+  readonly status: number | undefined;
+  /** `timeout`, `network` or the error code (ECONNRESET, ...) when no response came. */
+  readonly error: string | undefined;
+  readonly durationMs: number;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** The limiter's rate (req/s) when the attempt was sent. */
+  readonly rate: number;
+}
+
+/** A failed attempt will be repeated. */
+export interface RetryEvent {
+  readonly method: string;
+  readonly route: string;
+  /** The attempt that failed. */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** Why: the code the failure would have ended with. */
+  readonly reason: ApiErrorCode;
+  readonly status: number | undefined;
+  /** Where the delay came from: the server's Retry-After, backoff, or a re-read token (no delay). */
+  readonly source: 'retry_after' | 'backoff' | 'token_reloaded';
+}
+
+/** The server pushed back (503/429): the limiter slowed down and/or paused. */
+export interface ThrottleEvent {
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly previousRate: number;
+  readonly rate: number;
+  /** false when the same overload had already lowered the rate. */
+  readonly decreased: boolean;
+  /** The whole limiter is paused this long (Retry-After); 0 when not. */
+  readonly pauseMs: number;
+}
+
+/** The token file was re-read after a 401. */
+export interface TokenEvent {
+  readonly method: string;
+  readonly route: string;
+  /** Whether a different token was found (and the request is repeated with it). */
+  readonly changed: boolean;
+}
+
+export interface ClientEventMap {
+  request: [RequestEvent];
+  retry: [RetryEvent];
+  throttle: [ThrottleEvent];
+  token: [TokenEvent];
+}
+
+/** `client.events.on('request', (event) => ...)`. Listeners run synchronously; their errors are ignored. */
+export type ClientEvents = EventEmitter<ClientEventMap>;
+
+export function createClientEvents(): ClientEvents {
+  return new EventEmitter<ClientEventMap>();
+}
+
+/** Emits without letting a faulty listener (a logger, a metric) break the request. */
+export function emitSafely<K extends keyof ClientEventMap>(events: ClientEvents, name: K, ...args: ClientEventMap[K]): void {
+  try {
+    (events.emit as (name: K, ...args: ClientEventMap[K]) => boolean)(name, ...args);
+  } catch {
+    // Observability must never change the outcome of a call.
+  }
+}

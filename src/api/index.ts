@@ -1,0 +1,23 @@
+/** The service client (DESIGN.md §6). Everything other layers may use is exported here. */
+export { createClient, type AmClient, type ClientOptions } from './create-client.js';
+export { ApiError, isApiError, type ApiErrorCode, type ApiErrorDetails, type ServiceFieldError } from './api-error.js';
+export { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
+export { ClientConfigError, type ClientConfigCode } from './client-config-error.js';
+export type { ClientEventMap, ClientEvents, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
+export type { LimiterView } from './adaptive-limiter.js';
+export { decideRetry, defaultRetryOptions } from './retry-policy.js';
+export type { AttemptFailure, HttpMethod, RetryDecision, RetryOptions, RetryPolicyOptions, StopReason } from './retry-policy.js';
+export { parseRetryAfter } from './retry-after.js';
+export type {
+  ApiApikey,
+  ApikeyChanges,
+  ApikeyPage,
+  ApiSshUser,
+  NewApikey,
+  NewSshUser,
+  Page,
+  PageCursor,
+  SshUserChanges,
+  SshUserPage,
+} from './types.js';
+export type { Timers } from './timers.js';

@@ -1,0 +1,31 @@
+import { AmsyncError } from '../errors.js';
+
+export type ListingIncompleteCode = 'listing_incomplete' | 'cursor_loop';
+
+export interface ListingIncompleteDetails {
+  /** Route of the list endpoint, e.g. `/api/sshusers`. */
+  readonly route: string;
+  readonly pagesRead: number;
+  readonly itemsRead: number;
+  /** The ApiError that ended the listing, when one did. */
+  readonly cause?: unknown;
+}
+
+/**
+ * A listing could not be read to its end. It is thrown instead of returning what was read,
+ * so a partial listing can never be taken for the whole (and never plans a delete).
+ */
+export class ListingIncompleteError extends AmsyncError {
+  declare readonly code: ListingIncompleteCode;
+  readonly route: string;
+  readonly pagesRead: number;
+  readonly itemsRead: number;
+
+  constructor(code: ListingIncompleteCode, message: string, details: ListingIncompleteDetails) {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ListingIncompleteError';
+    this.route = details.route;
+    this.pagesRead = details.pagesRead;
+    this.itemsRead = details.itemsRead;
+  }
+}

@@ -1,0 +1,184 @@
+/** When and at what rate a request was let through the limiter. */
+export interface DispatchStamp {
+  /** Monotonic ms. */
+  readonly at: number;
+  /** The limiter's rate at that moment. */
+  readonly rate: number;
+  /**
+   * The request had to wait for its slot: the rate, not the caller, was what held it back.
+   * Only such successes raise the rate; otherwise an idle client would drift upwards forever.
+   */
+  readonly paced: boolean;
+}
+
+export interface RateControllerOptions {
+  /** Requests per second to start at when no ceiling is known. @default 10 */
+  readonly initialRate?: number;
+  /** The server's known limit (`--rate`): never exceeded, and the rate to start at. */
+  readonly ceiling?: number;
+  /** @default 0.5 */
+  readonly minRate?: number;
+  /** Upper bound when no ceiling is given. @default 1000 */
+  readonly maxRate?: number;
+  /** Multiplicative decrease on 503/429. @default 0.7, or 0.85 with a ceiling (503s at a known limit are jitter, not overload) */
+  readonly decreaseFactor?: number;
+}
+
+// Slow start adds 2 ln 2 per paced success: at full demand that doubles the rate every half
+// second (10 -> 100 req/s in under 2 s). Faster overshoots a server's burst allowance further
+// for little gain; slower costs seconds at a low rate on every run (measured in
+// test/bench/limiter-simulation.ts).
+const slowStartStep = 2 * Math.LN2;
+// After a throttle the rate climbs back towards the limit estimate with this time constant.
+const recoverySeconds = 0.5;
+// Above the estimate it probes upwards by this fraction of the estimate per second ...
+const probeFraction = 0.02;
+// ... faster the longer no throttle came (so a raised server limit is found), CUBIC-like.
+const probeAccelerationSeconds = 10;
+// The rate that drew a 503 is above the server's limit; the estimate is set a little below it.
+const limitMargin = 0.03;
+// Between two throttles a token-bucket server is empty at both ends, so the successes in
+// between, over the time, measure its refill rate: its real limit. A bucket that refilled
+// during a Retry-After pause makes the throttled rate itself a poor guide (it overshoots).
+// Used only over a long enough span in which the limiter, not the caller, was the bottleneck.
+const goodputMinSpanMs = 1000;
+const goodputMinPacedShare = 0.8;
+// Growth is capped at twice the rate actually achieved over the last second (after RFC 7661,
+// congestion window validation): when concurrency, latency or the caller holds the pace down,
+// a rate the client never uses says nothing about the server, and would later be spent at once.
+const usedRateWindowMs = 1000;
+const usedRateMinSpanMs = 250;
+
+function positive(name: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`Expected \`${name}\` to be a number above 0, got ${String(value)}`);
+  }
+}
+
+/**
+ * The adaptive part of the limiter, as a small state machine without timers (the caller
+ * passes `now`). Until the first throttle it doubles every half second (slow start), so a
+ * hidden server limit is found in seconds. A throttle cuts the rate multiplicatively and sets
+ * an estimate of the limit: a little below the throttled rate, or the goodput measured since
+ * the previous throttle when that is lower. Then the rate climbs quickly back to the estimate
+ * and probes above it slowly, faster the longer the server stays quiet.
+ *
+ * With a ceiling (the server's known limit) it starts at the ceiling, never exceeds it, cuts
+ * more gently, and climbs back to it.
+ *
+ * Tuned in virtual time against token-bucket servers (test/bench/limiter-simulation.ts); the
+ * emulator with `--rate-limit 100` gives ≈ 0.97 of the limit with ≈ 1.5 503s per 1,000 calls
+ * when discovering it, and ≈ 0.99 with none when it is configured (test/bench/limiter-probe.ts).
+ */
+export class RateController {
+  readonly ceiling: number | undefined;
+  readonly minRate: number;
+  readonly maxRate: number;
+  readonly #decreaseFactor: number;
+  #rate: number;
+  /** Estimate of the server's limit; undefined until the first throttle (slow start). */
+  #limit: number | undefined;
+  #lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  #reachedLimitAt: number | undefined;
+  #successes = 0;
+  #pacedSuccesses = 0;
+  /** Times of the successes in the last `usedRateWindowMs`, oldest first, from `#recentHead`. */
+  readonly #recent: number[] = [];
+  #recentHead = 0;
+  #firstSuccessAt: number | undefined;
+
+  constructor(options: RateControllerOptions = {}) {
+    positive('initialRate', options.initialRate);
+    positive('rate', options.ceiling);
+    positive('minRate', options.minRate);
+    positive('maxRate', options.maxRate);
+    const factor = options.decreaseFactor;
+    if (factor !== undefined && !(factor > 0 && factor < 1)) {
+      throw new RangeError(`Expected \`decreaseFactor\` to be a number between 0 and 1, got ${String(factor)}`);
+    }
+    this.ceiling = options.ceiling;
+    this.maxRate = options.ceiling ?? options.maxRate ?? 1000;
+    this.minRate = Math.min(options.minRate ?? 0.5, this.maxRate);
+    this.#decreaseFactor = factor ?? (options.ceiling === undefined ? 0.7 : 0.85);
+    this.#limit = options.ceiling;
+    this.#rate = this.#clamp(options.ceiling ?? options.initialRate ?? 10);
+  }
+
+  /** Current target in requests per second. */
+  get rate(): number {
+    return this.#rate;
+  }
+
+  /** Current estimate of the server's limit, once one is known. */
+  get limitEstimate(): number | undefined {
+    return this.#limit;
+  }
+
+  onSuccess(stamp: DispatchStamp, now: number): void {
+    this.#successes += 1;
+    if (stamp.paced) this.#pacedSuccesses += 1;
+    const usedRate = this.#recordUse(now);
+    // A success of a request sent before the last decrease says nothing about the new rate.
+    if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
+    const rate = this.#rate;
+    const limit = this.#limit;
+    let step: number;
+    if (limit === undefined) {
+      step = slowStartStep;
+    } else if (rate < limit) {
+      // dr/dt = (limit - rate) / recovery, spread over the `rate` successes of each second.
+      step = Math.max((limit - rate) / (recoverySeconds * rate), (probeFraction * limit) / rate);
+    } else {
+      const quiet = this.#reachedLimitAt === undefined ? 0 : (now - this.#reachedLimitAt) / 1000;
+      step = (probeFraction * limit * (1 + quiet / probeAccelerationSeconds)) / rate;
+    }
+    this.#rate = this.#clamp(Math.min(rate + step, Math.max(rate, 2 * usedRate)));
+    if (limit !== undefined && this.#rate >= limit && this.#reachedLimitAt === undefined) {
+      this.#reachedLimitAt = now;
+    }
+  }
+
+  /**
+   * A 503 or 429. Returns whether the rate was lowered: only the first throttle of a request
+   * sent after the last decrease counts, so one overload is not punished once per request
+   * that was already in flight.
+   */
+  onThrottle(stamp: DispatchStamp, now: number): boolean {
+    if (stamp.at <= this.#lastDecreaseAt) return false;
+    const offending = Math.min(stamp.rate, this.#rate);
+    let estimate = offending * (1 - limitMargin);
+    const span = now - this.#lastDecreaseAt;
+    if (Number.isFinite(span) && span >= goodputMinSpanMs && this.#pacedSuccesses >= goodputMinPacedShare * this.#successes) {
+      // Floored at the multiplicative decrease: with a small bucket, the Retry-After pause in
+      // the span wastes refills, and the goodput then understates the limit.
+      const goodput = (this.#successes * 1000) / span;
+      estimate = Math.min(estimate, Math.max(goodput, offending * this.#decreaseFactor));
+    }
+    estimate = Math.max(this.minRate, estimate);
+    this.#successes = 0;
+    this.#pacedSuccesses = 0;
+    this.#limit = this.ceiling === undefined ? estimate : Math.min(this.ceiling, estimate);
+    this.#rate = this.#clamp(Math.min(offending * this.#decreaseFactor, this.#limit));
+    this.#lastDecreaseAt = now;
+    this.#reachedLimitAt = undefined;
+    return true;
+  }
+
+  /** Records a success; returns the rate achieved recently (Infinity while too early to tell). */
+  #recordUse(now: number): number {
+    this.#firstSuccessAt ??= now;
+    this.#recent.push(now);
+    while (this.#recentHead < this.#recent.length && (this.#recent[this.#recentHead] as number) <= now - usedRateWindowMs) this.#recentHead += 1;
+    if (this.#recentHead > 1024) {
+      this.#recent.splice(0, this.#recentHead);
+      this.#recentHead = 0;
+    }
+    const span = Math.min(usedRateWindowMs, now - this.#firstSuccessAt);
+    if (span < usedRateMinSpanMs) return Number.POSITIVE_INFINITY;
+    return ((this.#recent.length - this.#recentHead) * 1000) / span;
+  }
+
+  #clamp(rate: number): number {
+    return Math.min(this.maxRate, Math.max(this.minRate, rate));
+  }
+}

@@ -1,0 +1,39 @@
+import type { SecretValue } from '../model/secret-value.js';
+import type { ResourceDefinition, WireBody } from './resource.js';
+import { apiApikeySchema, apiSshUserSchema, apikeyPageSchema, sshUserPageSchema } from './schemas.js';
+import type { ApiApikey, ApikeyChanges, ApiSshUser, NewApikey, NewSshUser, SshUserChanges } from './types.js';
+
+/** Serialises a body, revealing secrets here and only here, and lists them for scrubbing. */
+function wire(fields: Record<string, unknown>): WireBody {
+  const secrets: string[] = [];
+  const plain: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    if (value !== null && typeof value === 'object' && 'reveal' in value && typeof value.reveal === 'function') {
+      const revealed = (value as SecretValue).reveal();
+      secrets.push(revealed);
+      plain[key] = revealed;
+    } else {
+      plain[key] = value;
+    }
+  }
+  return { json: JSON.stringify(plain), secrets };
+}
+
+export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges> = {
+  route: '/api/sshusers',
+  itemSchema: apiSshUserSchema,
+  pageSchema: sshUserPageSchema.transform((page) => ({ cursor: page.cursor, items: page.users })),
+  idOf: (user) => user.id,
+  serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
+  serialiseChanges: (body) => wire({ username: body.username, level: body.level, password: body.password }),
+};
+
+export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = {
+  route: '/api/3rdparty/apikeys',
+  itemSchema: apiApikeySchema,
+  pageSchema: apikeyPageSchema.transform((page) => ({ cursor: page.cursor, items: page.apikeys })),
+  idOf: (apikey) => apikey.id,
+  serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
+  serialiseChanges: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
+};

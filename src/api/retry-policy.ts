@@ -1,0 +1,109 @@
+import { parseRetryAfter } from './retry-after.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * What went wrong with one attempt, as far as retrying is concerned.
+ * `sent: false` means the request provably never left (DNS failure, refused connection,
+ * connect timeout), so even a POST can be repeated safely.
+ */
+export type AttemptFailure =
+  | { readonly kind: 'status'; readonly method: HttpMethod; readonly status: number }
+  | { readonly kind: 'network'; readonly method: HttpMethod; readonly errorCode: string; readonly sent: boolean }
+  | { readonly kind: 'timeout'; readonly method: HttpMethod; readonly sent: boolean };
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. @default 8 */
+  readonly maxAttempts: number;
+  /** No retry is scheduled that would end later than this after the first attempt. @default 300_000 */
+  readonly maxElapsedMs: number;
+  /** Backoff base: the n-th retry waits a random time in [0, min(cap, base * 2^(n-1))). @default 250 */
+  readonly baseDelayMs: number;
+  /** Backoff cap. @default 30_000 */
+  readonly maxDelayMs: number;
+  /** A longer Retry-After is shortened to this. @default 300_000 (5 minutes) */
+  readonly maxRetryAfterMs: number;
+}
+
+export const defaultRetryOptions: RetryOptions = {
+  maxAttempts: 8,
+  maxElapsedMs: 300_000,
+  baseDelayMs: 250,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 300_000,
+};
+
+export interface RetryPolicyOptions extends RetryOptions {
+  /** Uniform in [0, 1); injected so the jitter is reproducible in tests. */
+  readonly random: () => number;
+}
+
+export type StopReason =
+  /** The failure is final (a 4xx, or a 500 answering a POST). */
+  | 'not_retryable'
+  /** A POST may or may not have been applied: it is never repeated blindly. */
+  | 'unknown_outcome'
+  | 'max_attempts'
+  | 'max_elapsed';
+
+export type RetryDecision =
+  | { readonly delayMs: number; readonly source: 'retry_after' | 'backoff' }
+  | { readonly stop: StopReason };
+
+const retriedForEveryMethod = new Set([102, 429, 503]);
+const retriedWhenIdempotent = new Set([500, 502, 504]);
+// A 502 or 504 says the request reached the service but not whether it was carried out.
+const outcomeUnknownStatuses = new Set([502, 504]);
+
+function isIdempotent(method: HttpMethod): boolean {
+  return method !== 'POST';
+}
+
+function classify(failure: AttemptFailure): 'retry' | StopReason {
+  if (failure.kind === 'status') {
+    if (retriedForEveryMethod.has(failure.status)) return 'retry';
+    if (retriedWhenIdempotent.has(failure.status)) {
+      if (isIdempotent(failure.method)) return 'retry';
+      return outcomeUnknownStatuses.has(failure.status) ? 'unknown_outcome' : 'not_retryable';
+    }
+    return 'not_retryable';
+  }
+  if (!failure.sent) return 'retry';
+  return isIdempotent(failure.method) ? 'retry' : 'unknown_outcome';
+}
+
+/**
+ * Whether and when to try again after a failed attempt. Pure: the clock and the randomness
+ * come in as arguments.
+ *
+ * @param attempt  the attempt that just failed, from 1
+ * @param failure  what went wrong
+ * @param retryAfter  the raw `Retry-After` header of the response, if any
+ * @param wallNowMs  wall-clock epoch ms (for the HTTP-date form of Retry-After)
+ * @param elapsedMs  time since the first attempt started
+ */
+export function decideRetry(
+  attempt: number,
+  failure: AttemptFailure,
+  retryAfter: string | undefined,
+  wallNowMs: number,
+  elapsedMs: number,
+  options: RetryPolicyOptions,
+): RetryDecision {
+  const verdict = classify(failure);
+  if (verdict !== 'retry') return { stop: verdict };
+  if (attempt >= options.maxAttempts) return { stop: 'max_attempts' };
+
+  const serverDelay = failure.kind === 'status' ? parseRetryAfter(retryAfter, wallNowMs) : undefined;
+  let decision: RetryDecision;
+  if (serverDelay !== undefined) {
+    decision = { delayMs: Math.min(serverDelay, options.maxRetryAfterMs), source: 'retry_after' };
+  } else {
+    // Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"): spreads retries of
+    // many callers evenly instead of in synchronised waves.
+    const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+    decision = { delayMs: Math.floor(options.random() * ceiling), source: 'backoff' };
+  }
+  if (elapsedMs + decision.delayMs > options.maxElapsedMs) return { stop: 'max_elapsed' };
+  return decision;
+}

@@ -1,0 +1,122 @@
+import { readFile } from 'node:fs/promises';
+import { Secret } from '../secrets/secret.js';
+import type { SecretValue } from '../model/secret-value.js';
+import { ApiError } from './api-error.js';
+
+export interface TokenSource {
+  /** A token given directly (AMSYNC_TOKEN). Used first when both are set. */
+  readonly token?: SecretValue;
+  /** A file holding the token (AMSYNC_TOKEN_FILE, --token-file); re-read on a 401. */
+  readonly tokenFile?: string;
+}
+
+export interface CurrentToken {
+  readonly token: SecretValue;
+  /** Bumped whenever the token changes, so a 401 can tell a stale token from a bad one. */
+  readonly generation: number;
+}
+
+// Anything else cannot go into an HTTP header (Node would refuse it at send time).
+const headerSafe = /^[\x21-\x7e]+$/;
+
+/**
+ * Hands out the bearer token and swaps in a rotated one: on a 401 the file is re-read once
+ * (single-flight, however many requests got the 401 together).
+ */
+export class TokenProvider {
+  readonly #source: TokenSource;
+  readonly #read: (path: string) => Promise<string>;
+  #current: CurrentToken | undefined;
+  #loading: Promise<CurrentToken> | undefined;
+  /** Every token value seen, so error excerpts can be scrubbed of old ones too. */
+  readonly #seen = new Set<string>();
+  #directTokenInvalid = false;
+
+  constructor(source: TokenSource, read: (path: string) => Promise<string> = (path) => readFile(path, 'utf8')) {
+    this.#source = source;
+    this.#read = read;
+    if (source.token !== undefined) {
+      const value = source.token.reveal().trim();
+      if (value !== '' && headerSafe.test(value)) this.#current = this.#accept(value, 0);
+      else this.#directTokenInvalid = true;
+    }
+  }
+
+  /** Whether a 401 can be answered by re-reading a token file. */
+  get rotatable(): boolean {
+    return this.#source.tokenFile !== undefined;
+  }
+
+  /** Values to scrub from anything that could be printed. */
+  get knownValues(): readonly string[] {
+    return [...this.#seen];
+  }
+
+  async current(method: string, path: string, route: string): Promise<CurrentToken> {
+    if (this.#current !== undefined) return this.#current;
+    if (this.#source.tokenFile === undefined) {
+      const problem = this.#directTokenInvalid ? 'token is empty or holds characters a token cannot have' : 'token missing: set AMSYNC_TOKEN or AMSYNC_TOKEN_FILE';
+      throw new ApiError('unauthorized', `${method} ${path}: ${problem} (nothing was sent)`, {
+        method,
+        path,
+        route,
+        attempts: 0,
+      });
+    }
+    return this.#load(method, path, route, 0);
+  }
+
+  /**
+   * After a 401 with the token of `generation`: true when a different token is now at hand
+   * (another request may already have re-read the file), false when there is none.
+   */
+  async refresh(generation: number, method: string, path: string, route: string): Promise<boolean> {
+    if (this.#current !== undefined && this.#current.generation > generation) return true;
+    if (this.#source.tokenFile === undefined) return false;
+    try {
+      const next = await this.#load(method, path, route, generation);
+      return next.generation > generation;
+    } catch {
+      // A rotation in progress may leave the file briefly unreadable: fail on the 401 instead.
+      return false;
+    }
+  }
+
+  #load(method: string, path: string, route: string, generation: number): Promise<CurrentToken> {
+    this.#loading ??= (async () => {
+      const file = this.#source.tokenFile as string;
+      let text: string;
+      try {
+        text = await this.#read(file);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        throw new ApiError('unauthorized', `${method} ${path}: token file ${file} could not be read (${typeof code === 'string' ? code : 'error'})`, {
+          method,
+          path,
+          route,
+          attempts: 0,
+        });
+      }
+      const value = text.trim();
+      if (value === '' || !headerSafe.test(value)) {
+        throw new ApiError('unauthorized', `${method} ${path}: token file ${file} is empty or holds characters a token cannot have`, {
+          method,
+          path,
+          route,
+          attempts: 0,
+        });
+      }
+      if (this.#current !== undefined && this.#current.token.reveal() === value) return this.#current;
+      this.#current = this.#accept(value, Math.max(generation, this.#current?.generation ?? 0) + 1);
+      return this.#current;
+    })().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  #accept(value: string, generation: number): CurrentToken {
+    this.#seen.add(value);
+    return { token: new Secret(value), generation };
+  }
+}

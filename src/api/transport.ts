@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { got, RequestError, TimeoutError, type Got } from 'got';
+import type { SecretValue } from '../model/secret-value.js';
+import { ClientConfigError } from './client-config-error.js';
+import type { HttpMethod } from './retry-policy.js';
+
+export interface TransportOptions {
+  /** Checked by checkBaseUrl, with a trailing slash. */
+  readonly baseUrl: URL;
+  /** Whole attempt, connection included. */
+  readonly timeoutMs: number;
+  readonly caFile?: string;
+  readonly userAgent: string;
+  /** Sockets kept per host; matches the limiter's concurrency. */
+  readonly maxSockets: number;
+}
+
+export interface WireRequest {
+  readonly method: HttpMethod;
+  /** Absolute path under the base URL, e.g. `/api/sshusers/7`. */
+  readonly path: string;
+  readonly searchParams?: Readonly<Record<string, string>>;
+  /** JSON, already serialised (secrets revealed there and nowhere else). */
+  readonly body?: string;
+}
+
+export type WireOutcome =
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+      readonly body: string;
+    }
+  | {
+      readonly kind: 'failure';
+      readonly failure: 'network' | 'timeout';
+      /** ECONNREFUSED, ECONNRESET, ETIMEDOUT, ... */
+      readonly errorCode: string;
+      /** false only when the request provably never reached the service. */
+      readonly sent: boolean;
+      /** The library's message; it names host and port, never headers. */
+      readonly message: string;
+    };
+
+// Failures that happen before a single byte of the request is written.
+const beforeSendCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EHOSTDOWN']);
+const beforeSendTimeouts = new Set(['lookup', 'socket', 'connect', 'secureConnect']);
+const connectTimeoutMs = 10_000;
+
+function describeFailure(error: unknown): WireOutcome {
+  if (error instanceof TimeoutError) {
+    // Only a timeout of a phase before sending proves nothing left; a whole-request timeout
+    // may have struck after the service got the request, so it counts as sent.
+    const sent = !beforeSendTimeouts.has(error.event);
+    return { kind: 'failure', failure: 'timeout', errorCode: 'ETIMEDOUT', sent, message: error.message };
+  }
+  if (error instanceof RequestError) {
+    const code = error.code || 'ERR_UNKNOWN';
+    // Anything else (a reset included) may have reached the service: assume it did.
+    return { kind: 'failure', failure: 'network', errorCode: code, sent: !beforeSendCodes.has(code), message: error.message };
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  return {
+    kind: 'failure',
+    failure: 'network',
+    errorCode: typeof code === 'string' ? code : 'ERR_UNKNOWN',
+    sent: true,
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+function readCa(caFile: string): Buffer {
+  try {
+    return readFileSync(caFile);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new ClientConfigError('ca_file', `CA file ${caFile} could not be read (${typeof code === 'string' ? code : 'error'})`);
+  }
+}
+
+/**
+ * One got instance per service. got's own retry is off (retries are decided by the pure
+ * policy and paced by the limiter), redirects are not followed (a redirect would carry the
+ * token to another URL), HTTP errors are answers, not exceptions, and bodies stay text until
+ * the client's schemas parse them.
+ */
+export class Transport {
+  readonly #got: Got;
+  readonly #agents: { http: HttpAgent; https: HttpsAgent };
+
+  constructor(options: TransportOptions) {
+    const ca = options.caFile === undefined ? undefined : readCa(options.caFile);
+    this.#agents = {
+      http: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets }),
+      https: new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets }),
+    };
+    this.#got = got.extend({
+      prefixUrl: options.baseUrl.href,
+      headers: { accept: 'application/json', 'user-agent': options.userAgent },
+      // A separate connect timeout proves a request was never sent (so even a POST may be
+      // repeated); it only makes sense when it is shorter than the whole-request timeout.
+      timeout: options.timeoutMs > connectTimeoutMs ? { connect: connectTimeoutMs, request: options.timeoutMs } : { request: options.timeoutMs },
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      responseType: 'text',
+      http2: false,
+      agent: this.#agents,
+      // Verification stays on; a private CA is added, never a way around it.
+      https: { rejectUnauthorized: true, ...(ca === undefined ? {} : { certificateAuthority: ca }) },
+    });
+  }
+
+  async send(request: WireRequest, token: SecretValue): Promise<WireOutcome> {
+    try {
+      const response = await this.#got(request.path.replace(/^\//, ''), {
+        method: request.method,
+        ...(request.searchParams === undefined ? {} : { searchParams: { ...request.searchParams } }),
+        headers: {
+          authorization: `Bearer ${token.reveal()}`,
+          ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(request.body === undefined ? {} : { body: request.body }),
+      });
+      return { kind: 'response', status: response.statusCode, headers: response.headers, body: response.body };
+    } catch (error) {
+      return describeFailure(error);
+    }
+  }
+
+  close(): void {
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
+  }
+}

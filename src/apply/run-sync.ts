@@ -1,0 +1,79 @@
+import type { SafetyError } from '../errors.js';
+import type { ActualState, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import { checkSafety, plan as makePlan, type PasswordFingerprints, type PlanPolicy } from '../plan/index.js';
+import { fingerprint } from '../secrets/fingerprint.js';
+import type { PasswordState } from '../secrets/state-file.js';
+import type { TokenSink } from '../secrets/token-sink.js';
+import { readActualState, stateFingerprint } from '../state/index.js';
+import { executePlan } from './execute-plan.js';
+import { protectMatcher } from './protect-matcher.js';
+import type { ServiceWriter } from './service-writer.js';
+
+export interface SyncInput {
+  readonly desired: DesiredState;
+  readonly service: ServiceWriter;
+  /** The state file; undefined when none is configured (passwords then set on create only). */
+  readonly passwordState?: PasswordState;
+  readonly rotatePasswords?: boolean;
+  /** `--prune`: prune both kinds whatever the file says. */
+  readonly pruneAll?: boolean;
+  readonly maxDeletes: number;
+  readonly allowEmptyPrune?: boolean;
+  readonly dryRun: boolean;
+  readonly tokenSink?: TokenSink;
+  /** Called for each result as it is known (logs, metrics). */
+  readonly onResult?: (result: ChangeResult) => void;
+}
+
+export interface SyncOutcome {
+  readonly actual: ActualState;
+  /** Hash of the listing the plan was computed from (saved plans compare it). */
+  readonly actualFingerprint: string;
+  readonly plan: Plan;
+  readonly policy: PlanPolicy;
+  /** Set when a safety guard refused the plan; nothing was applied. */
+  readonly refusal?: SafetyError;
+  /** Present when the plan was applied. */
+  readonly results?: readonly ChangeResult[];
+  readonly tokensWritten: number;
+}
+
+/**
+ * One reconcile: list, plan, guard, and (unless a dry-run) apply. A dry-run is simply this
+ * without the last step: the plan shown is the plan that would be applied.
+ */
+export async function runSync(input: SyncInput): Promise<SyncOutcome> {
+  const { state: actual, tokens } = await readActualState(input.service);
+  const policy = planPolicy(input);
+  const fingerprints = passwordFingerprints(input.desired, input.passwordState);
+  const plan = makePlan(input.desired, actual, policy, fingerprints);
+  const actualFingerprint = stateFingerprint(actual);
+  const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
+  if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+
+  const { results, tokensWritten } = await executePlan({
+    plan,
+    desired: input.desired,
+    actual,
+    tokens,
+    policy,
+    service: input.service,
+    passwordState: input.passwordState,
+    tokenSink: input.tokenSink,
+    onResult: input.onResult,
+  });
+  return { actual, actualFingerprint, plan, policy, results, tokensWritten };
+}
+
+export function planPolicy(input: Pick<SyncInput, 'desired' | 'passwordState' | 'rotatePasswords' | 'pruneAll'>): PlanPolicy {
+  const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
+  const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
+  return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode } };
+}
+
+export function passwordFingerprints(desired: DesiredState, state: PasswordState | undefined): PasswordFingerprints {
+  if (!state) return { desired: new Map(), applied: new Map() };
+  const wanted = new Map<string, string>();
+  for (const u of desired.sshUsers) if (u.password) wanted.set(u.username, fingerprint(state.key, u.password));
+  return { desired: wanted, applied: state.applied };
+}

@@ -1,0 +1,54 @@
+import { appendFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { AmsyncError } from '../errors.js';
+import { renderMarkdown, toJsonDocument, type Report } from '../plan/index.js';
+import { writeFileAtomic } from '../secrets/atomic-write.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface PublishOptions {
+  readonly env: Env;
+  /** `--report FILE`. */
+  readonly reportFile?: string;
+  readonly now: Date;
+  /** Why nothing was applied, when a guard refused: the report says so. */
+  readonly refusal?: AmsyncError;
+}
+
+/**
+ * Where a report goes besides stdout, the same for `plan`, `sync` and `apply`: the Markdown
+ * summary appended to GITHUB_STEP_SUMMARY (GitHub Actions shows it on the run's page) and
+ * the `--report` file. Both are built by the redacting renderers, so neither holds a secret.
+ */
+export async function publishReport(report: Report, options: PublishOptions): Promise<void> {
+  await appendStepSummary(options.env, renderMarkdown(report));
+  if (options.reportFile !== undefined) {
+    const refusal = options.refusal ? { code: options.refusal.code, message: options.refusal.message } : undefined;
+    await writeReportFile(options.reportFile, reportDocument(report, options.now, refusal));
+  }
+}
+
+/** The --json document with a timestamp after its version, and why it was refused, if it was. */
+export function reportDocument(report: Report, now: Date, refusal?: Record<string, unknown>): Record<string, unknown> {
+  const { formatVersion, ...rest } = toJsonDocument(report);
+  return { formatVersion, timestamp: now.toISOString(), ...rest, ...(refusal ? { refusal } : {}) };
+}
+
+/** Appends to GITHUB_STEP_SUMMARY when it is set (GitHub Actions); does nothing elsewhere. */
+export async function appendStepSummary(env: Env, markdown: string): Promise<void> {
+  if (!env.GITHUB_STEP_SUMMARY) return;
+  try {
+    await appendFile(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+  } catch (error) {
+    throw new AmsyncError('step_summary_unwritable', `cannot append to GITHUB_STEP_SUMMARY: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+  }
+}
+
+/** The `--report` file: the JSON document of --json plus a timestamp; 0600, written atomically. */
+export async function writeReportFile(path: string, doc: Record<string, unknown>): Promise<void> {
+  try {
+    await writeFileAtomic(resolve(path), `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+  } catch (error) {
+    throw new AmsyncError('report_unwritable', `cannot write the report ${path}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+  }
+}

@@ -1,0 +1,15 @@
+/** The sidecar daemon (DESIGN.md §2, issue 6). Everything the CLI and tests use is exported here. */
+export { startDaemon, type DaemonDeps, type DaemonOptions, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from './daemon.js';
+export { DaemonError, type DaemonErrorCode } from './daemon-error.js';
+export type { DaemonMode, LoadedInput } from './reconciler.js';
+export { readiness, defaultReadiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
+export { retryDelay, defaultBackoff, type BackoffOptions } from './backoff.js';
+export { parseListen, listenUrl, type ListenAddress } from './listen-address.js';
+export { checkSchedule, cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';
+export { watchFiles, type FileWatch, type FileWatchFactory, type FileWatchOptions } from './file-watch.js';
+export { contentHash } from './content-hash.js';
+export { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
+export { Debouncer } from './debouncer.js';
+export { summariseSync, type RunSummary } from './run-summary.js';
+export type { SignalSource, DaemonSignal } from './signals.js';
+export { systemDaemonTimers, type DaemonTimers } from './timers.js';

@@ -1,0 +1,51 @@
+import type { RunOutcome } from '../obs/metrics.js';
+
+/** What the daemon knows about itself; /readyz and the metrics read it. */
+export interface DaemonStatus {
+  /** Wall-clock epoch ms of the end of the last successful run; undefined before one. */
+  readonly lastSuccessAt: number | undefined;
+  readonly lastOutcome: RunOutcome | undefined;
+  /** One line, redacted, of why the last run failed. */
+  readonly lastError: string | undefined;
+  /** Failed runs (partial, refused, failure) since the last success. */
+  readonly consecutiveFailures: number;
+  /** The desired-state file and the settings loaded without error last time. */
+  readonly configValid: boolean;
+  readonly running: boolean;
+  readonly stopping: boolean;
+  readonly mode: 'apply' | 'observe';
+}
+
+export interface ReadinessOptions {
+  /**
+   * Failed runs in a row after which the daemon reports not ready: one failure is a blip the
+   * retry usually fixes; several mean the service stays out of reach. @default 3
+   */
+  readonly failureThreshold: number;
+}
+
+export const defaultReadiness: ReadinessOptions = { failureThreshold: 3 };
+
+export interface Readiness {
+  readonly ready: boolean;
+  /** For people reading /readyz. */
+  readonly reason: string;
+}
+
+/**
+ * Ready once a run has succeeded and failures have not persisted. An invalid file does not
+ * make the daemon unready by itself: the service stays in the last good state, and a typo in
+ * a ConfigMap must not pull every pod out of its Service (amsync_config_valid alerts on it).
+ * Pure.
+ */
+export function readiness(status: DaemonStatus, options: ReadinessOptions): Readiness {
+  if (status.stopping) return { ready: false, reason: 'shutting down' };
+  if (status.consecutiveFailures >= options.failureThreshold) {
+    return { ready: false, reason: `the last ${status.consecutiveFailures} runs failed${status.lastError ? `: ${status.lastError}` : ''}` };
+  }
+  if (status.lastSuccessAt === undefined) {
+    if (!status.configValid) return { ready: false, reason: 'the desired-state file is invalid and no good version has been synced yet' };
+    return { ready: false, reason: status.lastError ? `no successful sync yet: ${status.lastError}` : 'no successful sync yet' };
+  }
+  return { ready: true, reason: status.configValid ? 'ok' : 'ok (the desired-state file is invalid: the last good version is kept)' };
+}

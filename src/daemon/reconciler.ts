@@ -1,0 +1,235 @@
+import type { SyncOutcome } from '../apply/run-sync.js';
+import type { DesiredState, Diagnostic } from '../model/index.js';
+import type { Logger } from '../obs/logger.js';
+import type { DaemonMetrics, RunOutcome } from '../obs/metrics.js';
+import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
+import type { DaemonStatus } from './readiness.js';
+import { summariseSync, type RunSummary } from './run-summary.js';
+import type { RunVerdict, TriggerReason } from './sync-loop.js';
+import type { DaemonTimers } from './timers.js';
+
+export type DaemonMode = 'apply' | 'observe';
+
+export interface LoadedInput {
+  readonly desired: DesiredState;
+  /** Files whose change should trigger a run: the desired file and the secret files it reads. */
+  readonly watchFiles: readonly string[];
+  /** Findings that do not stop the load (a literal password...): logged once per version of the file. */
+  readonly warnings?: readonly Diagnostic[];
+  /** Identifies the version of the file, so its warnings are not logged at every run. */
+  readonly fileHash?: string;
+}
+
+export interface ReconcilerDeps {
+  /** Throws InvalidInputError for a bad file, an unset env secret, an unreadable secret file. */
+  loadDesired(): Promise<LoadedInput>;
+  /** One reconcile; `dryRun` plans only. */
+  sync(desired: DesiredState, options: { dryRun: boolean }): Promise<SyncOutcome>;
+  /** Re-reads the settings (SIGHUP). Throws InvalidInputError for a bad settings file. */
+  reloadSettings?(): Promise<void>;
+  readonly logger: Logger;
+  readonly metrics: DaemonMetrics;
+  readonly timers: DaemonTimers;
+  mode(): DaemonMode;
+  /** The file set to watch changed (a secret file is now referenced, or no longer). */
+  onWatchFiles(files: readonly string[]): void;
+}
+
+/** At most this many diagnostics per load reach the log: a file pasted in the wrong place must not flood it. */
+const maxLoggedDiagnostics = 50;
+/** At most this many items are named in one drift line. */
+const maxLoggedChanges = 25;
+
+/**
+ * One run, and what the daemon remembers between runs: the last good desired state, the
+ * config validity, successes and failures. Every failure is caught here and becomes an
+ * outcome: nothing a run meets (a bad file, the service down, a 401) reaches the caller.
+ */
+export class Reconciler {
+  readonly #d: ReconcilerDeps;
+  readonly #log: Logger;
+  #lastGood: DesiredState | undefined;
+  #desiredValid = true;
+  #settingsValid = true;
+  #lastSuccessAt: number | undefined;
+  #lastOutcome: RunOutcome | undefined;
+  #lastError: string | undefined;
+  #failures = 0;
+  #running = false;
+  #warnedFor: string | undefined;
+
+  constructor(deps: ReconcilerDeps) {
+    this.#d = deps;
+    this.#log = deps.logger;
+  }
+
+  /** Without `stopping` and `mode`, which the daemon adds. */
+  status(): Omit<DaemonStatus, 'stopping' | 'mode'> {
+    return {
+      lastSuccessAt: this.#lastSuccessAt,
+      lastOutcome: this.#lastOutcome,
+      lastError: this.#lastError,
+      consecutiveFailures: this.#failures,
+      configValid: this.#desiredValid && this.#settingsValid,
+      running: this.#running,
+    };
+  }
+
+  async run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
+    const { metrics, timers } = this.#d;
+    const started = timers.now();
+    this.#running = true;
+    metrics.setRunning(true);
+    let outcome: RunOutcome = 'failure';
+    try {
+      if (reasons.includes('reload')) await this.#reloadSettings();
+      await this.#loadInput();
+      metrics.setConfigValid(this.#desiredValid && this.#settingsValid);
+      outcome = await this.#syncLastGood(reasons);
+    } catch (error) {
+      // #loadInput and #syncLastGood catch what they expect; this is a bug somewhere below.
+      this.#log.error({ err: errorForLog(error) }, 'sync run failed unexpectedly');
+      this.#lastError = errorCode(error);
+      outcome = 'failure';
+    } finally {
+      this.#running = false;
+      metrics.setRunning(false);
+    }
+    this.#finish(outcome, started);
+    return { retry: outcome === 'failure' || outcome === 'partial' };
+  }
+
+  /**
+   * Loads the file without syncing: while the file is invalid the daemon polls this, cheaply
+   * and offline, so that a fix the watcher cannot see (a secret file created in a directory
+   * nobody watched yet) is still found. True when the file now loads.
+   */
+  async probeInput(): Promise<boolean> {
+    try {
+      await this.#d.loadDesired();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  get inputValid(): boolean {
+    return this.#desiredValid;
+  }
+
+  async #reloadSettings(): Promise<void> {
+    if (!this.#d.reloadSettings) return;
+    try {
+      await this.#d.reloadSettings();
+      if (!this.#settingsValid) this.#log.info('settings are valid again');
+      this.#settingsValid = true;
+      this.#log.info('settings reloaded');
+    } catch (error) {
+      this.#settingsValid = false;
+      if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'settings are invalid; keeping the previous settings');
+      else this.#log.error({ err: errorForLog(error) }, 'could not reload the settings; keeping the previous settings');
+    }
+  }
+
+  async #loadInput(): Promise<void> {
+    try {
+      const loaded = await this.#d.loadDesired();
+      if (!this.#desiredValid) this.#log.info('the desired-state file is valid again');
+      if (loaded.warnings && loaded.warnings.length > 0 && (loaded.fileHash === undefined || loaded.fileHash !== this.#warnedFor)) {
+        this.#warnedFor = loaded.fileHash;
+        for (const d of loaded.warnings.slice(0, maxLoggedDiagnostics)) this.#log.warn(diagnosticFields(d), formatDiagnostic(d));
+      }
+      this.#lastGood = loaded.desired;
+      this.#desiredValid = true;
+      this.#d.onWatchFiles(loaded.watchFiles);
+    } catch (error) {
+      this.#desiredValid = false;
+      const keeping = this.#lastGood ? 'keeping the last good version; nothing is applied until it is fixed' : 'no good version yet: nothing is synced until it is fixed';
+      if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, `the desired-state file is invalid; ${keeping}`);
+      else this.#log.error({ err: errorForLog(error) }, `could not load the desired-state file; ${keeping}`);
+    }
+  }
+
+  async #syncLastGood(reasons: readonly TriggerReason[]): Promise<RunOutcome> {
+    const desired = this.#lastGood;
+    if (!desired) return 'invalid_input';
+    const mode = this.#d.mode();
+    const inputValid = this.#desiredValid;
+    // An invalid file still lets the daemon look: the last good version is planned, so drift
+    // stays visible in logs and metrics, but nothing is applied from a state the user is
+    // in the middle of changing.
+    const dryRun = mode === 'observe' || !inputValid;
+    this.#log.info({ reasons, mode, dryRun }, 'sync started');
+    let sync: SyncOutcome;
+    try {
+      sync = await this.#d.sync(desired, { dryRun });
+    } catch (error) {
+      this.#lastError = errorCode(error);
+      this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
+      return 'failure';
+    }
+    const summary = summariseSync(sync, { inputValid, mode });
+    this.#record(sync, summary, dryRun);
+    return summary.outcome;
+  }
+
+  #record(sync: SyncOutcome, summary: RunSummary, dryRun: boolean): void {
+    const { metrics } = this.#d;
+    metrics.setDrift('sshUser', summary.drift.sshUser);
+    metrics.setDrift('apikey', summary.drift.apikey);
+    metrics.setUnmanaged('sshUser', summary.unmanaged.sshUser);
+    metrics.setUnmanaged('apikey', summary.unmanaged.apikey);
+    for (const r of sync.results ?? []) {
+      metrics.recordChange(r.kind, r.action, r.status);
+      const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}) };
+      if (r.status === 'failed') this.#log.warn(line, 'change failed');
+      else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
+    }
+    for (const p of sync.plan.problems) this.#log.warn({ kind: p.kind, key: p.key, code: p.code }, p.message);
+    const counts = { ...summary.planned, unmanaged: summary.unmanaged.sshUser + summary.unmanaged.apikey, applied: summary.applied, failed: summary.failed };
+    const changes = sync.plan.changes.length;
+    if (sync.refusal) {
+      this.#lastError = sync.refusal.code;
+      this.#log.error({ code: sync.refusal.code, ...counts }, `${dryRun ? 'the plan would be refused' : 'refused'}: ${sync.refusal.message}`);
+    } else if (dryRun && changes > 0) {
+      const named = sync.plan.changes.slice(0, maxLoggedChanges).map((c) => `${c.action} ${c.kind} ${c.key}`);
+      const why = summary.outcome === 'invalid_input' ? 'the desired-state file is invalid' : 'observe mode';
+      this.#log.warn({ ...counts, changes: named, more: Math.max(0, changes - named.length) }, `drift detected; not corrected (${why})`);
+    }
+    if (summary.failed > 0 || summary.skipped > 0) this.#lastError = 'changes_failed';
+    else if (summary.problems > 0 && summary.outcome === 'partial') this.#lastError = 'plan_problems';
+    this.#log.info({ outcome: summary.outcome, ...counts, tokensWritten: sync.tokensWritten }, 'sync finished');
+  }
+
+  #finish(outcome: RunOutcome, started: number): void {
+    const { metrics, timers } = this.#d;
+    const seconds = Math.max(0, timers.now() - started) / 1000;
+    this.#lastOutcome = outcome;
+    if (outcome === 'success') {
+      this.#failures = 0;
+      this.#lastError = undefined;
+      this.#lastSuccessAt = timers.wallNow();
+      metrics.setLastSuccess(this.#lastSuccessAt);
+    } else if (outcome !== 'invalid_input') {
+      this.#failures += 1;
+    }
+    metrics.setConsecutiveFailures(this.#failures);
+    metrics.recordRun(outcome, seconds);
+  }
+
+  #logDiagnostics(message: string, diagnostics: readonly Diagnostic[], summary: string): void {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    this.#log.error({ errors: errors.length }, `${summary}: ${message}`);
+    for (const d of diagnostics.slice(0, maxLoggedDiagnostics)) {
+      if (d.severity === 'error') this.#log.error(diagnosticFields(d), formatDiagnostic(d));
+      else this.#log.warn(diagnosticFields(d), formatDiagnostic(d));
+    }
+    if (diagnostics.length > maxLoggedDiagnostics) this.#log.error(`... and ${diagnostics.length - maxLoggedDiagnostics} more`);
+  }
+}
+
+/** A diagnostic's fields for a log line: code and position, so log queries can filter on them. */
+function diagnosticFields(d: Diagnostic): Record<string, unknown> {
+  const where = d.position ? { file: d.position.file, line: d.position.line, col: d.position.col } : {};
+  return { code: d.code, ...where, ...(d.path ? { path: d.path } : {}) };
+}

@@ -1,0 +1,299 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * amsync's Prometheus metrics: one Registry per process part that wants one (never
+ * prom-client's global registry, so tests and an embedding program cannot collide), and
+ * plain helpers that the client's events and the daemon feed.
+ *
+ * Labels carry only closed sets (kind, action, outcome, method, status, reason) and the
+ * client's route templates: never a username, apikey name, id, token or password. Every
+ * helper normalises its label values, so a caller cannot widen them by mistake.
+ */
+
+export type MetricKind = 'sshUser' | 'apikey';
+export type MetricAction = 'create' | 'update' | 'delete';
+/** How one change ended (ChangeResult.status). */
+export type ChangeOutcome = 'applied' | 'failed' | 'skipped';
+/**
+ * How one daemon run ended: `success` (converged, or planned in observe mode), `partial`
+ * (some changes failed), `refused` (a safety guard), `failure` (the service or network),
+ * `invalid_input` (the file is invalid: only the last good state was planned, nothing applied).
+ */
+export type RunOutcome = 'success' | 'partial' | 'refused' | 'failure' | 'invalid_input';
+
+export const runOutcomes: readonly RunOutcome[] = ['success', 'partial', 'refused', 'failure', 'invalid_input'];
+export const metricKinds: readonly MetricKind[] = ['sshUser', 'apikey'];
+
+export interface ApiRequestSample {
+  readonly method: string;
+  /** Route template from the client (`/api/sshusers/{id}`). */
+  readonly route: string;
+  /** HTTP status; undefined when no answer came (then `error` names why). */
+  readonly status: number | undefined;
+  /** `timeout`, `network`, an errno code... when no answer came. */
+  readonly error?: string | undefined;
+  readonly durationMs?: number;
+}
+
+export interface ApiRetrySample {
+  readonly method: string;
+  readonly route: string;
+  /** The error code the failed attempt would have ended with (`unavailable`, `timeout`...). */
+  readonly reason: string;
+}
+
+export interface ApiThrottleSample {
+  readonly method: string;
+  readonly route: string;
+  /** 503 or 429. */
+  readonly status: number;
+}
+
+export interface MetricsOptions {
+  /** amsync's version, for `amsync_build_info`. */
+  readonly version: string;
+  /** @default process.version */
+  readonly nodeVersion?: string;
+  /** Add prom-client's process_* and nodejs_* metrics (CPU, memory, event loop). @default false */
+  readonly processMetrics?: boolean;
+}
+
+/** What the daemon records; a subset so tests can pass a fake. */
+export interface DaemonMetrics {
+  recordRun(outcome: RunOutcome, durationSeconds: number): void;
+  recordChange(kind: MetricKind, action: MetricAction, outcome: ChangeOutcome): void;
+  /** Changes planned at the start of the last run that reached the service, by kind. */
+  setDrift(kind: MetricKind, items: number): void;
+  setUnmanaged(kind: MetricKind, items: number): void;
+  setConfigValid(valid: boolean): void;
+  /** Wall-clock epoch milliseconds. */
+  setLastSuccess(epochMs: number): void;
+  setRunning(running: boolean): void;
+  setConsecutiveFailures(count: number): void;
+  setReady(ready: boolean): void;
+}
+
+/** What the service client's events feed. */
+export interface ClientMetrics {
+  observeApiRequest(sample: ApiRequestSample): void;
+  observeRetry(sample: ApiRetrySample): void;
+  observeThrottle(sample: ApiThrottleSample): void;
+  /** The adaptive limiter's current rate, requests per second. */
+  setLimiterRate(rate: number): void;
+}
+
+export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics {
+  readonly registry: Registry;
+  /** The exposition text and its content type, for GET /metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createMetrics(options: MetricsOptions): AmsyncMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const buildInfo = new Gauge({
+    name: 'amsync_build_info',
+    help: 'Always 1; the labels say which amsync and which Node.js run.',
+    labelNames: ['version', 'node_version'] as const,
+    registers,
+  });
+  buildInfo.set({ version: cleanFree(options.version), node_version: cleanFree(options.nodeVersion ?? process.version) }, 1);
+
+  const runs = new Counter({
+    name: 'amsync_sync_runs_total',
+    help: 'Sync runs by outcome: success, partial (some changes failed), refused (safety guard), failure (service or network), invalid_input.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'amsync_sync_duration_seconds',
+    help: 'Duration of sync runs (load, list, plan and apply), by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers,
+  });
+  const changes = new Counter({
+    name: 'amsync_changes_total',
+    help: 'Changes the daemon applied, by kind, action and outcome (applied, failed, skipped).',
+    labelNames: ['kind', 'action', 'outcome'] as const,
+    registers,
+  });
+  const drift = new Gauge({
+    name: 'amsync_drifted_items',
+    help: 'Items that differed from the desired state at the start of the last run that reached the service, by kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const unmanaged = new Gauge({
+    name: 'amsync_unmanaged_items',
+    help: 'Remote items neither declared nor pruned, as of the last run that reached the service, by kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const configValid = new Gauge({
+    name: 'amsync_config_valid',
+    help: '1 when the desired-state file (and settings) last loaded without error, else 0.',
+    registers,
+  });
+  const lastSuccess = new Gauge({
+    name: 'amsync_last_successful_sync_timestamp_seconds',
+    help: 'Unix time of the end of the last successful sync run; 0 before the first.',
+    registers,
+  });
+  const running = new Gauge({ name: 'amsync_sync_in_progress', help: '1 while a sync run is in progress.', registers });
+  const failures = new Gauge({
+    name: 'amsync_consecutive_failed_runs',
+    help: 'Failed runs (partial, refused, failure) since the last successful one.',
+    registers,
+  });
+  const ready = new Gauge({ name: 'amsync_ready', help: 'What /readyz answers: 1 ready, 0 not.', registers });
+  const requests = new Counter({
+    name: 'amsync_api_requests_total',
+    help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'amsync_api_request_duration_seconds',
+    help: 'Duration of attempts of requests to the service, by method and route template.',
+    labelNames: ['method', 'route'] as const,
+    // Fewer buckets than the run histogram: this one is multiplied by every method and route.
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
+    registers,
+  });
+  const retries = new Counter({
+    name: 'amsync_api_retries_total',
+    help: 'Failed attempts that were repeated, by method, route template and reason.',
+    labelNames: ['method', 'route', 'reason'] as const,
+    registers,
+  });
+  const throttles = new Counter({
+    name: 'amsync_api_throttled_total',
+    help: 'Answers that pushed back (503, 429) and slowed the rate limiter, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const limiterRate = new Gauge({
+    name: 'amsync_rate_limiter_rate',
+    help: "The adaptive rate limiter's current rate, requests per second.",
+    registers,
+  });
+
+  // Series that exist from the start read as 0 instead of being absent: alerts on
+  // `amsync_config_valid == 0` or on a rate of failures work from the first scrape.
+  configValid.set(1);
+  lastSuccess.set(0);
+  running.set(0);
+  failures.set(0);
+  ready.set(0);
+  for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
+  for (const kind of metricKinds) {
+    drift.set({ kind }, 0);
+    unmanaged.set({ kind }, 0);
+  }
+
+  const routes = new RouteLabels();
+  return {
+    registry,
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    recordRun(outcome, seconds) {
+      const o = oneOf(outcome, runOutcomes, 'failure');
+      runs.inc({ outcome: o });
+      duration.observe({ outcome: o }, Math.max(0, seconds));
+    },
+    recordChange(kind, action, outcome) {
+      changes.inc({ kind: oneOf(kind, metricKinds, 'other'), action: oneOf(action, actions, 'other'), outcome: oneOf(outcome, changeOutcomes, 'other') });
+    },
+    setDrift: (kind, items) => drift.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
+    setUnmanaged: (kind, items) => unmanaged.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
+    setConfigValid: (valid) => configValid.set(valid ? 1 : 0),
+    setLastSuccess: (epochMs) => lastSuccess.set(epochMs / 1000),
+    setRunning: (on) => running.set(on ? 1 : 0),
+    setConsecutiveFailures: (count) => failures.set(count),
+    setReady: (on) => ready.set(on ? 1 : 0),
+    observeApiRequest(sample) {
+      const method = methodLabel(sample.method);
+      const route = routes.label(sample.route);
+      requests.inc({ method, route, status: statusLabel(sample.status, sample.error) });
+      if (sample.durationMs !== undefined && Number.isFinite(sample.durationMs)) {
+        requestDuration.observe({ method, route }, Math.max(0, sample.durationMs) / 1000);
+      }
+    },
+    observeRetry(sample) {
+      retries.inc({ method: methodLabel(sample.method), route: routes.label(sample.route), reason: codeLabel(sample.reason) });
+    },
+    observeThrottle(sample) {
+      throttles.inc({ method: methodLabel(sample.method), route: routes.label(sample.route), status: statusLabel(sample.status, undefined) });
+    },
+    setLimiterRate(rate) {
+      if (Number.isFinite(rate) && rate >= 0) limiterRate.set(rate);
+    },
+  };
+}
+
+const actions: readonly MetricAction[] = ['create', 'update', 'delete'];
+const changeOutcomes: readonly ChangeOutcome[] = ['applied', 'failed', 'skipped'];
+const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], fallback: string): string {
+  return (allowed as readonly string[]).includes(value) ? value : fallback;
+}
+
+function methodLabel(method: string): string {
+  const m = String(method).toUpperCase();
+  return methods.has(m) ? m : 'OTHER';
+}
+
+/** `200`, `503`; without an answer the failure's code (`timeout`, `network`, `econnreset`). */
+function statusLabel(status: number | undefined, error: string | undefined): string {
+  if (status !== undefined && Number.isInteger(status) && status >= 100 && status <= 599) return String(status);
+  return error === undefined ? 'none' : codeLabel(error);
+}
+
+/** Error codes are identifiers; anything else (a message, a path) becomes `other`. */
+function codeLabel(code: string): string {
+  const c = String(code).toLowerCase();
+  return /^[a-z][a-z0-9_]{0,31}$/.test(c) ? c : 'other';
+}
+
+/** Free text from our own build (version strings): printable, bounded. */
+function cleanFree(text: string): string {
+  return text.replace(/[^\w.+-]/g, '_').slice(0, 64);
+}
+
+const staticSegments = new Set(['api', '3rdparty', 'sshusers', 'apikeys', 'roles']);
+
+/**
+ * Route labels stay templates. The client passes `/api/sshusers/{id}`; should a concrete
+ * path ever arrive, every segment that is not one of the API's words (api-spec.md) becomes a
+ * placeholder, and past a bound on distinct routes everything is `other`: no label can carry
+ * an item's name or id, and the number of series stays bounded.
+ */
+class RouteLabels {
+  static readonly maxRoutes = 32;
+  readonly #seen = new Set<string>();
+
+  label(route: string): string {
+    const path = String(route).split(/[?#]/, 1)[0] ?? '';
+    if (!path.startsWith('/')) return 'other';
+    const segments = path
+      .split('/')
+      .slice(1)
+      .map((segment, index) => {
+        if (/^\{[A-Za-z]\w{0,31}\}$/.test(segment)) return segment;
+        if (/^\d+$/.test(segment)) return '{id}';
+        // Only the API's own words stay verbatim: an item's name is never one of them.
+        if (index < 3 && staticSegments.has(segment)) return segment;
+        return '{param}';
+      });
+    const label = `/${segments.slice(0, 5).join('/')}`;
+    if (this.#seen.has(label)) return label;
+    if (this.#seen.size >= RouteLabels.maxRoutes) return 'other';
+    this.#seen.add(label);
+    return label;
+  }
+}

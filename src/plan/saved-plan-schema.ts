@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { InvalidInputError } from '../errors.js';
+import type { Diagnostic } from '../model/index.js';
+import { SENSITIVE } from '../model/index.js';
+import { savedPlanFormatVersion, savedPlanKind, type SavedPlan } from './saved-plan.js';
+
+/**
+ * The plan file as `amsync apply` accepts it. Strict: a field it does not know is an error,
+ * since applying "exactly the reviewed plan" must not quietly ignore part of it. Field values
+ * are typed per field, and a password is only ever `(sensitive)`: the value comes from the
+ * desired file at apply time, never from the plan.
+ */
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected 64 lowercase hex digits (sha256)' });
+const positiveId = z.int().positive();
+const kind = z.enum(['sshUser', 'apikey']);
+const action = z.enum(['create', 'update', 'delete']);
+
+const change = <T extends z.ZodType>(value: T) => z.strictObject({ before: value.nullable(), after: value.nullable() });
+const text = change(z.string());
+const sensitive = change(z.literal(SENSITIVE));
+const roleIds = z.array(positiveId);
+
+const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional() };
+const changeSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('sshUser'), ...changeBase, fields: z.strictObject({ username: text.optional(), level: text.optional(), password: sensitive.optional() }) }),
+    z.strictObject({
+      kind: z.literal('apikey'),
+      ...changeBase,
+      fields: z.strictObject({ name: text.optional(), superuser: change(z.boolean()).optional(), roles: change(roleIds).optional() }),
+    }),
+  ])
+  .superRefine((c, ctx) => {
+    if ((c.action === 'create') !== (c.id === null)) ctx.addIssue({ code: 'custom', path: ['id'], message: c.action === 'create' ? 'a create has id null' : `an ${c.action} needs the remote id` });
+    for (const [name, f] of Object.entries(c.fields as Record<string, { before: unknown; after: unknown }>)) {
+      const ok = c.action === 'create' ? f.before === null && f.after !== null : c.action === 'delete' ? f.after === null : f.before !== null && f.after !== null;
+      if (!ok) ctx.addIssue({ code: 'custom', path: ['fields', name], message: `before/after do not fit a ${c.action}` });
+    }
+  });
+
+const itemRef = z.strictObject({ kind, key: z.string(), id: positiveId });
+const problem = z.strictObject({
+  kind,
+  key: z.string(),
+  code: z.enum(['ambiguous', 'missing_password', 'id_not_found', 'identity_conflict']),
+  message: z.string(),
+  source: z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() }).optional(),
+});
+
+const planSchema = z.strictObject({
+  summary: z
+    .strictObject({ create: z.int().min(0), update: z.int().min(0), delete: z.int().min(0), unchanged: z.int().min(0), unmanaged: z.int().min(0) })
+    .optional(),
+  changes: z.array(changeSchema),
+  unchanged: z.int().min(0),
+  unmanaged: z.array(itemRef),
+  protected: z.array(itemRef),
+  problems: z.array(problem),
+  notes: z.array(z.string()),
+});
+
+const passwordReference = z.union([
+  z.strictObject({ username: z.string().min(1), env: z.string().min(1) }),
+  z.strictObject({ username: z.string().min(1), file: z.string().min(1) }),
+  z.strictObject({ username: z.string().min(1), literal: z.literal(true) }),
+]);
+
+export const savedPlanSchema = z.strictObject({
+  formatVersion: z.literal(savedPlanFormatVersion),
+  kind: z.literal(savedPlanKind),
+  amsyncVersion: z.string().min(1),
+  createdAt: z.iso.datetime(),
+  desiredFile: z.string().min(1),
+  desiredFileHash: hex64,
+  serviceUrl: z.url({ protocol: /^https?$/ }),
+  settings: z.strictObject({
+    prune: z.strictObject({ sshUsers: z.boolean(), apikeys: z.boolean() }),
+    rotatePasswords: z.boolean(),
+    passwordMode: z.enum(['state', 'create-only', 'rotate']),
+    allowEmptyPrune: z.boolean(),
+    maxDeletes: z.int().min(0),
+  }),
+  actualFingerprint: hex64,
+  plan: planSchema,
+  passwords: z.array(passwordReference),
+  actual: z.strictObject({
+    sshUsers: z.array(z.strictObject({ id: positiveId, username: z.string(), level: z.string() })),
+    apikeys: z.array(z.strictObject({ id: positiveId, name: z.string(), superuser: z.boolean(), roles: roleIds })),
+  }),
+});
+
+/** At most this many schema findings are listed; the first ones say what is wrong. */
+const maxListed = 20;
+
+/**
+ * Plan file text -> SavedPlan, or InvalidInputError (exit 65) that says plainly whether the
+ * file is not JSON, not an amsync plan at all, of another format version, or a damaged plan.
+ */
+export function parseSavedPlan(text: string, shownPath: string): SavedPlan {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // Not the parser's message: it quotes the text, and a mistaken argument may be a secret file.
+    throw invalid('plan_invalid', `${shownPath} is not an amsync plan file: it is not JSON; make one with \`amsync plan --out FILE\``, []);
+  }
+  const doc = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  if (doc?.kind !== savedPlanKind) {
+    throw invalid('plan_foreign', `${shownPath} is not an amsync plan file (it has no "kind": "${savedPlanKind}"); make one with \`amsync plan --out FILE\``, []);
+  }
+  if (doc.formatVersion !== savedPlanFormatVersion) {
+    throw invalid(
+      'plan_version',
+      `${shownPath} is an amsync plan of format ${JSON.stringify(doc.formatVersion)}; this amsync reads format ${savedPlanFormatVersion}: plan again with this version`,
+      [],
+    );
+  }
+  const parsed = savedPlanSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const diagnostics: Diagnostic[] = issues.slice(0, maxListed).map((issue) => ({
+      severity: 'error',
+      code: 'plan_invalid',
+      message: issue.message,
+      path: formatPath(issue.path),
+    }));
+    const more = issues.length > maxListed ? ` (the first ${maxListed} of ${issues.length} are listed)` : '';
+    throw invalid('plan_invalid', `${shownPath} is a damaged or edited amsync plan: ${issues.length} problem${issues.length === 1 ? '' : 's'}${more}; plan again`, diagnostics);
+  }
+  // The summary is for people reading the file; the changes are what counts.
+  const { summary: _summary, ...plan } = parsed.data.plan;
+  return { ...parsed.data, plan } as SavedPlan;
+}
+
+function invalid(code: string, message: string, diagnostics: Diagnostic[]): InvalidInputError {
+  return new InvalidInputError(message, diagnostics, code);
+}
+
+/** `plan.changes[3].fields.roles`, as the desired-file diagnostics write paths. */
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out === '' ? String(p) : `${out}.${String(p)}`), '');
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { AdaptiveLimiter, LimiterClosedError } from '../../../src/api/adaptive-limiter.js';
+import type { DispatchStamp } from '../../../src/api/rate-controller.js';
+import { flush, VirtualTimers } from './limiter-simulator.js';
+
+/** Schedules `count` tasks that record when they start and take `holdMs` of virtual time. */
+function load(limiter: AdaptiveLimiter, timers: VirtualTimers, count: number, holdMs = 0, priority = 0): { starts: number[]; done: Promise<unknown> } {
+  const starts: number[] = [];
+  const done = Promise.all(
+    Array.from({ length: count }, () =>
+      limiter.schedule(async (stamp: DispatchStamp) => {
+        starts.push(stamp.at);
+        if (holdMs > 0) await new Promise<void>((resolve) => timers.setTimeout(resolve, holdMs));
+      }, priority),
+    ),
+  );
+  return { starts, done };
+}
+
+describe('pacing: evenly spaced at the current rate, not in bursts', () => {
+  it('lets requests through every 1000/rate ms', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 10, timers });
+    const { starts, done } = load(limiter, timers, 5);
+    await timers.advance(1000);
+    await done;
+    expect(starts).toEqual([0, 100, 200, 300, 400]);
+  });
+
+  it('a rate change applies from the next slot', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 10, timers });
+    const { starts } = load(limiter, timers, 4);
+    await timers.advance(0);
+    // A throttle cuts the rate (by 0.85 when a ceiling is set): 10 -> 8.5 req/s.
+    limiter.throttle({ at: 0, rate: 10, paced: true });
+    await timers.advance(1000);
+    expect(starts[0]).toBe(0);
+    expect(starts[1]).toBe(100);
+    // Timers have millisecond resolution: the slot is at most 1 ms late.
+    expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(1000 / 8.5);
+    expect(starts[2]! - starts[1]!).toBeLessThan(1000 / 8.5 + 1);
+  });
+});
+
+describe('concurrency bounds the requests in flight', () => {
+  it('never has more than `concurrency` running', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 1000, concurrency: 2, timers });
+    let running = 0;
+    let peak = 0;
+    const all = Promise.all(
+      Array.from({ length: 6 }, () =>
+        limiter.schedule(async () => {
+          running += 1;
+          peak = Math.max(peak, running);
+          await new Promise<void>((resolve) => timers.setTimeout(resolve, 50));
+          running -= 1;
+        }),
+      ),
+    );
+    await timers.advance(10);
+    expect(limiter.inFlight).toBe(2);
+    expect(limiter.queued).toBe(4);
+    await timers.advance(500);
+    await all;
+    expect(peak).toBe(2);
+  });
+
+  it('checks concurrency loudly', () => {
+    expect(() => new AdaptiveLimiter({ concurrency: 0 })).toThrow('Expected `concurrency` to be an integer from 1 upwards, got 0');
+  });
+});
+
+describe('a Retry-After pauses the whole limiter', () => {
+  it('holds every queued request until the pause ends', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 100, timers });
+    const first = load(limiter, timers, 1);
+    await timers.advance(0);
+    const result = limiter.throttle({ at: 0, rate: 100, paced: false }, 2000);
+    expect(result).toMatchObject({ previousRate: 100, decreased: true, pauseMs: 2000 });
+    const others = load(limiter, timers, 3);
+    await timers.advance(1999);
+    expect(others.starts).toEqual([]);
+    await timers.advance(1000);
+    await Promise.all([first.done, others.done]);
+    expect(others.starts[0]).toBeGreaterThanOrEqual(2000);
+  });
+
+  it('a shorter pause never shortens a longer one', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 100, timers });
+    limiter.pause(3000);
+    limiter.pause(1000);
+    const { starts, done } = load(limiter, timers, 1);
+    await timers.advance(5000);
+    await done;
+    expect(starts[0]).toBe(3000);
+  });
+});
+
+describe('retries go first', () => {
+  it('a higher priority call is let through before those queued earlier', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 10, concurrency: 1, timers });
+    const order: string[] = [];
+    const run = (name: string, priority: number) =>
+      limiter.schedule(async () => {
+        order.push(name);
+      }, priority);
+    const all = Promise.all([run('a', 0), run('b', 0), run('c', 0), run('retry', 1)]);
+    await timers.advance(1000);
+    await all;
+    expect(order).toEqual(['a', 'retry', 'b', 'c']);
+  });
+});
+
+describe('closing', () => {
+  it('fails calls still waiting for a slot', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 1, timers });
+    const first = limiter.schedule(async () => 'sent');
+    const second = limiter.schedule(async () => 'sent');
+    await flush();
+    limiter.close();
+    await expect(first).resolves.toBe('sent');
+    await expect(second).rejects.toBeInstanceOf(LimiterClosedError);
+    await expect(limiter.schedule(async () => 'late')).rejects.toBeInstanceOf(LimiterClosedError);
+    expect(timers.pending).toBe(0);
+  });
+});
+
+describe('the rate adapts to the answers', () => {
+  it('rises on paced successes and falls on a throttle', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ timers });
+    expect(limiter.rate).toBe(10);
+    const stamps: DispatchStamp[] = [];
+    const all = Promise.all(Array.from({ length: 20 }, () => limiter.schedule(async (stamp) => void stamps.push(stamp))));
+    await timers.advance(3000);
+    await all;
+    for (const stamp of stamps) limiter.success(stamp);
+    expect(limiter.rate).toBeGreaterThan(20);
+    const before = limiter.rate;
+    limiter.throttle(stamps.at(-1)!);
+    expect(limiter.rate).toBeLessThan(before);
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { RateController, type DispatchStamp } from '../../../src/api/rate-controller.js';
+
+const paced = (at: number, rate: number): DispatchStamp => ({ at, rate, paced: true });
+
+/** Feeds `count` paced successes spread over `seconds`, starting at `from` ms. */
+function succeed(controller: RateController, from: number, seconds: number, count: number): number {
+  for (let i = 0; i < count; i += 1) {
+    const at = from + (i * seconds * 1000) / count;
+    controller.onSuccess(paced(at, controller.rate), at);
+  }
+  return from + seconds * 1000;
+}
+
+describe('start', () => {
+  it('starts at 10 requests/s by default', () => {
+    expect(new RateController().rate).toBe(10);
+  });
+
+  it('starts at the ceiling when one is given, and never exceeds it', () => {
+    const controller = new RateController({ ceiling: 50, initialRate: 10 });
+    expect(controller.rate).toBe(50);
+    succeed(controller, 0, 10, 500);
+    expect(controller.rate).toBe(50);
+  });
+
+  it('checks its options loudly', () => {
+    expect(() => new RateController({ initialRate: 0 })).toThrow('Expected `initialRate` to be a number above 0, got 0');
+    expect(() => new RateController({ ceiling: Number.NaN })).toThrow(/`rate`/);
+    expect(() => new RateController({ decreaseFactor: 1 })).toThrow(/decreaseFactor/);
+  });
+});
+
+describe('increase on success', () => {
+  it('slow start: doubles about every half second while the rate holds callers back', () => {
+    const controller = new RateController();
+    // At 10 req/s, half a second brings ~5 paced successes: 10 + 5 * 2 ln 2 ≈ 17, then faster.
+    let t = 0;
+    for (let i = 0; i < 40 && controller.rate < 100; i += 1) {
+      t = succeed(controller, t, 0.1, Math.max(1, Math.round(controller.rate / 10)));
+    }
+    expect(controller.rate).toBeGreaterThanOrEqual(100);
+    expect(t).toBeLessThanOrEqual(4000);
+  });
+
+  it('does not rise when the caller, not the rate, is the bottleneck', () => {
+    const controller = new RateController();
+    for (let i = 0; i < 100; i += 1) controller.onSuccess({ at: i * 1000, rate: 10, paced: false }, i * 1000);
+    expect(controller.rate).toBe(10);
+  });
+});
+
+describe('multiplicative decrease on 503/429', () => {
+  it('cuts the rate and estimates the limit just below the throttled rate', () => {
+    const controller = new RateController({ initialRate: 100 });
+    expect(controller.onThrottle(paced(1000, 100), 1000)).toBe(true);
+    expect(controller.rate).toBeCloseTo(70);
+    expect(controller.limitEstimate).toBeCloseTo(97);
+  });
+
+  it('lowers once per overload: throttles of requests sent before the cut do not cut again', () => {
+    const controller = new RateController({ initialRate: 100 });
+    controller.onThrottle(paced(1000, 100), 1000);
+    expect(controller.onThrottle(paced(999, 100), 1005)).toBe(false);
+    expect(controller.onThrottle(paced(1000, 100), 1006)).toBe(false);
+    expect(controller.rate).toBeCloseTo(70);
+    // A request sent after the cut that is still throttled: the overload persists.
+    expect(controller.onThrottle(paced(1010, 70), 1012)).toBe(true);
+    expect(controller.rate).toBeCloseTo(49);
+  });
+
+  it('never goes below the minimum rate', () => {
+    const controller = new RateController({ initialRate: 1, minRate: 0.5 });
+    for (let t = 0; t < 20; t += 1) controller.onThrottle(paced(t * 10, controller.rate), t * 10 + 1);
+    expect(controller.rate).toBe(0.5);
+  });
+
+  it('with a ceiling: a gentler cut, and the estimate stays at or below the ceiling', () => {
+    const controller = new RateController({ ceiling: 100 });
+    controller.onThrottle(paced(0, 100), 1);
+    expect(controller.rate).toBeCloseTo(85);
+    expect(controller.limitEstimate).toBeLessThanOrEqual(100);
+  });
+
+  it('measures the limit from the successes between two throttles (a token bucket empty at both ends)', () => {
+    const controller = new RateController({ initialRate: 300 });
+    controller.onThrottle(paced(0, 300), 0);
+    // 2 s between throttles with 200 successes: the server let 100 per second through.
+    succeed(controller, 1, 2, 200);
+    controller.onThrottle(paced(2000, controller.rate), 2000);
+    expect(controller.limitEstimate).toBeGreaterThan(controller.rate - 1);
+    expect(controller.limitEstimate).toBeLessThan(210 * 0.97 + 1);
+  });
+});
+
+describe('after a throttle it climbs back, then probes above the estimate', () => {
+  it('recovers to the estimate within a few seconds, then keeps probing slowly', () => {
+    const controller = new RateController({ initialRate: 100 });
+    controller.onThrottle(paced(0, 100), 0);
+    let t = 1;
+    for (let second = 0; second < 3; second += 1) t = succeed(controller, t, 1, Math.round(controller.rate));
+    expect(controller.rate).toBeGreaterThan(95);
+    const atEstimate = controller.rate;
+    t = succeed(controller, t, 1, Math.round(controller.rate));
+    // Probing: a few percent per second, not a doubling.
+    expect(controller.rate).toBeGreaterThan(atEstimate);
+    expect(controller.rate).toBeLessThan(atEstimate * 1.1);
+  });
+
+  it('with a ceiling it climbs back to the ceiling and stays there', () => {
+    const controller = new RateController({ ceiling: 100 });
+    controller.onThrottle(paced(0, 100), 0);
+    let t = 1;
+    for (let second = 0; second < 10; second += 1) t = succeed(controller, t, 1, Math.round(controller.rate));
+    expect(controller.rate).toBe(100);
+  });
+});
+
+describe('growth is capped by the rate actually used', () => {
+  it('stays within twice the achieved rate even when every success looks paced', () => {
+    const controller = new RateController({ initialRate: 10 });
+    // 20 successes a second for 30 seconds, each marked paced (bunched arrivals).
+    let t = 0;
+    for (let second = 0; second < 30; second += 1) t = succeed(controller, t, 1, 20);
+    expect(controller.rate).toBeLessThanOrEqual(40);
+    expect(controller.rate).toBeGreaterThan(20);
+  });
+});
