@@ -41,12 +41,15 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
       const item = asRecord(rawItem);
       if (!item) return;
       const identity = item[identityKey[kind]];
-      if (typeof identity === 'string' && identity !== '') {
+      // Apikey names are not unique on the service: a pinned id is the identity of an apikey
+      // (DESIGN.md §3), so keys that share a name are declared apart by `id:`.
+      const pinnedApikey = kind === 'apikeys' && item.id !== undefined;
+      if (typeof identity === 'string' && identity !== '' && !pinnedApikey) {
         const first = byIdentity.get(identity);
         if (first === undefined) byIdentity.set(identity, i);
         else {
           const line = source.locate([kind, first]).line;
-          diag('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once`, [kind, i, identityKey[kind]]);
+          diag('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once${kind === 'apikeys' ? ' (apikeys that share a name are declared with `id:`)' : ''}`, [kind, i, identityKey[kind]]);
         }
       }
       const id = item.id;

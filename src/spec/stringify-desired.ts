@@ -11,6 +11,12 @@ export interface StringifyDesiredOptions {
   readonly baseDir?: string;
   /** Adds `# yaml-language-server: $schema=<this>` as the first line. */
   readonly schemaUrl?: string;
+  /**
+   * Leaves out values equal to the file's defaults (`level: n1`, `superuser: false`,
+   * `roles: []`): an export of 100k items stays well under the file size limit.
+   * @default false
+   */
+  readonly omitDefaults?: boolean;
 }
 
 /**
@@ -23,15 +29,15 @@ export function stringifyDesired(state: DesiredState, options: StringifyDesiredO
     sshUsers: state.sshUsers.map((u) => ({
       username: u.username,
       ...(u.id !== undefined ? { id: u.id } : {}),
-      level: u.level,
+      ...(options.omitDefaults && u.level === 'n1' ? {} : { level: u.level }),
       ...(u.passwordRef && u.passwordRef.kind !== 'literal' ? { password: writtenRef(u.passwordRef, options.baseDir) } : {}),
       ...(u.ensure === 'absent' ? { ensure: 'absent' } : {}),
     })),
     apikeys: state.apikeys.map((k) => ({
       name: k.name,
       ...(k.id !== undefined ? { id: k.id } : {}),
-      superuser: k.superuser,
-      roles: [...k.roles],
+      ...(options.omitDefaults && !k.superuser ? {} : { superuser: k.superuser }),
+      ...(options.omitDefaults && k.roles.length === 0 ? {} : { roles: [...k.roles] }),
       ...(k.ensure === 'absent' ? { ensure: 'absent' } : {}),
     })),
   };
