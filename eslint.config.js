@@ -10,7 +10,7 @@ const ioModules = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', '.scratch*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
