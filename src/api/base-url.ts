@@ -35,7 +35,7 @@ export function checkBaseUrl(raw: string, allowInsecureHttp: boolean): URL {
   if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopbackHost(url.hostname)) {
     throw new ClientConfigError(
       'insecure_http',
-      `Refusing plain http to ${url.host}: the bearer token would cross the network unencrypted. Use https, or set allowInsecureHttp if you must`,
+      `Refusing plain http to ${url.host}: the bearer token would cross the network unencrypted. Use https, or set allowInsecureHttp (--allow-insecure-http, AMSYNC_ALLOW_INSECURE_HTTP) if you must`,
     );
   }
   if (!url.pathname.endsWith('/')) url.pathname = `${url.pathname}/`;

@@ -1,5 +1,5 @@
 import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
-import type { PlanPolicy } from '../plan/index.js';
+import { noFingerprints, type PasswordFingerprints, type PlanPolicy } from '../plan/index.js';
 import { errorCode, errorSummary } from './error-summary.js';
 import { Refresher } from './refresher.js';
 import { replanItem } from './replan-item.js';
@@ -16,6 +16,8 @@ export interface ApplyOptions {
   readonly passwords?: PasswordRecorder;
   /** Receives each created apikey's token (the token sink). */
   readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+  /** The fingerprints the plan was made with; drift re-plans use them too. */
+  readonly fingerprints?: PasswordFingerprints;
   /** Called as each result is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
 }
@@ -45,7 +47,6 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
   };
 
   const runWave = async (wave: readonly number[]) => {
-    refresher.nextWave();
     await Promise.all(
       wave.map(async (i) => {
         const change = plan.changes[i]!;
@@ -70,15 +71,16 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
     } catch (error) {
       const code = errorCode(error);
       if (change.action === 'delete' && code === 'not_found') {
-        options.passwords?.forget(change.id!);
+        if (change.kind === 'sshUser') options.passwords?.forget(change.id!);
         return { ...base, status: 'applied', id: change.id, drift: 'was already deleted' };
       }
       const drifted =
         item !== undefined &&
         ((change.action === 'create' && (code === 'conflict' || code === 'unknown_outcome')) || (change.action === 'update' && (code === 'conflict' || code === 'not_found')));
       if (!drifted) return { ...base, status: 'failed', id: change.id, error: errorSummary(error) };
+      const failedAt = refresher.mark();
       try {
-        return { ...base, ...(await resolveDrift(change, item, code!)) };
+        return { ...base, ...(await resolveDrift(change, item, code!, failedAt)) };
       } catch (second) {
         return { ...base, status: 'failed', id: change.id, error: errorSummary(second), drift: driftNote(change, code!) };
       }
@@ -86,8 +88,8 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
   };
 
   /** One re-read, one re-plan, at most one more write. */
-  const resolveDrift = async (change: Change, item: DesiredSshUser | DesiredApikey, code: string): Promise<Omit<ChangeResult, 'kind' | 'key' | 'action'>> => {
-    const fresh = await refresher.refresh(change.kind);
+  const resolveDrift = async (change: Change, item: DesiredSshUser | DesiredApikey, code: string, failedAt: number): Promise<Omit<ChangeResult, 'kind' | 'key' | 'action'>> => {
+    const fresh = await refresher.refresh(change.kind, failedAt);
     const listed: readonly { id: number }[] = change.kind === 'sshUser' ? fresh.sshUsers.filter((u) => u.username === change.key) : fresh.apikeys.filter((k) => k.name === change.key);
     let note = driftNote(change, code);
     let passwords = options.policy.passwords;
@@ -97,8 +99,15 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
       if (code === 'unknown_outcome') {
         const created = change.kind === 'sshUser' ? listed : listed.filter((x) => !originalIds.apikey.has(x.id));
         if (created.length === 0) {
+          if (change.kind === 'apikey') {
+            // Apikey names are not unique: a POST the service is still processing could land
+            // after this listing, and a second POST would make a duplicate. Leave it to the
+            // next run, which adopts the key if it landed and creates it if it did not.
+            return { status: 'failed', id: null, error: "the create's response was lost and the key is not listed; not sent again, so it cannot be duplicated: the next run adopts or creates it", drift: note };
+          }
+          // Usernames are unique: a second POST is answered 409 if the first one landed.
           const outcome = await write(change, item);
-          return { status: 'applied', id: outcome.id ?? null, drift: "the create's response was lost and no such item was found; created it again" };
+          return { status: 'applied', id: outcome.id ?? null, drift: "the create's response was lost and no such user was found; created it again" };
         }
         if (created.length > 1) {
           return { status: 'failed', id: null, error: `the create's response was lost and ${created.length} items named "${change.key}" now exist (ids ${created.map((x) => x.id).join(', ')}); pin one with \`id:\``, drift: note };
@@ -109,8 +118,9 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
         note = `existed already as id ${listed[0].id} (created outside amsync); adopted it`;
       }
     }
-    const { change: next, problem } = replanItem(change.kind, item, options.desired, fresh, options.policy, passwords);
+    const { change: next, problem, protected: guarded } = replanItem(change.kind, item, options.desired, fresh, options.policy, passwords, options.fingerprints ?? noFingerprints);
     if (problem) return { status: 'failed', id: change.id, error: problem.message, drift: note };
+    if (guarded) return { status: 'skipped', id: listed[0]?.id ?? change.id, error: 'the item found is covered by a protect glob; left alone', drift: note };
     if (!next) {
       const id = listed[0]?.id ?? change.id;
       return { status: 'applied', id, drift: `${note}; already as declared` };
@@ -158,7 +168,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
 }
 
 function driftNote(change: Change, code: string): string {
-  if (change.action === 'create' && code === 'conflict') return 'existed already (409); re-read and adopted';
+  if (change.action === 'create' && code === 'conflict') return 'existed already (409); re-read';
   if (change.action === 'create') return "the create's response was lost; looked it up";
   if (code === 'not_found') return 'was deleted outside amsync (404); re-planned';
   return 'changed outside amsync (409); re-read and re-planned';

@@ -5,6 +5,7 @@ import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
+import { passwordFingerprints } from './password-fingerprints.js';
 import type { ServiceWriter } from './service-writer.js';
 
 export interface ExecuteInput {
@@ -47,18 +48,40 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       forget: (id) => state.forget(id),
     },
     onToken: writeToken,
+    fingerprints: passwordFingerprints(input.desired, state),
     onResult: input.onResult,
   });
   await state?.save();
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
-    const declared = new Set(input.desired.apikeys.filter((k) => k.ensure === 'present').map((k) => k.name));
-    const seen = new Map<string, number>();
-    for (const { name } of input.tokens.values()) seen.set(name, (seen.get(name) ?? 0) + 1);
-    for (const { name, token } of input.tokens.values()) {
-      if (declared.has(name) && seen.get(name) === 1) await writeToken(name, token);
+    for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
+      const listed = input.tokens.get(id);
+      if (listed) await writeToken(name, listed.token);
     }
   }
   return { results, tokensWritten };
+}
+
+/**
+ * The remote id behind each declared key's token file, matched as the planner matches: a
+ * pinned id, else the one remote key with that name that no pin claims. A name declared twice
+ * (each with its own pin) or carried by several remote keys has no single owner, so its file
+ * is left alone rather than given another key's token.
+ */
+export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<string, number> {
+  const present = desired.apikeys.filter((k) => k.ensure === 'present');
+  const declaredTwice = new Set(present.map((k) => k.name).filter((name, i, all) => all.indexOf(name) !== i));
+  const pinned = new Set(present.flatMap((k) => (k.id === undefined ? [] : [k.id])));
+  const owned = new Map<string, number>();
+  for (const k of present) {
+    if (declaredTwice.has(k.name)) continue;
+    if (k.id !== undefined) {
+      owned.set(k.name, k.id);
+      continue;
+    }
+    const candidates = actual.apikeys.filter((a) => a.name === k.name && !pinned.has(a.id));
+    if (candidates.length === 1) owned.set(k.name, candidates[0]!.id);
+  }
+  return owned;
 }

@@ -3,31 +3,35 @@ import { normaliseApikey, normaliseSshUser } from '../state/index.js';
 import type { ServiceWriter } from './service-writer.js';
 
 /**
- * Re-reads one kind for drift handling. Items that drift in the same wave share one listing
- * (coalesced), so a burst of 409s costs one re-list, not one per item.
+ * Re-reads one kind for drift handling. Items that drift together share one listing
+ * (coalesced), so a burst of 409s costs one re-list, not one per item — but a listing is
+ * reused only if it started after the failure it is asked about: one that began earlier may
+ * predate the write that failed, and would wrongly say the item is not there.
  */
 export class Refresher {
-  private readonly cache = new Map<Kind, Promise<ActualState>>();
+  private readonly cache = new Map<Kind, { startedAt: number; listing: Promise<ActualState> }>();
+  private clock = 0;
 
   constructor(
     private readonly writer: ServiceWriter,
     private readonly base: ActualState,
   ) {}
 
-  /** Forget cached listings: the next wave sees the service as it is then. */
-  nextWave(): void {
-    this.cache.clear();
+  /** A point in the order of events: call when a failure is seen, pass it to `refresh`. */
+  mark(): number {
+    this.clock += 1;
+    return this.clock;
   }
 
-  refresh(kind: Kind): Promise<ActualState> {
-    let pending = this.cache.get(kind);
-    if (!pending) {
-      pending =
-        kind === 'sshUser'
-          ? this.writer.listSshUsers().then((users) => ({ ...this.base, sshUsers: users.map(normaliseSshUser) }))
-          : this.writer.listApikeys().then((keys) => ({ ...this.base, apikeys: keys.map(normaliseApikey) }));
-      this.cache.set(kind, pending);
-    }
-    return pending;
+  refresh(kind: Kind, notBefore: number): Promise<ActualState> {
+    const cached = this.cache.get(kind);
+    if (cached && cached.startedAt > notBefore) return cached.listing;
+    const startedAt = this.mark();
+    const listing =
+      kind === 'sshUser'
+        ? this.writer.listSshUsers().then((users) => ({ ...this.base, sshUsers: users.map(normaliseSshUser) }))
+        : this.writer.listApikeys().then((keys) => ({ ...this.base, apikeys: keys.map(normaliseApikey) }));
+    this.cache.set(kind, { startedAt, listing });
+    return listing;
   }
 }

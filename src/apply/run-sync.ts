@@ -1,11 +1,11 @@
 import type { SafetyError } from '../errors.js';
 import type { ActualState, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PasswordFingerprints, type PlanPolicy } from '../plan/index.js';
-import { fingerprint } from '../secrets/fingerprint.js';
+import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan } from './execute-plan.js';
+import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
 
@@ -65,15 +65,10 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
   return { actual, actualFingerprint, plan, policy, results, tokensWritten };
 }
 
+export { passwordFingerprints } from './password-fingerprints.js';
+
 export function planPolicy(input: Pick<SyncInput, 'desired' | 'passwordState' | 'rotatePasswords' | 'pruneAll'>): PlanPolicy {
   const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
   const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
   return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode } };
-}
-
-export function passwordFingerprints(desired: DesiredState, state: PasswordState | undefined): PasswordFingerprints {
-  if (!state) return { desired: new Map(), applied: new Map() };
-  const wanted = new Map<string, string>();
-  for (const u of desired.sshUsers) if (u.password) wanted.set(u.username, fingerprint(state.key, u.password));
-  return { desired: wanted, applied: state.applied };
 }

@@ -19,11 +19,11 @@ export interface Schedule {
 export function schedule(changes: readonly Change[], actual: ActualState): Schedule {
   const holderOf = new Map<string, number>();
   for (const u of actual.sshUsers) holderOf.set(u.username, u.id);
-  const deletedIds = new Set<number>();
+  const deleteById = new Map<number, number>();
   const renameById = new Map<number, number>();
   changes.forEach((c, i) => {
     if (c.kind !== 'sshUser' || c.id === null) return;
-    if (c.action === 'delete') deletedIds.add(c.id);
+    if (c.action === 'delete') deleteById.set(c.id, i);
     else if (c.action === 'update' && 'username' in c.fields) renameById.set(c.id, i);
   });
 
@@ -38,8 +38,12 @@ export function schedule(changes: readonly Change[], actual: ActualState): Sched
     const target = c.kind === 'sshUser' && c.action !== 'delete' ? targetName(c) : undefined;
     const holder = target === undefined ? undefined : holderOf.get(target);
     if (holder !== undefined && holder !== c.id && depth < changes.length) {
-      if (deletedIds.has(holder)) {
+      const freeingDelete = deleteById.get(holder);
+      if (freeingDelete !== undefined) {
+        // If that delete fails, this write must not run: it would meet the old holder (409)
+        // and adopt an item the file wants gone.
         afterDeletes.add(i);
+        dependsOn.set(i, freeingDelete);
       } else {
         const renamer = renameById.get(holder);
         if (renamer !== undefined) {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { ChangesFailedError } from '../errors.js';
 import { startEmulator } from '../emulator/index.js';
 import type { Report } from '../plan/index.js';
 import { createLogger } from '../obs/logger.js';
@@ -65,6 +66,9 @@ async function runDemo(file: string, format: OutputFormat): Promise<void> {
       say('== 1. amsync sync ==');
       const first = await context.sync(desired, { dryRun: false });
       process.stdout.write(renderReport(asReport(first, false, file), format, env));
+      if (first.refusal) throw first.refusal;
+      const failed = first.results?.filter((r) => r.status !== 'applied').length ?? 0;
+      if (failed > 0 || first.plan.problems.length > 0) throw new ChangesFailedError(failed, `the demo sync did not apply cleanly (${failed} failed, ${first.plan.problems.length} not planned)`);
       say('\n== 2. amsync plan (again) ==');
       const second = await context.sync(desired, { dryRun: true });
       process.stdout.write(renderReport(asReport(second, true, file), format, env));

@@ -9,18 +9,17 @@ import { version } from './version.js';
  * It is the only place that calls process.exit (DESIGN.md §2, STYLE.md "one exit point").
  */
 export async function main(argv: readonly string[]): Promise<void> {
-  // A reader that goes away (`amsync plan | head`) is not a failure of amsync.
+  // A reader that goes away (`amsync sync | head`) does not stop the run: what was started
+  // finishes, and the exit code still says how it went.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
     throw error;
   });
   const code = await run(argv);
   // Let stdout/stderr drain before leaving; process.exit would cut piped output short.
   process.exitCode = code;
-  if (code !== 0 || !keepsRunning(argv)) {
-    await flushStdio();
-    process.exit(code);
-  }
+  await flushStdio();
+  process.exit(code);
 }
 
 /** Runs the CLI and returns the exit code, without exiting. Tests call this in-process. */
@@ -69,10 +68,6 @@ function reportError(error: unknown): number {
   // Secret objects that render as [redacted]).
   process.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return exitCodes.failure;
-}
-
-function keepsRunning(argv: readonly string[]): boolean {
-  return argv.includes('daemon') || argv.includes('emulator');
 }
 
 function flushStdio(): Promise<void> {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { createClient, type AmClient } from '../api/index.js';
+import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
 import { clientService } from '../apply/client-service.js';
 import { runSync, type SyncOutcome } from '../apply/run-sync.js';
 import type { ServiceWriter } from '../apply/service-writer.js';
@@ -58,19 +58,26 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     if (!settings.token && !settings.tokenFile) {
       throw new UsageError('no bearer token: set AMSYNC_TOKEN, or AMSYNC_TOKEN_FILE / --token-file PATH (a token is never a command-line argument)', 'no_token');
     }
-    client = createClient({
-      url: settings.url,
-      token: settings.token,
-      tokenFile: settings.tokenFile,
-      timeoutMs: settings.http.timeoutMs,
-      caFile: settings.http.caFile,
-      allowInsecureHttp: settings.http.allowInsecureHttp,
-      rate: settings.rate,
-      initialRate: settings.initialRate,
-      concurrency: settings.concurrency,
-      pageSize: settings.pageSize,
-      retry: settings.retry,
-    });
+    try {
+      client = createClient({
+        url: settings.url,
+        token: settings.token,
+        tokenFile: settings.tokenFile,
+        timeoutMs: settings.http.timeoutMs,
+        caFile: settings.http.caFile,
+        allowInsecureHttp: settings.http.allowInsecureHttp,
+        rate: settings.rate,
+        initialRate: settings.initialRate,
+        concurrency: settings.concurrency,
+        pageSize: settings.pageSize,
+        retry: settings.retry,
+      });
+    } catch (error) {
+      // A URL amsync will not use (plain http to another host), a CA file it cannot read:
+      // the command line or the settings are wrong, nothing was sent.
+      if (error instanceof ClientConfigError) throw new UsageError(error.message, error.code, { cause: error });
+      throw error;
+    }
     attachClientLogging(client, logger);
     return client;
   };

@@ -70,7 +70,8 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
     });
     // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
-    const planFile = opts.out !== undefined && !outcome.refusal ? opts.out : undefined;
+    // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
+    const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
     const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
     process.stdout.write(renderReport(report, format, env));
@@ -81,6 +82,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       if (opts.out !== undefined) process.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
       throw outcome.refusal;
     }
+    if (opts.out !== undefined && planFile === undefined) process.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     throwOnFailures(outcome.plan, outcome.results);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);

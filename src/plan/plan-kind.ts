@@ -40,13 +40,16 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   const claimed = new Set<number>();
   const matches = new Map<number, Match<A>>();
 
-  desired.forEach(({ item }, i) => {
+  desired.forEach(({ key, item }, i) => {
     if (item.id === undefined) return;
     const found = index.byId.get(item.id);
     if (found) {
       claimed.add(found.id);
       matches.set(i, { kind: 'found', actual: found });
     } else {
+      // A mistyped pin must not turn the item the file names into an undeclared one that
+      // prune deletes: whatever carries its key stays claimed (and untouched).
+      for (const a of index.byKey.get(key) ?? []) claimed.add(a.id);
       matches.set(i, { kind: 'id_not_found' });
     }
   });

@@ -1,6 +1,6 @@
 import type { Change, ChangeResult, Plan } from '../model/index.js';
 import type { Report } from './report.js';
-import { quoteKey, renderValue } from './render-value.js';
+import { quoteKey, renderValue, safeText } from './render-value.js';
 import { summarize } from './summary.js';
 
 export interface TextOptions {
@@ -21,7 +21,7 @@ export function renderText(report: Report, options: TextOptions): string {
   if (plan.notes.length > 0) lines.push('');
   for (const p of plan.problems) {
     const where = p.source ? `${p.source.file}:${p.source.line}:${p.source.col}: ` : '';
-    lines.push(paint('red', `Error: ${where}${p.kind} ${quoteKey(p.key)}: ${p.message}`));
+    lines.push(paint('red', `Error: ${where}${p.kind} ${quoteKey(p.key)}: ${safeText(p.message)}`));
   }
   if (plan.problems.length > 0) lines.push('');
 
@@ -71,10 +71,10 @@ function summaryLine(plan: Plan, paint: Paint): string {
 function renderResults(results: readonly ChangeResult[], paint: Paint): string[] {
   const lines = results.map((r) => {
     const what = `${r.kind} ${quoteKey(r.key)}`;
-    const drift = r.drift ? ` (drift: ${r.drift})` : '';
+    const drift = r.drift ? ` (drift: ${safeText(r.drift)})` : '';
     if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${drift}`;
-    if (r.status === 'skipped') return `${paint('yellow', '·')} skipped ${r.action} of ${what}${r.error ? `: ${r.error}` : ''}${drift}`;
-    return `${paint('red', '✗')} failed to ${r.action} ${what}: ${r.error ?? 'unknown error'}${drift}`;
+    if (r.status === 'skipped') return `${paint('yellow', '·')} skipped ${r.action} of ${what}${r.error ? `: ${safeText(r.error)}` : ''}${drift}`;
+    return `${paint('red', '✗')} failed to ${r.action} ${what}: ${safeText(r.error ?? 'unknown error')}${drift}`;
   });
   const applied = results.filter((r) => r.status === 'applied').length;
   const failed = results.filter((r) => r.status === 'failed').length;

@@ -16,3 +16,9 @@ export function renderValue(value: unknown): string {
 export function quoteKey(key: string): string {
   return JSON.stringify(key);
 }
+
+/** Free text (messages, errors) with control characters shown as escapes, never sent raw. */
+export function safeText(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -16,8 +16,10 @@ export interface SafetyOptions {
 export function checkSafety(plan: Plan, desired: DesiredState, policy: PlanPolicy, options: SafetyOptions): SafetyError | undefined {
   if (!options.allowEmptyPrune) {
     const empty: string[] = [];
-    if (policy.prune.sshUsers && desired.sshUsers.length === 0 && plan.changes.some((c) => c.kind === 'sshUser' && c.action === 'delete')) empty.push('sshUsers');
-    if (policy.prune.apikeys && desired.apikeys.length === 0 && plan.changes.some((c) => c.kind === 'apikey' && c.action === 'delete')) empty.push('apikeys');
+    // `ensure: absent` items declare nothing to keep: a file of only those is empty for this.
+    const present = (items: readonly { ensure: string }[]) => items.some((i) => i.ensure === 'present');
+    if (policy.prune.sshUsers && !present(desired.sshUsers) && plan.changes.some((c) => c.kind === 'sshUser' && c.action === 'delete')) empty.push('sshUsers');
+    if (policy.prune.apikeys && !present(desired.apikeys) && plan.changes.some((c) => c.kind === 'apikey' && c.action === 'delete')) empty.push('apikeys');
     if (empty.length > 0) {
       return new SafetyError(
         'empty_prune',

@@ -14,14 +14,15 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(tmp, 'wx', mode);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (error) {
+    // Never leave a partial temporary file behind: it may hold part of a token.
     await rm(tmp, { force: true });
     throw error;
   }

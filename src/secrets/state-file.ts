@@ -41,7 +41,8 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const service = normaliseUrl(options.serviceUrl);
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
   let dirty = false;
-  let keyPending = options.keyFromEnv === undefined && content === undefined;
+  // A generated key is saved with the first state file (an empty AMSYNC_STATE_KEY counts as unset).
+  let keyPending = key.generated && content === undefined;
 
   return {
     exists: content !== undefined,

@@ -30,8 +30,17 @@ export class TokenSink {
   }
 }
 
-/** Keeps letters, digits, dot, dash and underscore; everything else becomes `_`. */
+/**
+ * Keeps letters, digits, dot, dash and underscore; every other byte becomes `%XX`, so two
+ * names never share a file (a lossy mapping would let one key's token overwrite another's)
+ * and no name can leave the folder. `.` and `..` are encoded too.
+ */
 export function safeFileName(name: string): string {
-  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
-  return safe === '' || safe === '.' || safe === '..' ? `_${safe}` : safe;
+  if (name === '' || name === '.' || name === '..') return [...name].map(() => '%2E').join('') || '%00';
+  let out = '';
+  for (const byte of Buffer.from(name, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }

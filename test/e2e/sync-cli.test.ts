@@ -192,6 +192,12 @@ describe('exit codes', () => {
     expect(run.stdout + run.stderr).toMatch(/read-only/);
   });
 
+  it('64: a URL amsync refuses to send a token to (plain http to another host), with no request', async () => {
+    const run = await amsync(['plan', '--url', 'http://192.0.2.10:8080']);
+    expect(run.code).toBe(64);
+    expect(run.stderr).toMatch(/allow-insecure-http|insecure/);
+  });
+
   it('1: the service is down for maintenance', async () => {
     emu.setFaults({ maintenance: true });
     await writeFile(join(dir, 'fast.yaml'), 'retry:\n  maxAttempts: 2\n  baseDelayMs: 10\n  maxDelayMs: 20\n');
@@ -215,7 +221,9 @@ describe('secrets', () => {
     expect(denied.code).toBe(1);
     outputs.push(denied.stdout, denied.stderr);
     const all = outputs.join('\n');
-    for (const canary of [TOKEN, PASSWORD, 'CANARY-wrong-token-11']) expect(all).not.toContain(canary);
+    const apikeyTokens = (await emu.state()).apikeys.map((k) => k.token);
+    expect(apikeyTokens.length).toBeGreaterThan(0);
+    for (const canary of [TOKEN, PASSWORD, 'CANARY-wrong-token-11', ...apikeyTokens]) expect(all).not.toContain(canary);
   });
 });
 

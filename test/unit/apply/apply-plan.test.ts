@@ -70,15 +70,62 @@ describe('apply', () => {
     expect(results[0]).toMatchObject({ status: 'applied', drift: expect.stringContaining('adopted') });
   });
 
-  it('a lost create that did not happen is created again, once', async () => {
+  it('a lost apikey create that is not listed is not sent again (it could still land); the next run creates it', async () => {
     const s = new FakeService();
     s.before('createApikey', () => {
       throw apiError('unknown_outcome');
     });
-    const { results } = await syncOnce(s, desired({ apikeys: [key('billing')] }));
-    expect(s.keys.size).toBe(1);
-    expect(s.calls.filter((c) => c.startsWith('createApikey'))).toHaveLength(2);
+    const d = desired({ apikeys: [key('billing')] });
+    const { results } = await syncOnce(s, d);
+    expect(s.keys.size).toBe(0);
+    expect(s.calls.filter((c) => c.startsWith('createApikey'))).toHaveLength(1);
+    expect(results[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('not sent again') });
+    await syncOnce(s, d);
+    expect([...s.keys.values()].map((k) => k.name)).toEqual(['billing']);
+  });
+
+  it('a lost SSH user create that is not listed is created again (a duplicate would get 409)', async () => {
+    const s = new FakeService();
+    s.before('createSshUser', () => {
+      throw apiError('unknown_outcome');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('u', { password: secret('p') })] }));
     expect(results[0]).toMatchObject({ status: 'applied', drift: expect.stringContaining('created it again') });
+    expect(s.users.size).toBe(1);
+  });
+
+  it('a 404 on an apikey delete leaves the SSH user with the same id its fingerprint', async () => {
+    const s = new FakeService();
+    const recorded = new Map<number, string>([[100, 'user-100-pw']]);
+    const id = s.seedKey('old-key');
+    expect(id).toBe(100);
+    s.before('deleteApikey', (svc) => {
+      svc.keys.delete(id);
+    });
+    await syncOnce(s, desired({ apikeys: [key('old-key', { ensure: 'absent' })] }), { recorded });
+    expect(recorded.get(100)).toBe('user-100-pw');
+  });
+
+  it('a create that waits for a delete is skipped when the delete fails, instead of adopting the user the file wants gone', async () => {
+    const s = new FakeService();
+    const id = s.seedUser('alice');
+    s.before('deleteSshUser', () => {
+      throw apiError('forbidden');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('x', { id, ensure: 'absent' }), user('alice', { password: secret('new') })] }));
+    expect(results.map((r) => `${r.action}:${r.key}:${r.status}`).sort()).toEqual(['create:alice:skipped', 'delete:alice:failed']);
+    expect(s.calls.filter((c) => c.startsWith('createSshUser'))).toEqual([]);
+  });
+
+  it('a user found after a 409 that a protect glob covers is left alone and reported skipped', async () => {
+    const s = new FakeService();
+    s.before('createSshUser', (svc) => {
+      svc.seedUser('admin2');
+    });
+    const d = desired({ sshUsers: [user('admin2', { password: secret('mine') })], protect: { sshUsers: ['admin*'], apikeys: [] } });
+    const { results } = await syncOnce(s, d);
+    expect(results[0]).toMatchObject({ status: 'skipped', error: expect.stringContaining('protect') });
+    expect(s.calls.filter((c) => c.startsWith('updateSshUser'))).toEqual([]);
   });
 
   it('a 404 on update creates the user again', async () => {

@@ -226,3 +226,18 @@ describe('plan: renames with unique usernames', () => {
     expect(p.problems.map((x) => `${x.key}:${x.code}`)).toEqual(['alice:identity_conflict', 'bob:identity_conflict']);
   });
 });
+
+describe('review regressions', () => {
+  it('a mistyped pinned id never lets prune delete the item the file names', () => {
+    const d = desired({ sshUsers: [user('deploy', { id: 43 })], prune: { sshUsers: true, apikeys: false } });
+    const p = plan(d, actual([{ id: 42, username: 'deploy', level: 'n1' }, { id: 7, username: 'stray', level: 'n1' }]), policyFor(d));
+    expect(p.problems).toMatchObject([{ code: 'id_not_found', key: 'deploy' }]);
+    expect(p.changes.map((c) => `${c.action}:${c.key}`)).toEqual(['delete:stray']);
+  });
+
+  it('a file with only ensure: absent items counts as empty for the empty-prune guard', () => {
+    const d = desired({ sshUsers: [user('old', { ensure: 'absent' })], prune: { sshUsers: true, apikeys: false } });
+    const p = plan(d, actual([{ id: 1, username: 'a', level: 'n1' }, { id: 2, username: 'b', level: 'n1' }]), policyFor(d));
+    expect(checkSafety(p, d, policyFor(d), { maxDeletes: 10, allowEmptyPrune: false })?.code).toBe('empty_prune');
+  });
+});

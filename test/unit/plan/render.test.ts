@@ -66,6 +66,17 @@ describe('the text plan', () => {
     expect(out).toContain('"x\\u001b[2Jy"');
   });
 
+  it('never sends a control character from a message or an error to the terminal', () => {
+    const evil = actual([], [{ id: 1, name: 'k\u001b]0;pwned\u0007', superuser: false, roles: [] }, { id: 2, name: 'k\u001b]0;pwned\u0007', superuser: false, roles: [] }]);
+    const d2 = desired({ apikeys: [key('k\u001b]0;pwned\u0007')] });
+    const out = renderText(
+      { plan: plan(d2, evil, policyFor(d2)), dryRun: false, results: [{ kind: 'apikey', key: 'k', action: 'create', status: 'failed', error: 'msg\u001b[2J from the service' }] },
+      { color: false },
+    );
+    // Nothing below a space but the newlines the layout itself puts in.
+    expect([...out].filter((ch) => ch !== '\n' && (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f))).toEqual([]);
+  });
+
   it('lists results after an apply', () => {
     const out = renderText({ plan: p, dryRun: false, results }, { color: false });
     expect(out).toContain('✓ created sshUser "deploy"');

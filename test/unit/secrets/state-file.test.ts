@@ -82,9 +82,21 @@ describe('the token sink', () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
-  it('never lets a name escape the folder', () => {
-    expect(safeFileName('../../etc/passwd')).toBe('.._.._etc_passwd');
-    expect(safeFileName('..')).toBe('_..');
-    expect(safeFileName('a b/c')).toBe('a_b_c');
+  it('never lets a name escape the folder, and never maps two names to one file', () => {
+    expect(safeFileName('../../etc/passwd')).toBe('..%2F..%2Fetc%2Fpasswd');
+    expect(safeFileName('..')).toBe('%2E%2E');
+    expect(safeFileName('a b/c')).toBe('a%20b%2Fc');
+    expect(safeFileName('svc a')).not.toBe(safeFileName('svc_a'));
+    expect(safeFileName('billing-integration')).toBe('billing-integration');
+  });
+
+  it('saves a generated key with the first state file, even when AMSYNC_STATE_KEY is empty', async () => {
+    const path = join(dir, 'state.json');
+    const first = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: '' });
+    first.record(1, 'fp');
+    await first.save();
+    const second = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: '' });
+    expect(second.applied.get('1')).toBe('fp');
+    expect(second.key.equals(first.key)).toBe(true);
   });
 });
