@@ -1,4 +1,4 @@
-import type { Change, DesiredApikey, DesiredSshUser } from '../model/index.js';
+import type { Change, DesiredSshUser } from '../model/index.js';
 import type { ApikeyBody, SshUserBody } from './service-writer.js';
 
 /**
@@ -24,6 +24,3 @@ export function apikeyBody(change: Change): ApikeyBody {
   return body;
 }
 
-export function desiredItemFor(change: Change, users: ReadonlyMap<string, DesiredSshUser>, keys: ReadonlyMap<string, DesiredApikey>): DesiredSshUser | DesiredApikey | undefined {
-  return change.kind === 'sshUser' ? users.get(change.key) : keys.get(change.key);
-}

@@ -6,8 +6,6 @@ import { readSavedPlan } from '../apply/saved-plan-file.js';
 import { StalePlanError } from '../apply/stale-plan-error.js';
 import { SafetyError, UsageError } from '../errors.js';
 import { mdText, renderStaleMarkdown, type Report, type SavedPlan } from '../plan/index.js';
-import { openPasswordState } from '../secrets/state-file.js';
-import { TokenSink } from '../secrets/token-sink.js';
 import { readBounded } from '../spec/load.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
@@ -78,8 +76,6 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
-    const settings = context.settings;
-    const passwordState = await openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
     const outcome = await applySavedPlan({
       saved,
       planFile,
@@ -87,8 +83,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
       service: context.service(),
-      passwordState,
-      tokenSink: settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined,
+      passwordState: await context.passwordState(),
+      tokenSink: context.tokenSink(),
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
     });
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };

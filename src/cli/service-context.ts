@@ -6,7 +6,7 @@ import type { ServiceWriter } from '../apply/service-writer.js';
 import { UsageError } from '../errors.js';
 import type { ChangeResult, DesiredState, Diagnostic } from '../model/index.js';
 import { createLogger, type Logger } from '../obs/logger.js';
-import { openPasswordState } from '../secrets/state-file.js';
+import { openPasswordState, type PasswordState } from '../secrets/state-file.js';
 import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
@@ -39,6 +39,10 @@ export interface ServiceContext {
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
   service(): ServiceWriter;
+  /** The password state file of this service (fingerprints of applied passwords). */
+  passwordState(): Promise<PasswordState>;
+  /** Where apikey tokens go, when `tokensDir` is set. */
+  tokenSink(): TokenSink | undefined;
   sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome>;
   close(): void;
 }
@@ -82,6 +86,9 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     return client;
   };
 
+  const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
+  const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
+
   return {
     settings,
     file,
@@ -97,19 +104,20 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     },
     client: getClient,
     service: () => clientService(getClient()),
+    passwordState,
+    tokenSink,
     async sync(desired, options) {
       const service = clientService(getClient());
-      const passwordState = await openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
       return runSync({
         desired,
         service,
-        passwordState,
+        passwordState: await passwordState(),
         rotatePasswords: options.rotatePasswords,
         pruneAll: options.pruneAll,
         maxDeletes: settings.maxDeletes,
         allowEmptyPrune: options.allowEmptyPrune,
         dryRun: options.dryRun,
-        tokenSink: settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined,
+        tokenSink: tokenSink(),
         onResult: options.onResult,
       });
     },

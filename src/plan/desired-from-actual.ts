@@ -1,4 +1,5 @@
 import type { ActualState, DesiredApikey, DesiredSshUser, DesiredState, ItemRef } from '../model/index.js';
+import { compareStrings } from './compare.js';
 
 /** A remote item a desired-state file cannot declare; it stays unmanaged. */
 export interface SkippedItem extends ItemRef {
@@ -77,7 +78,3 @@ function nameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** Code-unit order, not locale order: the same on every machine. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

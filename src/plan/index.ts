@@ -3,7 +3,7 @@ export type { PasswordFingerprints, PasswordPolicy, PlanPolicy } from './policy.
 export { noFingerprints } from './policy.js';
 export { checkSafety } from './safety.js';
 export type { SafetyOptions } from './safety.js';
-export { hasChanges, summarize } from './summary.js';
+export { summarize } from './summary.js';
 export type { Report } from './report.js';
 export { renderJson, toJsonDocument } from './render-json.js';
 export { renderText } from './render-text.js';

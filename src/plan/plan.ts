@@ -5,6 +5,7 @@ import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
 import { noFingerprints } from './policy.js';
 import { sshUserSpec } from './ssh-user-spec.js';
+import { compareStrings } from './compare.js';
 
 const kindOrder = { sshUser: 0, apikey: 1 } as const;
 const actionOrder = { create: 0, update: 1, delete: 2 } as const;
@@ -60,7 +61,3 @@ function compareRefs(a: { kind: Change['kind']; key: string; id?: number }, b: {
   return kindOrder[a.kind] - kindOrder[b.kind] || compareStrings(a.key, b.key) || (a.id ?? 0) - (b.id ?? 0);
 }
 
-/** Code-unit order, not locale order: the same on every machine. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

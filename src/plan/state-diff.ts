@@ -1,4 +1,6 @@
 import type { ActualApikey, ActualSshUser, ActualState, FieldChange, Kind } from '../model/index.js';
+import { compareStrings } from './compare.js';
+import { sortedUnique } from './apikey-spec.js';
 
 /** One difference between two listings of the service, by remote id. */
 export interface ServiceChange {
@@ -61,8 +63,8 @@ function apikeyFields(a: ActualApikey, b: ActualApikey): Record<string, FieldCha
   const fields: Record<string, FieldChange> = {};
   if (a.name !== b.name) fields.name = { before: a.name, after: b.name };
   if (a.superuser !== b.superuser) fields.superuser = { before: a.superuser, after: b.superuser };
-  const ra = sortedIds(a.roles);
-  const rb = sortedIds(b.roles);
+  const ra = sortedUnique(a.roles);
+  const rb = sortedUnique(b.roles);
   if (ra.length !== rb.length || ra.some((r, i) => r !== rb[i])) fields.roles = { before: ra, after: rb };
   return fields;
 }
@@ -74,9 +76,6 @@ function byId<T extends { id: number }>(items: readonly T[]): Map<number, T> {
   return map;
 }
 
-function sortedIds(ids: readonly number[]): number[] {
-  return [...new Set(ids)].sort((x, y) => x - y);
-}
 
 /**
  * One line for people: `sshUser carol (id 12) was created`, `apikey ci (id 4): roles changed
@@ -101,7 +100,3 @@ function shownValue(value: unknown): string {
   return String(value);
 }
 
-/** Code-unit order, not locale order: the same on every machine. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -10,7 +10,3 @@ export function summarize(plan: Plan): PlanSummary {
     unmanaged: plan.unmanaged.length,
   };
 }
-
-export function hasChanges(plan: Plan): boolean {
-  return plan.changes.length > 0;
-}

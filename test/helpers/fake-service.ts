@@ -17,16 +17,20 @@ export class FakeService implements ServiceWriter {
   keys = new Map<number, Omit<RemoteApikey, 'roles' | 'token'> & { roles: number[]; tokenValue: string }>();
   calls: string[] = [];
   private nextId = 100;
+  /** Ids the service assigns start here (tests seed lower ids of their own). */
+  startIdsAt(n: number): void {
+    this.nextId = n;
+  }
   private hooks = new Map<Op, Hook[]>();
 
-  seedUser(username: string, level = 'n1'): number {
-    const id = this.nextId++;
+  seedUser(username: string, level = 'n1', fixedId?: number): number {
+    const id = fixedId ?? this.nextId++;
     this.users.set(id, { id, username, level });
     return id;
   }
 
-  seedKey(name: string, roles: number[] = [], superuser = false): number {
-    const id = this.nextId++;
+  seedKey(name: string, roles: number[] = [], superuser = false, fixedId?: number): number {
+    const id = fixedId ?? this.nextId++;
     this.keys.set(id, { id, name, roles, superuser, tokenValue: `tok-${id}` });
     return id;
   }

@@ -2,7 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ActualApikey, ActualSshUser, DesiredApikey, DesiredSshUser, DesiredState } from '../../../src/model/index.js';
 import { plan, type PasswordFingerprints } from '../../../src/plan/index.js';
+import { applyPlan } from '../../../src/apply/index.js';
+import { readActualState } from '../../../src/state/index.js';
 import { applyInMemory } from '../../helpers/in-memory-apply.js';
+import { FakeService } from '../../helpers/fake-service.js';
 import { policyFor, secret } from '../../helpers/plan-fixtures.js';
 
 const names = fc.constantFrom('alice', 'bob', 'carol', 'dave', 'eve', 'root', 'admin-x', 'ci', 'mon');
@@ -77,6 +80,43 @@ describe('plan properties', () => {
         expect(second.problems.map((p) => `${p.kind}:${p.key}:${p.code}`)).toEqual(first.problems.map((p) => `${p.kind}:${p.key}:${p.code}`));
       }),
       { numRuns: Number(process.env.PLAN_PROPERTY_RUNS ?? 500) },
+    );
+  });
+
+  it('through the real apply step: every change applies in an order the service accepts, nothing outside the delete set disappears, and the next plan is empty', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        const d = buildDesired(s);
+        const service = new FakeService();
+        service.startIdsAt(1000);
+        for (const u of s.actualUsers) service.seedUser(u.username, u.level, u.id);
+        for (const k of s.actualKeys) service.seedKey(k.name, [...k.roles], k.superuser, k.id);
+        const policy = policyFor(d, { passwords: { mode: s.passwordMode } });
+        const fp = (v: string) => `fp:${v}`;
+        const desiredFps = new Map(d.sshUsers.filter((u) => u.password).map((u) => [u.username, fp(u.password!.reveal())]));
+        const recorded = new Map<string, string>();
+        const { state: before } = await readActualState(service);
+        const first = plan(d, before, policy, { desired: desiredFps, applied: recorded });
+        const results = await applyPlan(first, {
+          writer: service,
+          desired: d,
+          actual: before,
+          policy,
+          fingerprints: { desired: desiredFps, applied: recorded },
+          passwords: { record: (id, pw) => recorded.set(String(id), fp(pw.reveal())), forget: (id) => recorded.delete(String(id)) },
+        });
+        expect(results.filter((r) => r.status !== 'applied')).toEqual([]);
+
+        const { state: after } = await readActualState(service);
+        const deleted = new Set(first.changes.filter((c) => c.action === 'delete').map((c) => `${c.kind}:${c.id}`));
+        for (const u of before.sshUsers) if (!deleted.has(`sshUser:${u.id}`)) expect(after.sshUsers.some((x) => x.id === u.id)).toBe(true);
+        for (const k of before.apikeys) if (!deleted.has(`apikey:${k.id}`)) expect(after.apikeys.some((x) => x.id === k.id)).toBe(true);
+
+        const secondMode = s.passwordMode === 'rotate' ? 'state' : s.passwordMode;
+        const second = plan(d, after, { ...policy, passwords: { mode: secondMode } }, { desired: desiredFps, applied: recorded });
+        expect(second.changes).toEqual([]);
+      }),
+      { numRuns: Number(process.env.PLAN_PROPERTY_RUNS ?? 300) },
     );
   });
 
