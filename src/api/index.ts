@@ -3,6 +3,7 @@ export { createClient, type AmClient, type ClientOptions } from './create-client
 export { ApiError, isApiError, type ApiErrorCode, type ApiErrorDetails, type ServiceFieldError } from './api-error.js';
 export { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
 export { ClientConfigError, type ClientConfigCode } from './client-config-error.js';
+export { isSendableToken } from './token-provider.js';
 export type { ClientEventMap, ClientEvents, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
 export type { LimiterView } from './adaptive-limiter.js';
 export { decideRetry, defaultRetryOptions } from './retry-policy.js';

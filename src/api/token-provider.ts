@@ -19,6 +19,11 @@ export interface CurrentToken {
 // Anything else cannot go into an HTTP header (Node would refuse it at send time).
 const headerSafe = /^[\x21-\x7e]+$/;
 
+/** Whether a token (already trimmed) can be sent as `Authorization: Bearer <token>`. */
+export function isSendableToken(value: string): boolean {
+  return value !== '' && headerSafe.test(value);
+}
+
 /**
  * Hands out the bearer token and swaps in a rotated one: on a 401 the file is re-read once
  * (single-flight, however many requests got the 401 together).

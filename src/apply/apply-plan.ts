@@ -29,6 +29,8 @@ export interface ApplyOptions {
  * kind and re-planning that item: bounded, never a loop.
  */
 export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ChangeResult[]> {
+  // Nothing to do: no lookup tables over the whole state (at 100k items, tens of MB for nothing).
+  if (plan.changes.length === 0) return [];
   const users = new Map(options.desired.sshUsers.map((u) => [u.username, u]));
   // Apikey names are not unique: keys that share a name are told apart by their pinned id.
   const keysById = new Map(options.desired.apikeys.flatMap((k) => (k.id === undefined ? [] : [[k.id, k] as const])));
@@ -113,7 +115,13 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
           return { status: 'failed', id: null, error: `the create's response was lost and ${created.length} items named "${change.key}" now exist (ids ${created.map((x) => x.id).join(', ')}); pin one with \`id:\``, drift: note };
         }
         note = `the create's response was lost; found it as id ${created[0]!.id} and adopted it`;
-        if (change.kind === 'apikey') item = { ...(item as DesiredApikey), id: created[0]!.id };
+        if (change.kind === 'apikey') {
+          item = { ...(item as DesiredApikey), id: created[0]!.id };
+          // The create's answer carried the token and was lost: hand over the listed one, so a
+          // sync that succeeds leaves the new key's token in the sink, as for any create.
+          const token = refresher.token(created[0]!.id);
+          if (token && options.onToken) await options.onToken(change.key, token);
+        }
       } else if (listed[0]) {
         note = `existed already as id ${listed[0].id} (created outside amsync); adopted it`;
       }

@@ -1,4 +1,5 @@
 import type { AmClient } from '../api/index.js';
+import type { RemoteApikey, RemoteSshUser } from '../state/index.js';
 import type { ServiceWriter } from './service-writer.js';
 
 /**
@@ -7,8 +8,21 @@ import type { ServiceWriter } from './service-writer.js';
  */
 export function clientService(client: AmClient): ServiceWriter {
   return {
-    listSshUsers: () => client.listAllSshUsers(),
-    listApikeys: () => client.listAllApikeys(),
+    // Page by page, keeping only what the state needs: at 100k items per kind, the parsed
+    // responses (timestamps and all) held to the end of the listing were ~30 MB at the peak
+    // of a sync (test/bench). An error on any page still ends the listing: never a partial one.
+    async listSshUsers() {
+      const users: RemoteSshUser[] = [];
+      for await (const page of client.listSshUsers()) for (const u of page.items) users.push({ id: u.id, username: u.username, level: u.level });
+      return users;
+    },
+    async listApikeys() {
+      const keys: RemoteApikey[] = [];
+      for await (const page of client.listApikeys()) {
+        for (const k of page.items) keys.push({ id: k.id, name: k.name, superuser: k.superuser, roles: k.roles, ...(k.token === undefined ? {} : { token: k.token }) });
+      }
+      return keys;
+    },
     async createSshUser(body) {
       const created = await client.createSshUser(body);
       return created ? { id: created.id, accepted: false } : { accepted: true };

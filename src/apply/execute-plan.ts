@@ -38,6 +38,8 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     if (sink && (await sink.write(name, token))) tokensWritten += 1;
   };
   const state = input.passwordState;
+  // Names whose token this run received from a create: fresher than the listing's.
+  const written = new Set<string>();
   const results = await applyPlan(input.plan, {
     writer: input.service,
     desired: input.desired,
@@ -47,7 +49,10 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       record: (id, password) => state.record(id, fingerprint(state.key, password)),
       forget: (id) => state.forget(id),
     },
-    onToken: writeToken,
+    onToken: async (name, token) => {
+      written.add(name);
+      await writeToken(name, token);
+    },
     fingerprints: passwordFingerprints(input.desired, state),
     onResult: input.onResult,
   });
@@ -56,6 +61,9 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
     for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
+      // A key created during this run (again, after a 404 on its update) has a new token;
+      // the listing's is the old key's, which no longer exists.
+      if (written.has(name)) continue;
       const listed = input.tokens.get(id);
       if (listed) await writeToken(name, listed.token);
     }

@@ -1,4 +1,4 @@
-import type { ActualState, Kind } from '../model/index.js';
+import type { ActualState, Kind, SecretValue } from '../model/index.js';
 import { normaliseApikey, normaliseSshUser } from '../state/index.js';
 import type { ServiceWriter } from './service-writer.js';
 
@@ -10,6 +10,8 @@ import type { ServiceWriter } from './service-writer.js';
  */
 export class Refresher {
   private readonly cache = new Map<Kind, { startedAt: number; listing: Promise<ActualState> }>();
+  /** Apikey tokens of the re-reads, by id: an adopted key's token goes to the token sink. */
+  private readonly tokens = new Map<number, SecretValue>();
   private clock = 0;
 
   constructor(
@@ -30,8 +32,16 @@ export class Refresher {
     const listing =
       kind === 'sshUser'
         ? this.writer.listSshUsers().then((users) => ({ ...this.base, sshUsers: users.map(normaliseSshUser) }))
-        : this.writer.listApikeys().then((keys) => ({ ...this.base, apikeys: keys.map(normaliseApikey) }));
+        : this.writer.listApikeys().then((keys) => {
+            for (const k of keys) if (k.token) this.tokens.set(k.id, k.token);
+            return { ...this.base, apikeys: keys.map(normaliseApikey) };
+          });
     this.cache.set(kind, { startedAt, listing });
     return listing;
+  }
+
+  /** The token of an apikey seen by a re-read, if one was listed with it. */
+  token(id: number): SecretValue | undefined {
+    return this.tokens.get(id);
   }
 }

@@ -43,7 +43,7 @@ export interface SyncOutcome {
  * without the last step: the plan shown is the plan that would be applied.
  */
 export async function runSync(input: SyncInput): Promise<SyncOutcome> {
-  const { state: actual, tokens } = await readActualState(input.service);
+  const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy(input);
   const fingerprints = passwordFingerprints(input.desired, input.passwordState);
   const plan = makePlan(input.desired, actual, policy, fingerprints);

@@ -10,6 +10,7 @@ import { openPasswordState, type PasswordState } from '../secrets/state-file.js'
 import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
+import { checkLocalInputs } from './check-local-inputs.js';
 import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -62,6 +63,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     if (!settings.token && !settings.tokenFile) {
       throw new UsageError('no bearer token: set AMSYNC_TOKEN, or AMSYNC_TOKEN_FILE / --token-file PATH (a token is never a command-line argument)', 'no_token');
     }
+    checkLocalInputs(settings);
     try {
       client = createClient({
         url: settings.url,

@@ -14,6 +14,8 @@ export interface ApiRequest {
   body: string;
   access: Access;
   listMode: ListMode;
+  /** The `concurrentWrite` fault: another client's write to the same item, done first. */
+  concurrentWrite?: 'create' | 'delete';
   /** Sends an interim 102 Processing; used when a read waits for an accepted write. */
   sendProcessing(): void;
 }
@@ -30,6 +32,8 @@ export interface ApiDeps {
   pendingFor(item: string): Promise<void> | null;
   /** Resolves once the state after the last write is persisted (a no-op in memory). */
   persist(): Promise<void>;
+  /** The seeded generator of the faults (the `reorderPage` shuffle). */
+  random(): number;
 }
 
 export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> {
@@ -45,6 +49,7 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
   }
   const { store } = deps;
   if (route.resource === 'roles') return { status: 200, body: { roles: store.listRoles() } };
+  if (req.concurrentWrite !== undefined) await interfere(req.concurrentWrite, route.resource, route.id, req.body, deps);
 
   if (route.id === undefined) {
     if (method === 'GET') return list(route.resource, req, deps);
@@ -87,8 +92,42 @@ function list(resource: 'sshUsers' | 'apikeys', req: ApiRequest, deps: ApiDeps):
   const page = result.value;
   let next = page.next;
   if (req.listMode === 'cursorLoop') next = page.previous ?? page.current;
-  const body = { cursor: { current: page.current, next, previous: page.previous }, [resource === 'sshUsers' ? 'users' : 'apikeys']: page.items };
+  const items: readonly unknown[] = req.listMode === 'reorderPage' ? shuffled<unknown>(page.items, deps.random) : page.items;
+  const body = { cursor: { current: page.current, next, previous: page.previous }, [resource === 'sshUsers' ? 'users' : 'apikeys']: items };
   return { status: 200, body };
+}
+
+/** Fisher-Yates with the seeded generator, so a seed replays the same order. */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+/**
+ * The `concurrentWrite` fault: another client gets there first. `create` on a list URL posts
+ * the same body (with a password of its own); `delete` on an item URL deletes that item. A
+ * change the store refuses (a bad body, an item already gone) is simply not made.
+ */
+async function interfere(kind: 'create' | 'delete', resource: 'sshUsers' | 'apikeys', id: number | undefined, rawBody: string, deps: ApiDeps): Promise<void> {
+  const { store } = deps;
+  let prepared: Prepared<unknown> | null = null;
+  if (kind === 'delete' && id !== undefined) {
+    prepared = resource === 'sshUsers' ? store.prepareDeleteSshUser(id) : store.prepareDeleteApikey(id);
+  } else if (kind === 'create' && id === undefined) {
+    const body = parseBody(rawBody);
+    if (!body.ok || typeof body.value !== 'object' || body.value === null || Array.isArray(body.value)) return;
+    prepared =
+      resource === 'sshUsers'
+        ? store.prepareCreateSshUser({ ...(body.value as Record<string, unknown>), password: 'set-by-another-client' })
+        : store.prepareCreateApikey(body.value);
+  }
+  if (prepared === null || !prepared.ok) return;
+  prepared.value();
+  await deps.persist();
 }
 
 async function write<T>(prepare: () => Prepared<T>, item: string | null, deps: ApiDeps): Promise<Reply> {

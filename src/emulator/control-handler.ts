@@ -1,3 +1,4 @@
+import { replaceTokens, tokenCounts, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
 import type { FaultController } from './faults.js';
 import { errorReply, oneError, type Reply } from './reply.js';
@@ -10,7 +11,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  * The control API under /_emulator/: not part of the real service. It needs no token and
  * is never subject to faults or the request log, so tests can always reach it.
  *
- *   GET    /_emulator/requests[?since=SEQ]  {requests:[{seq,method,path,query,status,time,durationMs,fault?}], dropped}
+ *   GET    /_emulator/requests[?since=SEQ]  {requests:[{seq,method,path,query,status,time,durationMs,fault?,next?,undelivered?}],
+ *                                            dropped, inFlight}
  *   DELETE /_emulator/requests              clears the log
  *   POST   /_emulator/reset                 empty state (roles kept), pending writes dropped
  *   POST   /_emulator/seed                  {sshUsers?, apikeys?, count?, returnItems?} -> {sshUsers, apikeys, counts}
@@ -18,11 +20,16 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  *   POST   /_emulator/check-password        {username, password} -> {match}
  *   GET    /_emulator/faults                fault settings and per-rule counters
  *   PUT    /_emulator/faults                change any subset of the settings (rules replace)
+ *   GET    /_emulator/tokens                how many tokens of each kind (never the tokens)
+ *   PUT    /_emulator/tokens                {tokens?, readOnlyTokens?, expiredTokens?}: each list
+ *                                            given replaces its set (token rotation at run time)
  */
 export interface ControlDeps {
   store: Store;
   log: RequestLog;
   faults: FaultController;
+  tokens: TokenSets;
+  traffic: { readonly inFlight: number };
   reset(): void;
   seed(data: SeedData): SeedResult;
   state(): EmulatorStateSnapshot;
@@ -43,6 +50,7 @@ const ROUTES: Record<string, readonly string[]> = {
   state: ['GET'],
   'check-password': ['POST'],
   faults: ['GET', 'PUT'],
+  tokens: ['GET', 'PUT'],
 };
 
 export async function handleControl(method: string, path: string, query: URLSearchParams, rawBody: string, deps: ControlDeps): Promise<Reply> {
@@ -61,7 +69,7 @@ export async function handleControl(method: string, path: string, query: URLSear
   switch (`${method} ${name}`) {
     case 'GET requests': {
       const since = Number(query.get('since') ?? '0');
-      return { status: 200, body: { requests: deps.log.list(Number.isFinite(since) ? since : 0), dropped: deps.log.dropped } };
+      return { status: 200, body: { requests: deps.log.list(Number.isFinite(since) ? since : 0), dropped: deps.log.dropped, inFlight: deps.traffic.inFlight } };
     }
     case 'DELETE requests':
       deps.log.clear();
@@ -93,6 +101,14 @@ export async function handleControl(method: string, path: string, query: URLSear
         if (error instanceof EmulatorError) return oneError(400, 'body', 'invalid', error.message);
         throw error;
       }
+    case 'GET tokens':
+      return { status: 200, body: tokenCounts(deps.tokens) };
+    case 'PUT tokens': {
+      const parsed = tokenSettingsSchema.safeParse(body);
+      if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
+      replaceTokens(deps.tokens, parsed.data);
+      return { status: 200, body: tokenCounts(deps.tokens) };
+    }
     default:
       return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`);
   }

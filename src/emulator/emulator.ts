@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiDeps } from './api-handler.js';
+import { replaceTokens, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { AsyncWriteQueue } from './async-writes.js';
 import type { ControlDeps } from './control-handler.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
 import { FaultController } from './faults.js';
-import { createRequestListener } from './http-server.js';
+import { answerProtocolEdges, createRequestListener } from './http-server.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
 import { DataFilePersister, loadDataFile } from './persistence.js';
 import { RequestLog } from './request-log.js';
@@ -14,7 +15,7 @@ import { createRng } from './rng.js';
 import { issuesToErrors, seedSchema } from './seed-schema.js';
 import { Store } from './store.js';
 import { createTokenSource } from './token-source.js';
-import type { EmulatorStateSnapshot, FaultRuleStats, FaultSettings, RequestLogEntry, SeedData, SeedResult } from './types.js';
+import type { EmulatorStateSnapshot, FaultRuleStats, FaultSettings, RequestLogEntry, SeedData, SeedResult, TokenSettings } from './types.js';
 
 export interface RunningEmulator {
   /** `http://HOST:PORT`, no trailing slash. */
@@ -33,6 +34,10 @@ export interface RunningEmulator {
   /** Changes fault settings; `rules`, when given, replaces the rules. Throws on bad settings. */
   setFaults(f: Partial<FaultSettings>): void;
   faults(): FaultSettings & { ruleStats: FaultRuleStats[] };
+  /** Rotates tokens at run time: each list given replaces its set. Throws on a bad token. */
+  setTokens(t: TokenSettings): void;
+  /** API requests arrived and not answered yet (delayed ones included). */
+  inFlight(): number;
 }
 
 /** Starts an emulator on node:http; resolves once it is listening. */
@@ -69,6 +74,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       timers.add(t);
     });
 
+  const tokens: TokenSets = { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens) };
+  const traffic = { inFlight: 0 };
   const api: ApiDeps = {
     store,
     pageSizeDefault: o.pageSizeDefault,
@@ -77,6 +84,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     enqueue: (item, apply) => queue.enqueue(item, faults.current.asyncDelayMs, apply),
     pendingFor: (item) => queue.pendingFor(item),
     persist,
+    random: rng,
   };
   const reset = () => {
     queue.clear();
@@ -90,21 +98,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return result.value;
   };
   const state = (): EmulatorStateSnapshot => ({ ...store.snapshot(), pendingWrites: queue.size });
-  const controlDeps: ControlDeps = { store, log, faults, reset, seed, state, persist };
+  const controlDeps: ControlDeps = { store, log, faults, tokens, traffic, reset, seed, state, persist };
 
-  const server = createServer(
-    createRequestListener({
-      control: o.control,
-      tokens: { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens) },
-      faults,
-      log,
-      api,
-      controlDeps,
-      sleep,
-      isClosed: () => closed,
-      onError: o.onError,
-    }),
-  );
+  const listener = createRequestListener({
+    control: o.control,
+    tokens,
+    faults,
+    log,
+    traffic,
+    api,
+    controlDeps,
+    sleep,
+    isClosed: () => closed,
+    onError: o.onError,
+  });
+  const server = createServer(listener);
+  const edges = answerProtocolEdges(server, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new EmulatorError('emulator_listen', `Cannot listen on ${o.host}:${o.port}: ${error.code ?? error.message}`, { cause: error }));
@@ -126,6 +135,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       timers.clear();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      edges.closeAll();
       await stopped;
       await persister?.flush();
     },
@@ -145,5 +155,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       faults.update(f);
     },
     faults: () => ({ ...faults.current, ruleStats: faults.stats }),
+    setTokens: (t) => {
+      const parsed = tokenSettingsSchema.safeParse(t);
+      if (!parsed.success) throw new EmulatorError('emulator_options', 'Expected `tokens`, `readOnlyTokens` and `expiredTokens` to be arrays of non-empty strings without white space');
+      replaceTokens(tokens, parsed.data);
+    },
+    inFlight: () => traffic.inFlight,
   };
 }

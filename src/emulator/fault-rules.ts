@@ -14,6 +14,8 @@ import type { FaultRule, FaultRuleStats } from './types.js';
  *            times?        fire at most n times (default unlimited)
  *            probability?  fire with this chance, 0..1, from the seeded generator (default 1)
  *            label?        name shown as `fault` in the request log (default "rule:<index>")
+ *            forMs?        once fired, fire only within this many ms of the first firing
+ *                          (a window: a maintenance of a few seconds, a 503 storm)
  *   action   (exactly one, optionally with delayMs)
  *            status        answer this status without performing the request; with
  *                          retryAfter (seconds, or an HTTP-date string sent as is),
@@ -27,6 +29,13 @@ import type { FaultRule, FaultRuleStats } from './types.js';
  *                          perform the request, then answer 200 with truncated JSON
  *            duplicatePage: true   (list routes) `next` moves half a page, so items repeat
  *            cursorLoop: true      (list routes) `next` points back to an earlier cursor
+ *            reorderPage: true     (list routes) the page's items in a shuffled order
+ *            expireToken: true     the request's bearer token expires now: 401 for it and
+ *                                  every later request carrying it (token rotation tests)
+ *            concurrentWrite: "create" | "delete"
+ *                          another client acts first, just before the request is performed:
+ *                          "create" posts the same body (an SSH user's create then gets 409),
+ *                          "delete" deletes the item the path names (then 404)
  *            delayMs       wait this long (alone: then answer normally)
  *
  * Example: the second POST of an SSH user is committed but its answer is lost:
@@ -37,7 +46,17 @@ const errorTypeSchema = z.enum(['invalid', 'duplicated', 'required', 'not_found'
 
 const fieldErrorSchema = z.strictObject({ field: z.string(), type: errorTypeSchema, msg: z.string() });
 
-const actionKeys = ['status', 'reset', 'commitThenFail', 'malformed', 'duplicatePage', 'cursorLoop'] as const;
+const actionKeys = [
+  'status',
+  'reset',
+  'commitThenFail',
+  'malformed',
+  'duplicatePage',
+  'cursorLoop',
+  'reorderPage',
+  'expireToken',
+  'concurrentWrite',
+] as const;
 
 export const faultRuleSchema = z
   .strictObject({
@@ -61,6 +80,10 @@ export const faultRuleSchema = z
     malformed: z.literal(true).optional(),
     duplicatePage: z.literal(true).optional(),
     cursorLoop: z.literal(true).optional(),
+    reorderPage: z.literal(true).optional(),
+    expireToken: z.literal(true).optional(),
+    concurrentWrite: z.enum(['create', 'delete']).optional(),
+    forMs: z.number().min(0).max(3_600_000).optional(),
   })
   .superRefine((rule, ctx) => {
     const actions = actionKeys.filter((k) => rule[k] !== undefined);
@@ -87,6 +110,8 @@ export interface CompiledRule {
   readonly path: RegExp | null;
   matched: number;
   fired: number;
+  /** Clock reading of the first firing, for `forMs`. */
+  firstFiredAt: number | null;
 }
 
 /** Rules as validated by faultRuleSchema, with fresh counters. */
@@ -98,19 +123,22 @@ export function compileRules(rules: readonly FaultRule[]): CompiledRule[] {
     path: rule.path === undefined ? null : new RegExp(rule.path),
     matched: 0,
     fired: 0,
+    firstFiredAt: null,
   }));
 }
 
 /** The first rule that fires for this request, counting matches and firings. */
-export function fireRule(rules: readonly CompiledRule[], method: string, path: string, rng: Rng): CompiledRule | null {
+export function fireRule(rules: readonly CompiledRule[], method: string, path: string, rng: Rng, nowMs: () => number = () => 0): CompiledRule | null {
   for (const r of rules) {
     if (r.methods !== null && !r.methods.has(method)) continue;
     if (r.path !== null && !r.path.test(path)) continue;
     r.matched += 1;
     if (r.matched <= (r.rule.after ?? 0)) continue;
     if (r.rule.times !== undefined && r.fired >= r.rule.times) continue;
+    if (r.rule.forMs !== undefined && r.firstFiredAt !== null && nowMs() - r.firstFiredAt > r.rule.forMs) continue;
     if (r.rule.probability !== undefined && rng() >= r.rule.probability) continue;
     r.fired += 1;
+    if (r.firstFiredAt === null) r.firstFiredAt = nowMs();
     return r;
   }
   return null;

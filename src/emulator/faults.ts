@@ -29,7 +29,7 @@ export const defaultFaultSettings: Readonly<FaultSettings> = {
   rules: [],
 };
 
-export type ListMode = 'normal' | 'duplicatePage' | 'cursorLoop';
+export type ListMode = 'normal' | 'duplicatePage' | 'cursorLoop' | 'reorderPage';
 
 /** How the faults shape one API request, decided when it arrives. */
 export interface FaultPlan {
@@ -45,6 +45,10 @@ export interface FaultPlan {
   commitThenFail?: 'reset' | 500 | 502 | 504;
   malformed: boolean;
   listMode: ListMode;
+  /** Expire the request's bearer token before authenticating it (it then answers 401). */
+  expireToken: boolean;
+  /** Another client's write to the same item, performed just before this request. */
+  concurrentWrite?: 'create' | 'delete';
 }
 
 /**
@@ -94,7 +98,7 @@ export class FaultController {
 
   /** Decides the faults of one API request; call once per request, in arrival order. */
   admit(method: string, path: string): FaultPlan {
-    const plan: FaultPlan = { delayMs: 0, reset: false, processing: false, malformed: false, listMode: 'normal' };
+    const plan: FaultPlan = { delayMs: 0, reset: false, processing: false, malformed: false, listMode: 'normal', expireToken: false };
     const s = this.settings;
     if (s.maintenance) {
       plan.answer = oneError(503, 'service', 'rule', 'the service is unavailable for maintenance');
@@ -111,7 +115,7 @@ export class FaultController {
       }
     }
     if (s.latencyMs > 0) plan.delayMs = s.latencyMs * (0.5 + this.rng());
-    const fired = fireRule(this.rules, method, path, this.rng);
+    const fired = fireRule(this.rules, method, path, this.rng, this.nowMs);
     if (fired) {
       this.applyRule(fired, plan);
       return plan;
@@ -147,5 +151,8 @@ export class FaultController {
     plan.malformed = rule.malformed === true;
     if (rule.duplicatePage) plan.listMode = 'duplicatePage';
     if (rule.cursorLoop) plan.listMode = 'cursorLoop';
+    if (rule.reorderPage) plan.listMode = 'reorderPage';
+    plan.expireToken = rule.expireToken === true;
+    if (rule.concurrentWrite !== undefined) plan.concurrentWrite = rule.concurrentWrite;
   }
 }

@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { handleApi, type ApiDeps } from './api-handler.js';
-import { authenticate, type TokenSets } from './auth.js';
+import { authenticate, expireToken, type TokenSets } from './auth.js';
 import { handleControl, isControlPath, type ControlDeps } from './control-handler.js';
 import type { FaultController, FaultPlan } from './faults.js';
 import { oneError, type Reply } from './reply.js';
@@ -16,6 +17,8 @@ export interface HttpContext {
   log: RequestLog;
   api: ApiDeps;
   controlDeps: ControlDeps;
+  /** API requests arrived and not answered yet (chaos tests wait for 0 between runs). */
+  traffic: { inFlight: number };
   /** A timer the emulator cancels on close (latency, delayed answers). */
   sleep(ms: number): Promise<void>;
   isClosed(): boolean;
@@ -45,11 +48,21 @@ export function createRequestListener(ctx: HttpContext): (req: IncomingMessage, 
 }
 
 async function serveApi(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> {
+  ctx.traffic.inFlight += 1;
+  try {
+    await serveApiRequest(ctx, req, res, method, path, query);
+  } finally {
+    ctx.traffic.inFlight -= 1;
+  }
+}
+
+async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> {
   const started = performance.now();
   const seq = ctx.log.nextSeq();
   const time = new Date().toISOString();
   let fault: string | undefined;
-  const finish = (status: number) => {
+  const finish = (status: number, reply?: Reply) => {
+    const next = status === 200 && reply?.raw === undefined ? listNext(reply?.body) : undefined;
     ctx.log.finish({
       seq,
       method,
@@ -59,6 +72,9 @@ async function serveApi(ctx: HttpContext, req: IncomingMessage, res: ServerRespo
       time,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       ...(fault === undefined ? {} : { fault }),
+      ...(next === undefined ? {} : { next }),
+      // The client hung up first (it timed out or was killed): the answer reaches nobody.
+      ...(status !== 0 && (res.destroyed || req.socket.destroyed) ? { undelivered: true as const } : {}),
     });
   };
   const reset = () => {
@@ -79,10 +95,23 @@ async function serveApi(ctx: HttpContext, req: IncomingMessage, res: ServerRespo
     if (body === null) {
       reply = oneError(400, 'body', 'rule', `the body is larger than ${MAX_BODY_BYTES} bytes`);
     } else {
+      if (plan.expireToken) expireToken(req.headers.authorization, ctx.tokens);
       const access = authenticate(req.headers.authorization, ctx.tokens);
       reply =
         typeof access === 'string'
-          ? await handleApi({ method, path, query, body, access, listMode: plan.listMode, sendProcessing: () => res.writeProcessing() }, ctx.api)
+          ? await handleApi(
+              {
+                method,
+                path,
+                query,
+                body,
+                access,
+                listMode: plan.listMode,
+                ...(plan.concurrentWrite === undefined ? {} : { concurrentWrite: plan.concurrentWrite }),
+                sendProcessing: () => res.writeProcessing(),
+              },
+              ctx.api,
+            )
           : access;
     }
     if (ctx.isClosed()) return reset();
@@ -97,8 +126,60 @@ async function serveApi(ctx: HttpContext, req: IncomingMessage, res: ServerRespo
   }
 }
 
-function respond(res: ServerResponse, reply: Reply, finish: (status: number) => void): void {
-  finish(reply.status);
+/** The `next` of a list answer's cursor object; undefined for any other answer. */
+function listNext(body: unknown): number | null | undefined {
+  const cursor = (body as { cursor?: { next?: unknown } } | null | undefined)?.cursor;
+  if (typeof cursor !== 'object' || cursor === null) return undefined;
+  const next = cursor.next;
+  return typeof next === 'number' || next === null ? next : undefined;
+}
+
+/**
+ * The corners of HTTP that node:http answers by itself with statuses the service never uses
+ * (found by the chaos fuzz): `100 Continue` and `417` for an `Expect` header, `431` or `400`
+ * without a body for a request it cannot parse, and a CONNECT closed without an answer. The
+ * emulator answers only the spec's statuses, so: an `Expect` is ignored (RFC 9110 lets a
+ * server do so) and the request handled as any other, an unparsable request gets a 400 with
+ * the usual error body, and CONNECT a 405.
+ */
+export function answerProtocolEdges(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void): { closeAll(): void } {
+  // Sockets node:http no longer tracks (closeAllConnections does not reach them).
+  const detached = new Set<Duplex>();
+  const answer = (socket: Duplex, status: 400 | 405, field: string, type: 'invalid' | 'rule', msg: string, extraHeaders = '') => {
+    detached.add(socket);
+    socket.on('close', () => detached.delete(socket));
+    socket.on('error', () => socket.destroy());
+    // Lingering close: the answer is sent, what the client still sends is read and dropped until
+    // it hangs up (closing at once could reset the connection before the answer is read).
+    (socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(5_000, () => socket.destroy());
+    const text = JSON.stringify({ errors: [{ field, type, msg }] });
+    socket.end(`HTTP/1.1 ${status} ${reasons[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${extraHeaders}Connection: close\r\n\r\n${text}`);
+    socket.resume();
+  };
+  server.on('checkContinue', listener);
+  server.on('checkExpectation', listener);
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answer(socket, 405, 'method', 'rule', 'CONNECT is not supported', 'Allow: GET, HEAD, POST, PUT, DELETE\r\n');
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    answer(socket, 400, 'request', 'invalid', `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`);
+  });
+  return {
+    closeAll() {
+      for (const socket of detached) socket.destroy();
+      detached.clear();
+    },
+  };
+}
+
+const reasons: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed' };
+
+function respond(res: ServerResponse, reply: Reply, finish: (status: number, reply: Reply) => void): void {
+  finish(reply.status, reply);
   send(res, reply);
 }
 

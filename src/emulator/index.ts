@@ -23,4 +23,5 @@ export type {
   SeedSshUser,
   SshUserState,
   SshUserView,
+  TokenSettings,
 } from './types.js';

@@ -103,6 +103,13 @@ export interface RequestLogEntry {
   durationMs: number;
   /** Which injected fault shaped the answer, when one did: `maintenance`, `rate-limit`, `fail-rate`, `rule:<n>` or the rule's label. */
   fault?: string;
+  /** A list answered 200: the `next` of its cursor object (chaos tests rebuild listings from it). */
+  next?: number | null;
+  /**
+   * The client had closed the connection before the answer was ready (it timed out, or was
+   * killed): the request was performed all the same, and nobody saw the answer.
+   */
+  undelivered?: true;
 }
 
 /**
@@ -142,6 +149,28 @@ export interface FaultRule {
   duplicatePage?: true;
   /** List routes: `next` points back to an earlier cursor (the previous page, or this one). */
   cursorLoop?: true;
+  /** List routes: the page's items come in a shuffled order (seeded); the cursor is unchanged. */
+  reorderPage?: true;
+  /**
+   * The bearer token of this request expires now: it answers 401 (expired), and so does every
+   * later request that carries it. Tokens added with `setTokens` stay valid.
+   */
+  expireToken?: true;
+  /**
+   * Another client changes the item first, just before this request is performed: `create`
+   * posts the same body (so creating an SSH user answers 409), `delete` deletes the item the
+   * path names (so an update or delete answers 404). Ignored where it does not apply.
+   */
+  concurrentWrite?: 'create' | 'delete';
+  /** Once the rule has fired, it fires only within this many ms of its first firing (a window). */
+  forMs?: number;
+}
+
+/** The bearer tokens the emulator accepts, changed at run time by `setTokens` (rotation). */
+export interface TokenSettings {
+  tokens?: string[];
+  readOnlyTokens?: string[];
+  expiredTokens?: string[];
 }
 
 export interface FaultSettings {

@@ -7,6 +7,7 @@ export const apikeySpec: KindSpec<DesiredApikey, ActualApikey> = {
   noun: 'apikey',
   uniqueKeys: false,
   keyOf: (a) => a.name,
+  desiredKeyOf: (d) => d.name,
   createFields: (item) => ({
     fields: {
       name: { before: null, after: item.name },
@@ -22,9 +23,7 @@ export const apikeySpec: KindSpec<DesiredApikey, ActualApikey> = {
       reason = 'rename by id';
     }
     if (actual.superuser !== item.superuser) fields.superuser = { before: actual.superuser, after: item.superuser };
-    const want = sortedUnique(item.roles);
-    const have = sortedUnique(actual.roles);
-    if (!sameIds(want, have)) fields.roles = { before: have, after: want };
+    if (!sameIdSets(item.roles, actual.roles)) fields.roles = { before: sortedUnique(actual.roles), after: sortedUnique(item.roles) };
     return { fields, reason };
   },
   deleteFields: (a) => ({
@@ -38,6 +37,15 @@ export function sortedUnique(ids: readonly number[]): number[] {
   return [...new Set(ids)].sort((x, y) => x - y);
 }
 
-function sameIds(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
+/** Whether two lists hold the same ids; without copying them when both are sorted and unique, as in a no-op plan. */
+function sameIdSets(a: readonly number[], b: readonly number[]): boolean {
+  if (isSortedUnique(a) && isSortedUnique(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  const x = sortedUnique(a);
+  const y = sortedUnique(b);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+function isSortedUnique(ids: readonly number[]): boolean {
+  for (let i = 1; i < ids.length; i += 1) if (!(ids[i - 1]! < ids[i]!)) return false;
+  return true;
 }

@@ -18,7 +18,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   const users = new PlanBuilder('sshUser');
   planKind(
     sshUserSpec(policy.passwords, fingerprints, users),
-    desired.sshUsers.map((item) => ({ key: item.username, item })),
+    desired.sshUsers,
     actual.sshUsers,
     policy.prune.sshUsers,
     (key) => policy.isProtected('sshUser', key),
@@ -27,7 +27,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   const keys = new PlanBuilder('apikey');
   planKind(
     apikeySpec,
-    desired.apikeys.map((item) => ({ key: item.name, item })),
+    desired.apikeys,
     actual.apikeys,
     policy.prune.apikeys,
     (key) => policy.isProtected('apikey', key),

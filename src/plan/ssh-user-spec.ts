@@ -14,6 +14,7 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
     noun: 'SSH user',
     uniqueKeys: true,
     keyOf: (a) => a.username,
+    desiredKeyOf: (d) => d.username,
     createFields(item) {
       if (!item.password) {
         return {

@@ -7,16 +7,25 @@ export interface ActualStateRead {
   readonly tokens: ReadonlyMap<number, { readonly name: string; readonly token: SecretValue }>;
 }
 
+export interface ReadActualStateOptions {
+  /**
+   * Keep the apikey tokens (for a token sink). Without one they are dropped as read: at 100k
+   * keys they would be ~13 MB held for nothing.
+   * @default true
+   */
+  readonly tokens?: boolean;
+}
+
 /**
  * Lists both kinds concurrently (they share the client's one rate limiter) and normalises
  * them: roles to sorted id sets, unknown fields dropped, an item listed twice kept once.
  */
-export async function readActualState(reader: ServiceReader): Promise<ActualStateRead> {
+export async function readActualState(reader: ServiceReader, options: ReadActualStateOptions = {}): Promise<ActualStateRead> {
   const [users, keys] = await Promise.all([reader.listSshUsers(), reader.listApikeys()]);
   const tokens = new Map<number, { name: string; token: SecretValue }>();
-  for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
+  if (options.tokens ?? true) for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
   return {
-    state: { sshUsers: uniqueById(users.map(normaliseSshUser)), apikeys: uniqueById(keys.map(normaliseApikey)) },
+    state: { sshUsers: uniqueById(users, normaliseSshUser), apikeys: uniqueById(keys, normaliseApikey) },
     tokens,
   };
 }
@@ -26,11 +35,27 @@ export function normaliseSshUser(u: RemoteSshUser): ActualSshUser {
 }
 
 export function normaliseApikey(k: RemoteApikey): ActualApikey {
-  const ids = k.roles.map((r) => (typeof r === 'number' ? r : r.id));
-  return { id: k.id, name: k.name, superuser: k.superuser, roles: [...new Set(ids)].sort((a, b) => a - b) };
+  // The client already gives sorted unique ids: no copies then (two arrays and a Set per key).
+  const roles = isSortedIds(k.roles) ? [...k.roles] : [...new Set(k.roles.map((r) => (typeof r === 'number' ? r : r.id)))].sort((a, b) => a - b);
+  return { id: k.id, name: k.name, superuser: k.superuser, roles };
 }
 
-function uniqueById<T extends { id: number }>(items: readonly T[]): T[] {
+function isSortedIds(roles: RemoteApikey['roles']): roles is readonly number[] {
+  for (let i = 0; i < roles.length; i += 1) {
+    const r = roles[i];
+    if (typeof r !== 'number' || (i > 0 && !((roles[i - 1] as number) < r))) return false;
+  }
+  return true;
+}
+
+/** Each item normalised once, the first time its id is seen (one pass: no copy of the list in between). */
+function uniqueById<R extends { id: number }, T>(items: readonly R[], normalise: (item: R) => T): T[] {
   const seen = new Set<number>();
-  return items.filter((i) => (seen.has(i.id) ? false : (seen.add(i.id), true)));
+  const out: T[] = [];
+  for (const item of items) {
+    if (seen.has(item.id)) continue;
+    seen.add(item.id);
+    out.push(normalise(item));
+  }
+  return out;
 }

@@ -602,7 +602,7 @@ describe('control API', () => {
     expect(res.status).toBe(200);
     const { requests } = res.json as { requests: Record<string, unknown>[] };
     expect(requests).toEqual([
-      { seq: expect.any(Number), method: 'GET', path: USERS, query: { cursor: '0', size: '5' }, status: 200, time: expect.stringMatching(ISO), durationMs: expect.any(Number) },
+      { seq: expect.any(Number), method: 'GET', path: USERS, query: { cursor: '0', size: '5' }, status: 200, time: expect.stringMatching(ISO), durationMs: expect.any(Number), next: null },
       { seq: expect.any(Number), method: 'POST', path: KEYS, query: {}, status: 403, time: expect.stringMatching(ISO), durationMs: expect.any(Number) },
     ]);
     const since = (await get(`/_emulator/requests?since=${requests[0]!.seq as number}`, null)).json as { requests: unknown[] };

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { call, errorsOf, listAll, RW_TOKEN } from '../helpers/emulator-client.js';
+
+/**
+ * The emulator's fault controls that the chaos tests rely on, beyond the ones of the contract
+ * tests: token rotation and expiry, another client's writes between a listing and a write,
+ * reordered pages, windows of faults, `next` and undelivered answers in the request log, and
+ * the count of requests in flight.
+ */
+
+const TOKEN = RW_TOKEN;
+const ROTATED = 'controls-token-2';
+const USERS = '/api/sshusers';
+const KEYS = '/api/3rdparty/apikeys';
+
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startEmulator({ tokens: [TOKEN], seed: 11 });
+});
+afterAll(async () => {
+  await emu.close();
+});
+beforeEach(() => {
+  emu.reset();
+  emu.setFaults({ rules: [], failRate: 0, maintenance: false });
+  emu.setTokens({ tokens: [TOKEN], readOnlyTokens: [], expiredTokens: [] });
+  emu.clearRequests();
+});
+
+describe('token rotation: a token expires mid-run and a rotated one takes over', () => {
+  it('setTokens adds a token at run time, and the control API counts tokens without showing them', async () => {
+    expect((await call(emu.url, 'GET', USERS, { token: ROTATED })).status).toBe(401);
+    const put = await call(emu.url, 'PUT', '/_emulator/tokens', { token: null, body: { tokens: [TOKEN, ROTATED] } });
+    expect(put.status).toBe(200);
+    expect(put.json).toEqual({ tokens: 2, readOnlyTokens: 0, expiredTokens: 0 });
+    expect(put.text).not.toContain(ROTATED);
+    expect((await call(emu.url, 'GET', USERS, { token: ROTATED })).status).toBe(200);
+    expect((await call(emu.url, 'PUT', '/_emulator/tokens', { token: null, body: { tokens: ['has space'] } })).status).toBe(400);
+    expect(() => emu.setTokens({ tokens: [''] })).toThrow(expect.objectContaining({ code: 'emulator_options' }));
+  });
+
+  it('an expireToken rule expires the token of the request it fires on: 401 from then on, other tokens unaffected', async () => {
+    emu.setTokens({ tokens: [TOKEN, ROTATED] });
+    emu.setFaults({ rules: [{ label: 'expiry', after: 1, times: 1, expireToken: true }] });
+    expect((await call(emu.url, 'GET', USERS)).status).toBe(200);
+    const expired = await call(emu.url, 'GET', USERS);
+    expect(expired.status).toBe(401);
+    expect(errorsOf(expired)[0]!.msg).toMatch(/expired/);
+    expect((await call(emu.url, 'GET', KEYS)).status).toBe(401);
+    expect((await call(emu.url, 'GET', USERS, { token: ROTATED })).status).toBe(200);
+    expect(emu.requests().map((r) => [r.status, r.fault ?? ''])).toEqual([
+      [200, ''],
+      [401, 'expiry'],
+      [401, ''],
+      [200, ''],
+    ]);
+  });
+});
+
+describe('another client writes between the listing and the write', () => {
+  it('concurrentWrite "create" makes an SSH user create answer 409 (the other client created it first)', async () => {
+    emu.setFaults({ rules: [{ method: 'POST', path: '^/api/sshusers$', times: 1, concurrentWrite: 'create' }] });
+    const res = await call(emu.url, 'POST', USERS, { body: { username: 'deploy', level: 'n1', password: 'mine' } });
+    expect(res.status).toBe(409);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['deploy']);
+    const mine = await call(emu.url, 'POST', '/_emulator/check-password', { token: null, body: { username: 'deploy', password: 'mine' } });
+    expect(mine.json).toEqual({ match: false });
+  });
+
+  it('concurrentWrite "delete" makes an update or a delete answer 404 (the other client deleted it first)', async () => {
+    const seeded = emu.seed({ sshUsers: [{ username: 'a' }, { username: 'b' }], apikeys: [{ name: 'k' }] });
+    emu.setFaults({ rules: [{ method: ['PUT', 'DELETE'], concurrentWrite: 'delete' }] });
+    expect((await call(emu.url, 'PUT', `${USERS}/${seeded.sshUsers[0]!.id}`, { body: { level: 'n1' } })).status).toBe(404);
+    expect((await call(emu.url, 'DELETE', `${KEYS}/${seeded.apikeys[0]!.id}`)).status).toBe(404);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['b']);
+    expect(emu.state().apikeys).toEqual([]);
+  });
+
+  it('a concurrentWrite that does not fit the request changes nothing', async () => {
+    emu.seed({ sshUsers: [{ username: 'a' }] });
+    emu.setFaults({ rules: [{ concurrentWrite: 'delete' }] });
+    expect((await call(emu.url, 'GET', USERS)).status).toBe(200);
+    expect((await call(emu.url, 'POST', USERS, { body: '{not json' })).status).toBe(400);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['a']);
+  });
+});
+
+describe('pages: reordered, and the log shows how listings chain', () => {
+  it('reorderPage shuffles the items of a page, reproducibly for a seed, and every item is still listed once', async () => {
+    emu.seed({ count: { sshUsers: 20 } });
+    emu.setFaults({ rules: [{ method: 'GET', reorderPage: true }] });
+    const pages = await listAll(emu.url, USERS, 'users', 10);
+    const ids = pages.flatMap((p) => p.items.map((i) => i.id));
+    expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(ids).not.toEqual([...ids].sort((a, b) => a - b));
+  });
+
+  it('logs the `next` of every list answer, so a test can tell a complete listing from a partial one', async () => {
+    emu.seed({ count: { apikeys: 5 } });
+    const pages = await listAll(emu.url, KEYS, 'apikeys', 2);
+    expect(emu.requests().map((r) => r.next)).toEqual(pages.map((p) => p.cursor.next));
+    expect(emu.requests().at(-1)!.next).toBeNull();
+  });
+});
+
+describe('windows, answers nobody received, and requests in flight', () => {
+  it('forMs: after its first firing a rule fires only within its window', async () => {
+    let now = 0;
+    const { FaultController } = await import('../../src/emulator/faults.js');
+    const { createRng } = await import('../../src/emulator/rng.js');
+    const faults = new FaultController({ rules: [{ status: 503, forMs: 1000, after: 1 }] }, createRng(1), () => now);
+    const statuses = [0, 10, 500, 1010, 1011, 5000].map((t) => {
+      now = t;
+      return faults.admit('GET', USERS).answer?.status ?? 200;
+    });
+    expect(statuses).toEqual([200, 503, 503, 503, 200, 200]);
+  });
+
+  it('counts requests in flight, and marks an answer whose client hung up as undelivered (performed all the same)', async () => {
+    emu.setFaults({ rules: [{ method: 'POST', delayMs: 300, label: 'slow' }] });
+    const controller = new AbortController();
+    const sent = fetch(`${emu.url}${USERS}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'late', level: 'n1', password: 'p' }),
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    for (let i = 0; i < 100 && emu.inFlight() === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(emu.inFlight()).toBe(1);
+    controller.abort();
+    expect(await sent).toBe('aborted');
+    for (let i = 0; i < 200 && emu.inFlight() > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(emu.inFlight()).toBe(0);
+    expect(emu.requests()).toMatchObject([{ method: 'POST', status: 200, fault: 'slow', undelivered: true }]);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['late']);
+    const listed = await call(emu.url, 'GET', '/_emulator/requests', { token: null });
+    expect(listed.json).toMatchObject({ inFlight: 0 });
+  });
+});

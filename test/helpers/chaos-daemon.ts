@@ -1,0 +1,183 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startEmulator, type RequestLogEntry } from '../../src/emulator/index.js';
+import { waitFor } from './daemon-deferred.js';
+import { startDaemonProcess, type DaemonProcess, type LogLine } from './daemon-process.js';
+import { canariesFound, deletesOutsidePlan, divergence, duplicateApikeys, expectedDeletes, writesAfterIncompleteListing, writesOf, writesToProtected } from './chaos-invariants.js';
+import {
+  checkPassword,
+  countFired,
+  invariants,
+  lastLines,
+  prepare,
+  readTokenFiles,
+  readTracked,
+  Recorder,
+  spawnAmsync,
+  T1,
+  T2,
+  tokenFileProblems,
+  tokensIn,
+  waitIdle,
+  writtenFiles,
+  type Prepared,
+  type ScheduleOutcome,
+} from './chaos-run.js';
+import { HOLD_LABEL, KILL_LABEL, makeSchedule } from './chaos-schedule.js';
+
+/**
+ * A chaos schedule for the sidecar: `amsync daemon` syncing every second under faults (killed
+ * and restarted for the kill family), then faults stop and it must converge by itself, make
+ * zero writes in the run after its first success, and stop gracefully on SIGTERM.
+ */
+
+interface DaemonRun {
+  readonly process: number;
+  readonly started: number;
+  readonly ended: number;
+  readonly outcome: string;
+  readonly requests: RequestLogEntry[];
+}
+
+/** The runs of a daemon from its log lines: `sync started` to `sync finished` (or `sync failed`). */
+function runsOf(logs: readonly LogLine[], processIndex: number, until: number): { process: number; started: number; ended: number; outcome: string }[] {
+  const runs: { process: number; started: number; ended: number; outcome: string }[] = [];
+  let open: number | undefined;
+  for (const l of logs) {
+    const time = Number(l.time);
+    if (l.msg === 'sync started') open = time;
+    else if (open !== undefined && (l.msg === 'sync finished' || l.msg === 'sync failed; nothing more was changed')) {
+      runs.push({ process: processIndex, started: open, ended: time, outcome: l.msg === 'sync finished' ? String(l.outcome) : 'failure' });
+      open = undefined;
+    }
+  }
+  // A run cut short by SIGKILL: it ends when the process died.
+  if (open !== undefined) runs.push({ process: processIndex, started: open, ended: until, outcome: 'killed' });
+  return runs;
+}
+
+const arrival = (e: RequestLogEntry): number => Date.parse(e.time);
+
+export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> {
+  const schedule = makeSchedule(seed);
+  const outcome: ScheduleOutcome = { seed, families: schedule.families, violations: [], checks: 0, runs: [], requests: 0, fired: {}, tokenRotated: false };
+  const rec = new Recorder(outcome);
+  const emu = await startEmulator({ tokens: schedule.families.includes('token-expiry') ? [T1, T2] : [T1], seed, onError: (e) => rec.check(invariants.emulator, [String(e)]) });
+  const daemons: DaemonProcess[] = [];
+  let prepared: Prepared | undefined;
+  try {
+    prepared = await prepare(schedule, emu, `amsync-chaos-daemon-${seed}-`, 'daemon:\n  debounceMs: 200\n  shutdownGraceMs: 5000\n');
+    const { dir, env, seeded } = prepared;
+    const canaries = [...prepared.canaries, ...tokensIn(emu.state())];
+    const outputs: { where: string; text: string }[] = [];
+    const deleteSet = expectedDeletes(schedule, seeded);
+    const timeoutMs = schedule.settings.timeoutMs;
+
+    // The plan before faults, as for the CLI: the delete set the daemon must stay within.
+    const plan = await spawnAmsync(['plan', '--json', '--settings', 'settings.yaml', ...(schedule.tokenFromFile ? ['--token-file', 'token'] : [])], { cwd: dir, env });
+    rec.check(invariants.dryRun, plan.code === 0 ? [] : [`plan exited ${plan.code}: ${lastLines(plan.stderr)}`]);
+    if (plan.code === 0) {
+      const planned = new Set((JSON.parse(plan.stdout) as { changes: { kind: string; action: string; id: number | null }[] }).changes.filter((c) => c.action === 'delete').map((c) => `${c.kind}:${c.id}`));
+      rec.check(invariants.planned, [...planned].filter((d) => !deleteSet.has(d)).map((d) => `plan deletes ${d}, not expected`));
+    }
+    outputs.push({ where: 'stdout of plan', text: plan.stdout }, { where: 'stderr of plan', text: plan.stderr });
+
+    emu.clearRequests();
+    emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules] });
+    const args = ['--settings', 'settings.yaml', ...(schedule.tokenFromFile ? ['--token-file', 'token'] : []), '--listen', '127.0.0.1:0', '--schedule', '*/1 * * * * *', '--log-level', 'trace'];
+    const start = async () => {
+      const d = await startDaemonProcess(args, { ...env, NO_COLOR: '1' }, dir);
+      daemons.push(d);
+      return d;
+    };
+    const finishedRuns = (d: DaemonProcess) => d.logs.filter((l) => l.msg === 'sync finished' || l.msg === 'sync failed; nothing more was changed').length;
+
+    // Under faults: a few runs (the kill family: SIGKILL at the kill point, then a restart).
+    const killAt = schedule.faults.rules.findIndex((r) => r.label === KILL_LABEL);
+    const holdAt = schedule.faults.rules.findIndex((r) => r.label === HOLD_LABEL);
+    let rotated = false;
+    let killedAt: number | undefined;
+    let current = await start();
+    await waitFor(
+      () => {
+        const stats = emu.faults().ruleStats;
+        if (holdAt >= 0 && !rotated && (stats[holdAt]?.fired ?? 0) > 0) {
+          writeFileSync(join(dir, 'token.tmp'), `${T2}\n`);
+          renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
+          rotated = true;
+        }
+        if (killAt >= 0 && killedAt === undefined && (stats[killAt]?.fired ?? 0) > 0) {
+          current.child.kill('SIGKILL');
+          killedAt = Date.now();
+          return true;
+        }
+        return finishedRuns(current) >= 3;
+      },
+      'three runs under faults',
+      60_000,
+      4,
+    );
+    if (killedAt !== undefined) {
+      await current.exit;
+      // A restart takes a while (Kubernetes waits seconds): the request held at the kill point
+      // lands first. A request still in flight at the service when its client died is beyond
+      // any client's reach: a new process cannot see it until it has landed.
+      await waitIdle(emu);
+      outcome.runs.push({ name: 'daemon (killed)', code: null, killed: true, writes: 0 });
+      emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL) });
+      current = await start();
+      await waitFor(() => finishedRuns(current) >= 2, 'two runs after the restart', 60_000);
+    }
+
+    // Faults stop: the daemon must converge by itself within two runs, then idle.
+    emu.setFaults({ failRate: 0, rules: [] });
+    await waitIdle(emu);
+    const stoppedAt = Date.now();
+    const startedAfter = () => runsOf(current.logs, daemons.length - 1, Date.now()).filter((r) => r.started >= stoppedAt);
+    await waitFor(() => startedAfter().length >= 3, 'three runs after the faults stopped', 60_000);
+    const after = startedAfter();
+    const firstSuccess = after.findIndex((r) => r.outcome === 'success');
+    rec.check(invariants.converges, firstSuccess >= 0 && firstSuccess <= 1 ? [] : [`outcomes after the faults stopped: ${after.map((r) => r.outcome).join(', ')}`]);
+
+    const metrics = await current.get('/metrics');
+    outputs.push({ where: '/metrics', text: metrics.text });
+    current.child.kill('SIGTERM');
+    const exit = await current.exit;
+    rec.check(invariants.daemonStops, exit.code === 0 ? [] : [`exit ${exit.code} ${exit.signal ?? ''}`]);
+    await waitIdle(emu);
+
+    // The history: every request of the daemon phase, cut into runs by the daemon's own logs.
+    const requests = emu.requests();
+    outcome.requests += requests.length;
+    countFired(requests, outcome.fired);
+    const runs: DaemonRun[] = daemons.flatMap((d, i) => runsOf(d.logs, i, killedAt ?? Date.now())).map((r) => ({ ...r, requests: requests.filter((e) => arrival(e) >= r.started && arrival(e) <= r.ended) }));
+    // A run cut short by the kill is reported once, as the kill above.
+    for (const r of runs) outcome.runs.push({ name: `daemon run ${r.outcome === 'killed' ? 'cut by the kill' : r.outcome}`, code: r.outcome === 'success' ? 0 : 1, killed: false, writes: writesOf(r.requests).length });
+    rec.check(invariants.deletes, deletesOutsidePlan(requests, deleteSet));
+    for (const [i, r] of runs.entries()) rec.check(invariants.listing, writesAfterIncompleteListing({ name: `daemon run ${i}`, requests: r.requests }, timeoutMs));
+    const success = firstSuccess >= 0 ? after[firstSuccess] : undefined;
+    const next = firstSuccess >= 0 ? after[firstSuccess + 1] : undefined;
+    if (success && next) {
+      const between = requests.filter((e) => arrival(e) > success.ended && arrival(e) <= next.ended);
+      rec.check(invariants.zeroWrites, writesOf(between).map((w) => `${w.method} ${w.path} ${w.status}`));
+    }
+    const state = emu.state();
+    canaries.push(...tokensIn(state));
+    rec.check(invariants.duplicates, duplicateApikeys(state, schedule));
+    const tracked = await readTracked(join(dir, 'state.json'), emu.url, prepared.stateKey);
+    rec.check(invariants.success, await divergence(schedule, seeded, state, tracked, (u, p) => checkPassword(emu, u, p)));
+    rec.check(invariants.tokens, await tokenFileProblems(await readTokenFiles(dir), schedule, state));
+    rec.check(invariants.protect, writesToProtected(requests, schedule, seeded));
+    for (const [i, d] of daemons.entries()) outputs.push({ where: `output of daemon ${i}`, text: d.output() });
+    outputs.push(...(await writtenFiles(dir)));
+    outcome.tokenRotated = daemons.some((d) => d.logs.some((l) => l.msg === 'token file re-read after 401' && l.changed === true));
+    rec.check(invariants.canaries, canariesFound(outputs, [...new Set(canaries)]));
+    return outcome;
+  } finally {
+    for (const d of daemons) await d.kill();
+    await emu.close();
+    if (prepared && outcome.violations.length === 0) await rm(prepared.dir, { recursive: true, force: true });
+    else if (prepared) outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
+  }
+}

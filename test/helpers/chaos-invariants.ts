@@ -1,0 +1,270 @@
+import type { ApikeyView, EmulatorStateSnapshot, RequestLogEntry, SeedResult } from '../../src/emulator/index.js';
+import { corruptingLabels, type ChaosSchedule } from './chaos-schedule.js';
+
+/**
+ * The reliability invariants of DESIGN.md §8, checked the way Jepsen checks a history: from
+ * the emulator's request log and its state, never from what amsync says about itself. Pure:
+ * every function takes what was recorded and returns the violations it finds (empty: holds).
+ */
+
+export const LIST_ROUTES = { sshUser: '/api/sshusers', apikey: '/api/3rdparty/apikeys' } as const;
+
+const isWrite = (e: RequestLogEntry): boolean => e.method === 'POST' || e.method === 'PUT' || e.method === 'DELETE';
+
+/** `sshUser:7` / `apikey:3` for an item path, or null for any other path. */
+export function itemOf(path: string): string | null {
+  const m = /^\/api\/(sshusers|3rdparty\/apikeys)\/(\d+)$/.exec(path);
+  if (m === null) return null;
+  return `${m[1] === 'sshusers' ? 'sshUser' : 'apikey'}:${Number(m[2])}`;
+}
+
+export function writesOf(requests: readonly RequestLogEntry[]): RequestLogEntry[] {
+  return requests.filter(isWrite);
+}
+
+/** Nothing deleted outside the plan's delete set: every DELETE sent names an item of the set. */
+export function deletesOutsidePlan(requests: readonly RequestLogEntry[], deleteSet: ReadonlySet<string>): string[] {
+  return requests
+    .filter((e) => e.method === 'DELETE')
+    .filter((e) => {
+      const item = itemOf(e.path);
+      return item === null || !deleteSet.has(item);
+    })
+    .map((e) => `DELETE ${e.path} (seq ${e.seq}, status ${e.status}) is not in the plan's delete set {${[...deleteSet].join(', ')}}`);
+}
+
+/** Whether the client received this list answer intact. */
+export function delivered(e: RequestLogEntry, timeoutMs: number): boolean {
+  if (e.status !== 200 || e.undelivered === true) return false;
+  if (e.fault !== undefined && corruptingLabels.has(e.fault)) return false;
+  // An answer slower than the client's timeout reached a client that had given up.
+  if (e.fault === 'slow' && e.durationMs >= timeoutMs) return false;
+  return true;
+}
+
+/**
+ * Whether the log holds one complete listing of a route: answers delivered intact whose
+ * cursors chain from `0` to a page whose `next` is null, without visiting a cursor twice.
+ */
+export function listingComplete(entries: readonly RequestLogEntry[], route: string, timeoutMs: number): boolean {
+  const byCursor = new Map<string, Set<string>>();
+  for (const e of entries) {
+    if (e.method !== 'GET' || e.path !== route || e.next === undefined || !delivered(e, timeoutMs)) continue;
+    const cursor = e.query.cursor ?? '0';
+    const nexts = byCursor.get(cursor) ?? new Set<string>();
+    nexts.add(e.next === null ? 'end' : String(e.next));
+    byCursor.set(cursor, nexts);
+  }
+  // Depth-first over the (few) alternatives; a path never revisits a cursor.
+  const reaches = (cursor: string, seen: ReadonlySet<string>): boolean => {
+    for (const next of byCursor.get(cursor) ?? []) {
+      if (next === 'end') return true;
+      if (!seen.has(next) && reaches(next, new Set([...seen, next]))) return true;
+    }
+    return false;
+  };
+  return reaches('0', new Set(['0']));
+}
+
+/**
+ * Zero writes (so zero deletes) after an incomplete listing: the first write of a run comes
+ * after a complete listing of both kinds. A run whose listing never completed writes nothing.
+ */
+export function writesAfterIncompleteListing(run: { readonly name: string; readonly requests: readonly RequestLogEntry[] }, timeoutMs: number): string[] {
+  const writes = writesOf(run.requests);
+  if (writes.length === 0) return [];
+  const first = Math.min(...writes.map((w) => w.seq));
+  const before = run.requests.filter((e) => e.seq < first);
+  const problems: string[] = [];
+  for (const [kind, route] of Object.entries(LIST_ROUTES)) {
+    if (!listingComplete(before, route, timeoutMs)) {
+      const deletes = writes.filter((w) => w.method === 'DELETE').length;
+      problems.push(`${run.name}: ${writes.length} writes (${deletes} deletes) from seq ${first} without a complete ${kind} listing before them`);
+    }
+  }
+  return problems;
+}
+
+/** No duplicate apikey: two remote keys with one declared name. */
+export function duplicateApikeys(state: EmulatorStateSnapshot, schedule: ChaosSchedule): string[] {
+  const counts = new Map<string, number>();
+  for (const k of state.apikeys) counts.set(k.name, (counts.get(k.name) ?? 0) + 1);
+  return schedule.keys
+    .filter((k) => (counts.get(k.name) ?? 0) > 1)
+    .map((k) => `${counts.get(k.name)} apikeys are named "${k.name}" (ids ${state.apikeys.filter((x) => x.name === k.name).map((x) => x.id).join(', ')})`);
+}
+
+const isProtected = (schedule: ChaosSchedule, kind: 'sshUsers' | 'apikeys', name: string): boolean =>
+  schedule.protect[kind].includes('keep-*') && name.startsWith('keep-');
+
+/**
+ * The delete set the desired file and the initial state call for: declared `absent`, or
+ * undeclared and pruned (never protected). Keys as `sshUser:ID` / `apikey:ID`.
+ */
+export function expectedDeletes(schedule: ChaosSchedule, seeded: SeedResult): Set<string> {
+  const out = new Set<string>();
+  const declaredUsers = new Map(schedule.users.map((u) => [u.username, u]));
+  for (const u of seeded.sshUsers) {
+    const d = declaredUsers.get(u.username);
+    if (d?.ensure === 'absent' || (d === undefined && schedule.prune.sshUsers && !isProtected(schedule, 'sshUsers', u.username))) out.add(`sshUser:${u.id}`);
+  }
+  const pinned = new Set(schedule.keys.flatMap((k) => (k.pinsInitial === undefined ? [] : [seeded.apikeys[k.pinsInitial]!.id])));
+  const byName = new Map(schedule.keys.filter((k) => k.pinsInitial === undefined).map((k) => [k.name, k]));
+  for (const k of seeded.apikeys) {
+    if (pinned.has(k.id)) continue;
+    const d = byName.get(k.name);
+    if (d?.ensure === 'absent' || (d === undefined && schedule.prune.apikeys && !isProtected(schedule, 'apikeys', k.name))) out.add(`apikey:${k.id}`);
+  }
+  return out;
+}
+
+/** The password "another client" sets when the drift fault creates a user (src/emulator/api-handler.ts). */
+export const ANOTHER_CLIENTS_PASSWORD = 'set-by-another-client';
+
+/** What the state file says: the fingerprint of the password last applied, by SSH user id. */
+export interface TrackedPasswords {
+  readonly applied: ReadonlyMap<string, string>;
+  fingerprint(password: string): string;
+}
+
+/**
+ * The passwords a declared SSH user may have once converged. Tracked (the state file holds a
+ * fingerprint for its id): exactly the declared one, and the fingerprint is the declared
+ * one's. Untracked: the password is write-only and unknown to amsync, so it is left alone:
+ * the one it had, one another client set, or the declared one (amsync created the user).
+ */
+export async function passwordProblems(
+  schedule: ChaosSchedule,
+  seeded: SeedResult,
+  state: EmulatorStateSnapshot,
+  tracked: TrackedPasswords,
+  checkPassword: (username: string, password: string) => Promise<boolean>,
+): Promise<string[]> {
+  const initial = new Map(schedule.initial.sshUsers.map((u) => [u.username, u]));
+  const seededIds = new Map(seeded.sshUsers.map((u) => [u.username, u.id]));
+  const problems: string[] = [];
+  for (const u of schedule.users) {
+    const remote = state.sshUsers.find((r) => r.username === u.username);
+    if (u.ensure !== 'present' || !remote) continue;
+    const fp = tracked.applied.get(String(remote.id));
+    if (fp !== undefined) {
+      if (!u.password) continue;
+      if (fp !== tracked.fingerprint(u.password.value)) problems.push(`SSH user "${u.username}" is tracked with the fingerprint of another password than the declared one`);
+      else if (!(await checkPassword(u.username, u.password.value))) problems.push(`the state file says SSH user "${u.username}" has the declared password, but it does not`);
+      continue;
+    }
+    const allowed = [ANOTHER_CLIENTS_PASSWORD];
+    if (u.password) allowed.push(u.password.value);
+    const before = initial.get(u.username);
+    if (before && seededIds.get(u.username) === remote.id) allowed.push(seedPassword(u, before.password));
+    let ok = false;
+    for (const p of allowed) if (!ok && (await checkPassword(u.username, p))) ok = true;
+    if (!ok) problems.push(`untracked SSH user "${u.username}" has a password amsync had no reason to set`);
+  }
+  return problems;
+}
+
+/** The password an initial user is seeded with: the one the state file says was applied, if any. */
+export function seedPassword(declared: { readonly applied?: string } | undefined, initialPassword: string): string {
+  return declared?.applied ?? initialPassword;
+}
+
+/**
+ * How the service differs from the desired file, given the initial state: the empty list
+ * when it has converged. `checkPassword` asks the emulator (write-only passwords).
+ */
+export async function divergence(
+  schedule: ChaosSchedule,
+  seeded: SeedResult,
+  state: EmulatorStateSnapshot,
+  tracked: TrackedPasswords,
+  checkPassword: (username: string, password: string) => Promise<boolean>,
+): Promise<string[]> {
+  const problems: string[] = await passwordProblems(schedule, seeded, state, tracked, checkPassword);
+  const users = new Map(state.sshUsers.map((u) => [u.username, u]));
+  const deletes = expectedDeletes(schedule, seeded);
+  const declaredUsers = new Map(schedule.users.map((u) => [u.username, u]));
+  for (const u of schedule.users) {
+    const remote = users.get(u.username);
+    if (u.ensure === 'absent' && remote) problems.push(`SSH user "${u.username}" is declared absent but exists (id ${remote.id})`);
+    if (u.ensure === 'present' && !remote) problems.push(`SSH user "${u.username}" is declared but missing`);
+    if (u.ensure === 'present' && remote && remote.level !== 'n1') problems.push(`SSH user "${u.username}" has level ${remote.level}`);
+  }
+  for (const u of seeded.sshUsers) {
+    if (declaredUsers.has(u.username)) continue;
+    const gone = !state.sshUsers.some((s) => s.id === u.id);
+    if (deletes.has(`sshUser:${u.id}`) && !gone) problems.push(`undeclared SSH user "${u.username}" (id ${u.id}) should be pruned`);
+    if (!deletes.has(`sshUser:${u.id}`) && gone) problems.push(`SSH user "${u.username}" (id ${u.id}) was deleted, yet not planned for deletion`);
+  }
+
+  const keysById = new Map(state.apikeys.map((k) => [k.id, k]));
+  const sameRoles = (k: ApikeyView, roles: readonly number[]) => k.roles.map((r) => r.id).sort().join() === [...roles].sort().join();
+  for (const d of schedule.keys) {
+    const named = state.apikeys.filter((k) => k.name === d.name);
+    if (d.ensure === 'absent') {
+      if (named.length > 0) problems.push(`apikey "${d.name}" is declared absent but exists`);
+      continue;
+    }
+    const remote = d.pinsInitial === undefined ? named[0] : keysById.get(seeded.apikeys[d.pinsInitial]!.id);
+    if (!remote) problems.push(`apikey "${d.name}" is declared but missing`);
+    else if (remote.name !== d.name || remote.superuser !== d.superuser || !sameRoles(remote, d.roles)) {
+      problems.push(`apikey "${d.name}" is ${JSON.stringify({ name: remote.name, superuser: remote.superuser, roles: remote.roles.map((r) => r.id) })}, not as declared`);
+    }
+  }
+  const declaredKeyNames = new Set(schedule.keys.filter((k) => k.pinsInitial === undefined).map((k) => k.name));
+  const pinnedIds = new Set(schedule.keys.flatMap((k) => (k.pinsInitial === undefined ? [] : [seeded.apikeys[k.pinsInitial]!.id])));
+  for (const k of seeded.apikeys) {
+    if (declaredKeyNames.has(k.name) || pinnedIds.has(k.id)) continue;
+    const gone = !keysById.has(k.id);
+    if (deletes.has(`apikey:${k.id}`) && !gone) problems.push(`undeclared apikey "${k.name}" (id ${k.id}) should be pruned`);
+    if (!deletes.has(`apikey:${k.id}`) && gone) problems.push(`apikey "${k.name}" (id ${k.id}) was deleted, yet not planned for deletion`);
+  }
+  return [...problems, ...duplicateApikeys(state, schedule)];
+}
+
+/** Canary secrets absent from everything amsync printed or wrote (tokens dir excepted). */
+export function canariesFound(outputs: readonly { readonly where: string; readonly text: string }[], canaries: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const { where, text } of outputs) {
+    for (const canary of canaries) {
+      if (canary !== '' && text.includes(canary)) problems.push(`a secret (${canary.slice(0, 12)}…) appears in ${where}`);
+    }
+  }
+  return problems;
+}
+
+/** One per-item result of a `--report` file (the --json document's `results`). */
+export interface ReportedResult {
+  readonly kind: 'sshUser' | 'apikey';
+  readonly key: string;
+  readonly action: 'create' | 'update' | 'delete';
+  readonly status: 'applied' | 'failed' | 'skipped';
+  readonly id?: number | null;
+}
+
+/**
+ * The report tells the truth: what it says was applied is so in the service once the run has
+ * ended. A created or updated item exists under its declared name; a deleted one is gone.
+ */
+export function reportUntruths(results: readonly ReportedResult[], state: EmulatorStateSnapshot): string[] {
+  const problems: string[] = [];
+  for (const r of results) {
+    if (r.status !== 'applied') continue;
+    const named = r.kind === 'sshUser' ? state.sshUsers.filter((u) => u.username === r.key) : state.apikeys.filter((k) => k.name === r.key);
+    const byId = r.kind === 'sshUser' ? state.sshUsers.some((u) => u.id === r.id) : state.apikeys.some((k) => k.id === r.id);
+    if (r.action === 'delete' && r.id != null && byId) problems.push(`the report says ${r.kind} "${r.key}" (id ${r.id}) was deleted, yet it exists`);
+    if (r.action !== 'delete' && named.length === 0) problems.push(`the report says ${r.kind} "${r.key}" was ${r.action}d, yet there is none`);
+  }
+  return problems;
+}
+
+/** Protected items (`keep-*` under a protect glob) are never changed or deleted. */
+export function writesToProtected(requests: readonly RequestLogEntry[], schedule: ChaosSchedule, seeded: SeedResult): string[] {
+  const protectedItems = new Set([
+    ...seeded.sshUsers.filter((u) => isProtected(schedule, 'sshUsers', u.username)).map((u) => `sshUser:${u.id}`),
+    ...seeded.apikeys.filter((k) => isProtected(schedule, 'apikeys', k.name)).map((k) => `apikey:${k.id}`),
+  ]);
+  return requests
+    .filter((e) => (e.method === 'PUT' || e.method === 'DELETE') && protectedItems.has(itemOf(e.path) ?? ''))
+    .map((e) => `${e.method} ${e.path} (seq ${e.seq}) touches a protected item`);
+}

@@ -1,0 +1,444 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
+import { bin } from './cli.js';
+import {
+  canariesFound,
+  deletesOutsidePlan,
+  divergence,
+  duplicateApikeys,
+  expectedDeletes,
+  reportUntruths,
+  writesToProtected,
+  type ReportedResult,
+  seedPassword,
+  type TrackedPasswords,
+  writesAfterIncompleteListing,
+  writesOf,
+} from './chaos-invariants.js';
+import { HOLD_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule } from './chaos-schedule.js';
+
+/**
+ * Runs one chaos schedule end to end: the built CLI as a child process against an in-process
+ * emulator on 127.0.0.1, then every invariant of DESIGN.md §8 checked from the request log
+ * and the emulator's state. Every wait is bounded in count and time.
+ */
+
+export interface Violation {
+  readonly invariant: string;
+  readonly detail: string;
+}
+
+/** What one schedule did and found; the figures of the final report are sums of these. */
+export interface ScheduleOutcome {
+  readonly seed: number;
+  readonly families: readonly string[];
+  readonly violations: Violation[];
+  /** Invariant checks made (each check of one invariant against one run or state). */
+  checks: number;
+  /** CLI (or daemon) runs, with their exit codes. */
+  readonly runs: { readonly name: string; readonly code: number | null; readonly killed: boolean; readonly writes: number; readonly error?: string }[];
+  /** Requests the emulator answered in all. */
+  requests: number;
+  /** Faults that fired, by rule label. */
+  readonly fired: Record<string, number>;
+  /** The token file was re-read after a 401 and the new token was used. */
+  tokenRotated: boolean;
+}
+
+/** The invariants, in the user's words; every check is filed under one of them. */
+export const invariants = {
+  dryRun: 'a dry-run plan succeeds and writes nothing',
+  planned: 'the plan deletes exactly what the file and the service call for',
+  deletes: "nothing is deleted outside the plan's delete set",
+  listing: 'zero writes (so zero deletes) after an incomplete listing',
+  duplicates: 'no duplicate apikey: never two remote keys with one declared name',
+  converges: 'once faults stop, a sync succeeds within two runs',
+  finalPlan: 'once converged, a plan with --detailed-exitcode exits 0',
+  success: 'a sync that exits 0 leaves the service as declared',
+  zeroWrites: 'the run after a successful sync makes zero writes',
+  exitCodes: 'every exit code is one of the contract',
+  tokens: "after a successful sync, every declared key's current token is in tokensDir",
+  report: 'the report tells the truth: what it says was applied is so',
+  protect: 'protected items are never changed or deleted',
+  canaries: 'canary secrets never appear in stdout, stderr, logs, reports or plan files',
+  emulator: 'the emulator never fails inside',
+  daemonStops: 'the daemon stops gracefully on SIGTERM',
+  harness: 'the schedule runs to its end',
+} as const;
+
+export const T1 = 'CANARY-bearer-first-0f3a9c';
+export const T2 = 'CANARY-bearer-rotated-7d21e4';
+
+/** The command to replay one seed, printed with every failure. */
+export function replayHint(seed: number): string {
+  return `replay with: CHAOS_SEED=${seed} npm run chaos`;
+}
+
+export class Recorder {
+  constructor(private readonly outcome: ScheduleOutcome) {}
+
+  check(invariant: string, problems: readonly string[]): void {
+    this.outcome.checks += 1;
+    for (const detail of problems) this.outcome.violations.push({ invariant, detail });
+  }
+}
+
+export interface AmsyncRun {
+  readonly code: number | null;
+  readonly killed: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * `amsync ARGS` as a child process with only the environment given (plus PATH). `poll` is
+ * called every few milliseconds while it runs: it may kill the child (the kill family) or
+ * rotate a token file. Bounded by `timeoutMs`, after which the child is killed.
+ */
+export function spawnAmsync(
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; poll?: (child: ChildProcess) => void },
+): Promise<AmsyncRun> {
+  const child = spawn(process.execPath, [amsyncBin(), ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let killed = false;
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 90_000);
+  const poller =
+    options.poll &&
+    setInterval(() => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      options.poll!(child);
+      if (child.killed) killed = true;
+    }, 4);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (poller) clearInterval(poller);
+      resolve({ code, killed, stdout, stderr });
+    });
+  });
+}
+
+/** The CLI to run: the chaos run's snapshot of the build (AMSYNC_BIN), else the package's own. */
+export function amsyncBin(): string {
+  return process.env.AMSYNC_BIN ?? bin;
+}
+
+/** Waits until the emulator answers nothing (held and delayed requests have landed). */
+export async function waitIdle(emu: RunningEmulator, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (emu.inFlight() > 0) {
+    if (Date.now() > deadline) throw new Error(`the emulator still had ${emu.inFlight()} requests in flight after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export async function checkPassword(emu: RunningEmulator, username: string, password: string): Promise<boolean> {
+  const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+  return ((await res.json()) as { match?: boolean }).match === true;
+}
+
+/** The desired-state file of a schedule, as a person would write it. */
+export function desiredYaml(schedule: ChaosSchedule, seeded: SeedResult): string {
+  const q = (s: string) => JSON.stringify(s);
+  const lines = ['sshUsers:'];
+  for (const u of schedule.users) {
+    lines.push(`  - username: ${q(u.username)}`);
+    if (u.ensure === 'absent') lines.push('    ensure: absent');
+    if (u.password?.kind === 'env') lines.push(`    password: { env: ${u.password.name} }`);
+    if (u.password?.kind === 'file') lines.push(`    password: { file: ${q(u.password.path)} }`);
+  }
+  lines.push('apikeys:');
+  for (const k of schedule.keys) {
+    lines.push(`  - name: ${q(k.name)}`);
+    if (k.pinsInitial !== undefined) lines.push(`    id: ${seeded.apikeys[k.pinsInitial]!.id}`);
+    if (k.ensure === 'absent') {
+      lines.push('    ensure: absent');
+      continue;
+    }
+    lines.push(`    superuser: ${k.superuser}`, `    roles: [${k.roles.join(', ')}]`);
+  }
+  lines.push('prune:', `  sshUsers: ${schedule.prune.sshUsers}`, `  apikeys: ${schedule.prune.apikeys}`);
+  lines.push('protect:', `  sshUsers: ${JSON.stringify(schedule.protect.sshUsers)}`, `  apikeys: ${JSON.stringify(schedule.protect.apikeys)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Small timeouts and retry delays, so a schedule takes seconds, not minutes. */
+export function settingsYaml(schedule: ChaosSchedule, extra = ''): string {
+  const s = schedule.settings;
+  return [
+    'stateFile: state.json',
+    'tokensDir: tokens',
+    'http:',
+    `  timeoutMs: ${s.timeoutMs}`,
+    'initialRate: 400',
+    `concurrency: ${s.concurrency}`,
+    'retry:',
+    `  maxAttempts: ${s.maxAttempts}`,
+    '  baseDelayMs: 5',
+    '  maxDelayMs: 80',
+    '  maxElapsedMs: 15000',
+    '  retryAfterCapMs: 1500',
+    `pageSize: ${s.pageSize}`,
+    'maxDeletes: 100',
+    extra,
+  ].join('\n');
+}
+
+export interface Prepared {
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  readonly seeded: SeedResult;
+  readonly canaries: string[];
+  readonly stateKey: string;
+}
+
+/**
+ * The service before (seeded through the control API: not in the request log), the desired
+ * file, its secret files, the settings, the token file, and a state file of fingerprints.
+ */
+export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, prefix: string, settingsExtra = ''): Promise<Prepared> {
+  const declared = new Map(schedule.users.map((u) => [u.username, u]));
+  const seeded = emu.seed({
+    sshUsers: schedule.initial.sshUsers.map((u) => ({ username: u.username, password: seedPassword(declared.get(u.username), u.password) })),
+    apikeys: schedule.initial.apikeys.map((k) => ({ name: k.name, superuser: k.superuser, roles: k.roles })),
+  });
+  seeded.apikeys.forEach((k, i) => {
+    if (k.id !== i + 1) throw new Error(`seed ${schedule.seed}: expected apikey ${i} to get id ${i + 1}, got ${k.id}`);
+  });
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const stateKey = `CANARY-state-key-${schedule.seed}`;
+  const env: Record<string, string> = { AMSYNC_URL: emu.url, AMSYNC_STATE_KEY: stateKey };
+  const canaries = [T1, T2, stateKey];
+  for (const u of schedule.users) {
+    if (u.password?.kind === 'env') env[u.password.name] = u.password.value;
+    if (u.password?.kind === 'file') {
+      await mkdir(dirname(join(dir, u.password.path)), { recursive: true });
+      await writeFile(join(dir, u.password.path), `${u.password.value}\n`);
+    }
+    if (u.password) canaries.push(u.password.value);
+    if (u.applied !== undefined) canaries.push(u.applied);
+  }
+  if (schedule.tokenFromFile) await writeFile(join(dir, 'token'), `${T1}\n`);
+  else env.AMSYNC_TOKEN = T1;
+  if (schedule.withStateFile) {
+    const applied: Record<string, string> = {};
+    for (const u of seeded.sshUsers) {
+      const d = declared.get(u.username);
+      if (d?.applied !== undefined) applied[String(u.id)] = createHmac('sha256', Buffer.from(stateKey, 'utf8')).update(d.applied, 'utf8').digest('hex');
+    }
+    await writeFile(join(dir, 'state.json'), `${JSON.stringify({ version: 1, services: { [emu.url]: { sshUserPasswords: applied } } }, null, 2)}\n`, { mode: 0o600 });
+  }
+  await writeFile(join(dir, 'access.yaml'), desiredYaml(schedule, seeded));
+  await writeFile(join(dir, 'settings.yaml'), settingsYaml(schedule, settingsExtra));
+  return { dir, env, seeded, canaries, stateKey };
+}
+
+/** Every file amsync wrote besides token files: reports, saved plans, the state file. */
+export async function writtenFiles(dir: string): Promise<{ where: string; text: string }[]> {
+  const out: { where: string; text: string }[] = [];
+  for (const name of await readdir(dir)) {
+    if (!/\.(json|tfplan)$/.test(name)) continue;
+    out.push({ where: name, text: await readFile(join(dir, name), 'utf8') });
+  }
+  return out;
+}
+
+/** Apikey tokens to treat as canaries: every token the service holds at this moment. */
+export function tokensIn(state: EmulatorStateSnapshot): string[] {
+  return state.apikeys.map((k) => k.token);
+}
+
+/** Faults fired in this run, by label, added into `fired`. */
+export function countFired(requests: readonly RequestLogEntry[], fired: Record<string, number>): void {
+  for (const r of requests) if (r.fault !== undefined) fired[r.fault] = (fired[r.fault] ?? 0) + 1;
+}
+
+/** The token files in tokensDir, by file name, as a run left them. */
+export async function readTokenFiles(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  if (!existsSync(join(dir, 'tokens'))) return files;
+  for (const name of await readdir(join(dir, 'tokens'))) if (!name.startsWith('.')) files.set(name, await readFile(join(dir, 'tokens', name), 'utf8'));
+  return files;
+}
+
+/** After a successful sync, each declared key's token file holds that key's current token. */
+export async function tokenFileProblems(files: ReadonlyMap<string, string>, schedule: ChaosSchedule, state: EmulatorStateSnapshot): Promise<string[]> {
+  const problems: string[] = [];
+  for (const k of schedule.keys) {
+    if (k.ensure !== 'present') continue;
+    const remote = state.apikeys.filter((x) => x.name === k.name);
+    if (remote.length !== 1) continue;
+    // Declared names here are plain ([a-z0-9-]): the file is named as the key.
+    const file = files.get(k.name);
+    if (file === undefined) problems.push(`no token file for apikey "${k.name}"`);
+    else if (file !== remote[0]!.token) problems.push(`the token file of apikey "${k.name}" holds ${state.apikeys.some((x) => x.token === file) ? 'another key\'s token' : 'a token of no existing key'}, not its own (id ${remote[0]!.id})`);
+  }
+  return problems;
+}
+
+const outputFormats = [['--json'], ['--format', 'markdown'], []] as const;
+
+/**
+ * One CLI schedule: plan (before faults: the expected delete set), sync under faults (killed
+ * and run again for the kill family), then faults stop: sync until it succeeds (two runs at
+ * most), one more sync (zero writes), and `plan --detailed-exitcode` (exit 0).
+ */
+export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
+  const schedule = makeSchedule(seed);
+  const outcome: ScheduleOutcome = { seed, families: schedule.families, violations: [], checks: 0, runs: [], requests: 0, fired: {}, tokenRotated: false };
+  const rec = new Recorder(outcome);
+  const emu = await startEmulator({ tokens: schedule.families.includes('token-expiry') ? [T1, T2] : [T1], seed, onError: (e) => rec.check(invariants.emulator, [String(e)]) });
+  let prepared: Prepared | undefined;
+  try {
+    prepared = await prepare(schedule, emu, `amsync-chaos-${seed}-`);
+    const { dir, env, seeded, stateKey } = prepared;
+    const canaries = [...prepared.canaries, ...tokensIn(emu.state())];
+    const outputs: { where: string; text: string }[] = [];
+    // The token from a file is named by --token-file (the file is rotated for token-expiry).
+    const common = ['--settings', 'settings.yaml', ...(schedule.tokenFromFile ? ['--token-file', 'token'] : []), '--log-level', 'trace'];
+    const timeoutMs = schedule.settings.timeoutMs;
+    const check = async (username: string, password: string) => checkPassword(emu, username, password);
+
+    const run = async (name: string, args: string[], poll?: (child: ChildProcess) => void) => {
+      emu.clearRequests();
+      const result = await spawnAmsync([...args, ...common], { cwd: dir, env, ...(poll ? { poll } : {}) });
+      await waitIdle(emu);
+      const requests = emu.requests();
+      const state = emu.state();
+      // The state file as this run left it: its fingerprints must tell the truth.
+      const tracked = await readTracked(join(dir, 'state.json'), emu.url, stateKey);
+      const tokenFiles = await readTokenFiles(dir);
+      canaries.push(...tokensIn(state));
+      outputs.push({ where: `stdout of ${name}`, text: result.stdout }, { where: `stderr of ${name}`, text: result.stderr });
+      const error = /^error: .*$/m.exec(result.stderr)?.[0];
+      outcome.runs.push({ name, code: result.code, killed: result.killed, writes: writesOf(requests).length, ...(error ? { error } : {}) });
+      outcome.requests += requests.length;
+      countFired(requests, outcome.fired);
+      if (/token file re-read after 401","changed":true|"changed":true[^\n]*token file re-read after 401/.test(result.stderr)) outcome.tokenRotated = true;
+      return { ...result, name, requests, state, tracked, tokenFiles };
+    };
+
+    // 1. The plan before any fault: the delete set every later run must stay within.
+    const plan = await run('plan', ['plan', '--json', '--out', 'plan.tfplan', '--report', 'plan-report.json']);
+    rec.check(invariants.dryRun, plan.code === 0 ? [] : [`plan exited ${plan.code}: ${plan.stderr.slice(-2000)}`]);
+    rec.check(invariants.dryRun, writesOf(plan.requests).map((w) => `${w.method} ${w.path}`));
+    const doc = plan.code === 0 ? (JSON.parse(plan.stdout) as { changes: { kind: string; action: string; id: number | null }[] }) : { changes: [] };
+    const planned = new Set(doc.changes.filter((c) => c.action === 'delete').map((c) => `${c.kind}:${c.id}`));
+    const modelled = expectedDeletes(schedule, seeded);
+    rec.check(invariants.planned, sameSet(planned, modelled) ? [] : [`plan deletes {${[...planned].join(', ')}}, expected {${[...modelled].join(', ')}}`]);
+    const deleteSet = modelled;
+
+    // 2. The run under faults (for the kill family: killed at a random call, then run again).
+    emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules] });
+    const killAt = schedule.faults.rules.findIndex((r) => r.label === KILL_LABEL);
+    const holdAt = schedule.faults.rules.findIndex((r) => r.label === HOLD_LABEL);
+    let rotated = false;
+    const poll = (child: ChildProcess) => {
+      const stats = emu.faults().ruleStats;
+      if (killAt >= 0 && (stats[killAt]?.fired ?? 0) > 0 && !child.killed) child.kill('SIGKILL');
+      if (holdAt >= 0 && !rotated && (stats[holdAt]?.fired ?? 0) > 0) {
+        // Rotated the way a secret manager does it: a new file renamed over the old one.
+        writeFileSync(join(dir, 'token.tmp'), `${T2}\n`);
+        renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
+        rotated = true;
+      }
+    };
+    const format = outputFormats[seed % outputFormats.length]!;
+    const faulted = [await run('faulted', ['sync', ...format, '--report', 'faulted.json'], poll)];
+    if (faulted[0]!.killed) {
+      emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL) });
+      faulted.push(await run('faulted-again', ['sync', '--json', '--report', 'faulted-again.json']));
+    }
+    emu.setFaults({ failRate: 0, rules: [] });
+
+    // 3. Faults stopped: converge within two runs, then a run with zero writes, then a plan
+    // with --detailed-exitcode that exits 0.
+    const after = [];
+    for (let i = 1; i <= 2; i += 1) {
+      const r = await run(`converge-${i}`, ['sync', '--json', '--report', `converge-${i}.json`]);
+      after.push(r);
+      if (r.code === 0) break;
+    }
+    const converged = after.find((r) => r.code === 0);
+    rec.check(invariants.converges, converged ? [] : after.map((r) => `${r.name} exited ${r.code}: ${lastLines(r.stderr)}`));
+    // The run after a success: converge-1 already is one when the faulted run succeeded.
+    const faultedSucceeded = faulted.at(-1)!.code === 0;
+    const noop = faultedSucceeded ? after.at(-1)! : await run('no-op', ['sync', '--json', '--report', 'no-op.json']);
+    const finalPlan = await run('final-plan', ['plan', '--detailed-exitcode']);
+    rec.check(invariants.finalPlan, finalPlan.code === 0 ? [] : [`final plan exited ${finalPlan.code}: ${finalPlan.stdout.slice(0, 2000)} ${lastLines(finalPlan.stderr)}`]);
+
+    const syncs = faultedSucceeded ? [...faulted, ...after] : [...faulted, ...after, noop];
+    const all = [plan, ...syncs, finalPlan];
+    for (const r of all) {
+      // 0, 1, and 2 for a plan with --detailed-exitcode; no refusal (3) is called for here.
+      const allowed = r === finalPlan ? [0, 2] : [0, 1];
+      rec.check(invariants.exitCodes, (r.code !== null && allowed.includes(r.code)) || (r.code === null && r.killed) ? [] : [`${r.name} exited ${r.code}: ${lastLines(r.stderr)}`]);
+      rec.check(invariants.deletes, deletesOutsidePlan(r.requests, deleteSet).map((p) => `${r.name}: ${p}`));
+      rec.check(invariants.listing, writesAfterIncompleteListing(r, timeoutMs));
+      rec.check(invariants.duplicates, duplicateApikeys(r.state, schedule).map((p) => `after ${r.name}: ${p}`));
+      rec.check(invariants.protect, writesToProtected(r.requests, schedule, seeded).map((p) => `${r.name}: ${p}`));
+    }
+    for (const r of syncs) {
+      const report = r.killed ? undefined : await readReport(join(dir, `${r.name}.json`));
+      if (report) rec.check(invariants.report, reportUntruths(report, r.state).map((p) => `${r.name}: ${p}`));
+    }
+    for (const [i, r] of syncs.entries()) {
+      if (r.code !== 0) continue;
+      // A run that says it succeeded has converged, and the run after it makes zero writes.
+      rec.check(invariants.success, (await divergence(schedule, seeded, r.state, r.tracked, check)).map((p) => `after ${r.name}: ${p}`));
+      rec.check(invariants.tokens, (await tokenFileProblems(r.tokenFiles, schedule, r.state)).map((p) => `after ${r.name}: ${p}`));
+      const next = syncs[i + 1];
+      if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
+    }
+    outputs.push(...(await writtenFiles(dir)));
+    rec.check(invariants.canaries, canariesFound(outputs, [...new Set(canaries)]));
+    return outcome;
+  } finally {
+    await emu.close();
+    if (prepared && outcome.violations.length === 0) await rm(prepared.dir, { recursive: true, force: true });
+    else if (prepared) outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
+  }
+}
+
+/** The per-item results of a --report file, or undefined when the run wrote none. */
+export async function readReport(path: string): Promise<ReportedResult[] | undefined> {
+  if (!existsSync(path)) return undefined;
+  return ((JSON.parse(await readFile(path, 'utf8')) as { results?: ReportedResult[] }).results ?? []) as ReportedResult[];
+}
+
+/** The fingerprints of the state file (none when there is no state file). */
+export async function readTracked(path: string, url: string, stateKey: string): Promise<TrackedPasswords> {
+  const fingerprint = (password: string) => createHmac('sha256', Buffer.from(stateKey, 'utf8')).update(password, 'utf8').digest('hex');
+  if (!existsSync(path)) return { applied: new Map(), fingerprint };
+  const doc = JSON.parse(await readFile(path, 'utf8')) as { services: Record<string, { sshUserPasswords: Record<string, string> }> };
+  return { applied: new Map(Object.entries(doc.services[url]?.sshUserPasswords ?? {})), fingerprint };
+}
+
+export function sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  return a.size === b.size && [...a].every((x) => b.has(x));
+}
+
+export function lastLines(text: string, n = 6): string {
+  return text.trim().split('\n').slice(-n).join('\n').slice(-3000);
+}
+
+/** A one-line account of a schedule, for the log of a chaos run. */
+export function describeOutcome(o: ScheduleOutcome): string {
+  const runs = o.runs.map((r) => `${r.name}=${r.killed ? 'killed' : r.code}${r.writes ? `/${r.writes}w` : ''}${r.error ? ` (${r.error.slice(0, 160)})` : ''}`).join(' ');
+  const fired = Object.entries(o.fired).map(([label, n]) => `${label}×${n}`).join(' ');
+  return `seed ${o.seed} [${o.families.join(', ')}] ${o.checks} checks, ${o.requests} requests${o.tokenRotated ? ', token rotated' : ''}; ${runs}; fired: ${fired || 'none'}`;
+}
+
+/** Fails with every violation and the command that replays the seed. */
+export function explain(o: ScheduleOutcome): string {
+  return [`seed ${o.seed} [${o.families.join(', ')}] broke ${o.violations.length} invariant(s); ${replayHint(o.seed)}`, ...o.violations.map((v) => `  - ${v.invariant}: ${v.detail}`), `  runs: ${describeOutcome(o)}`].join('\n');
+}

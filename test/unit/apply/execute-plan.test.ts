@@ -1,0 +1,64 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executePlan } from '../../../src/apply/execute-plan.js';
+import { plan } from '../../../src/plan/index.js';
+import { TokenSink } from '../../../src/secrets/token-sink.js';
+import { readActualState } from '../../../src/state/index.js';
+import { FakeService } from '../../helpers/fake-service.js';
+import { desired, key, policyFor } from '../../helpers/plan-fixtures.js';
+
+/**
+ * Found by the chaos run (test/chaos, drift family): an apikey deleted by someone else between
+ * the listing and its update was created again, its new token written to tokensDir, and then
+ * overwritten with the deleted key's token from the listing, so a sync that exited 0 left a
+ * token of no existing key for the app to use.
+ */
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'amsync-execute-plan-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function syncWithSink(service: FakeService, d: ReturnType<typeof desired>) {
+  const { state, tokens } = await readActualState(service);
+  const policy = policyFor(d);
+  return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens, policy, service, tokenSink: new TokenSink(join(dir, 'tokens')) });
+}
+
+describe("after a sync, each declared key's token file holds that key's current token", () => {
+  it('a key deleted between the listing and its update is created again, and its file gets the new token, not the deleted one', async () => {
+    const s = new FakeService();
+    const old = s.seedKey('billing', [1]);
+    s.before('updateApikey', (svc) => {
+      svc.keys.delete(old);
+    });
+    const { results } = await syncWithSink(s, desired({ apikeys: [key('billing', { roles: [1, 2] })] }));
+    expect(results[0]).toMatchObject({ action: 'update', status: 'applied', drift: expect.stringContaining('created it again') });
+    const [current] = [...s.keys.values()];
+    expect(current!.tokenValue).not.toBe(`tok-${old}`);
+    expect(await readFile(join(dir, 'tokens', 'billing'), 'utf8')).toBe(current!.tokenValue);
+  });
+
+  it('keys that did not change get the token of the listing (a deleted token file is repaired)', async () => {
+    const s = new FakeService();
+    const id = s.seedKey('monitor', [1]);
+    await syncWithSink(s, desired({ apikeys: [key('monitor', { roles: [1] })] }));
+    expect(await readFile(join(dir, 'tokens', 'monitor'), 'utf8')).toBe(`tok-${id}`);
+  });
+});
+
+describe("a lost create's key, found and adopted, gets its token file in the same run", () => {
+  it('the token is taken from the listing that found the key (the lost answer carried it)', async () => {
+    const s = new FakeService();
+    s.before('createApikey', () => 'commit-then-lose');
+    const { results } = await syncWithSink(s, desired({ apikeys: [key('deploy-key', { roles: [1] })] }));
+    expect(results[0]).toMatchObject({ action: 'create', status: 'applied', drift: expect.stringContaining('adopted it') });
+    const [created] = [...s.keys.values()];
+    expect(await readFile(join(dir, 'tokens', 'deploy-key'), 'utf8')).toBe(created!.tokenValue);
+  });
+});
