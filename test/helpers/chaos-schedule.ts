@@ -294,14 +294,3 @@ function faultsFor(families: readonly FaultFamily[], rng: Rng, timeoutMs: number
   }
   return { failRate, rules: [...first, ...rules] };
 }
-
-/** The seeds of a run: CHAOS_SEED replays one, else `count` seeds from `start`. */
-export function chaosSeeds(start: number, count: number, env: Readonly<Record<string, string | undefined>> = process.env): number[] {
-  const one = env.CHAOS_SEED;
-  if (one !== undefined && one !== '') {
-    const seed = Number(one);
-    if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`CHAOS_SEED must be a non-negative integer, got '${one}'`);
-    return [seed];
-  }
-  return Array.from({ length: count }, (_, i) => start + i);
-}
