@@ -1,19 +1,9 @@
-/**
- * The clock and timers the daemon runs on, injected so that debounce, backoff and the
- * shutdown grace can be tested in virtual time. Same shape as the client's Timers.
- */
-export interface DaemonTimers {
-  /** Monotonic milliseconds, for durations (they must not jump with the wall clock). */
-  now(): number;
-  /** Wall-clock epoch milliseconds, for timestamps shown to people and Prometheus. */
-  wallNow(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+import { systemTimers, type Timers } from '../api/timers.js';
 
-export const systemDaemonTimers: DaemonTimers = {
-  now: () => performance.now(),
-  wallNow: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+/**
+ * The daemon runs on the same injectable clock as the client (monotonic `now` for debounce,
+ * backoff and the shutdown grace; `wallNow` for timestamps), so one fake drives both in tests.
+ */
+export type DaemonTimers = Timers;
+
+export const systemDaemonTimers: DaemonTimers = systemTimers;
