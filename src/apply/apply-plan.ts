@@ -20,6 +20,11 @@ export interface ApplyOptions {
   readonly fingerprints?: PasswordFingerprints;
   /** Called as each result is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
+  /**
+   * Aborted on an interrupt, a lost lease or a run deadline: no write starts after it fires;
+   * writes in flight finish, and every change not started is reported as skipped.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -40,6 +45,11 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
     apikey: new Set(options.actual.apikeys.map((k) => k.id)),
   };
   const refresher = new Refresher(options.writer, options.actual);
+  // Ids this run wrote, created or adopted: never deleted by the same run (verified deletes).
+  const touched = { sshUser: new Set<number>(), apikey: new Set<number>() };
+  const touch = (kind: Change['kind'], id: number | null | undefined) => {
+    if (id !== null && id !== undefined) touched[kind].add(id);
+  };
   const results = new Map<number, ChangeResult>();
   const order = schedule(plan.changes, options.actual);
 
@@ -54,6 +64,10 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
         const change = plan.changes[i]!;
         const dep = order.dependsOn.get(i);
         const depResult = dep === undefined ? undefined : results.get(dep);
+        if (options.signal?.aborted) {
+          finish(i, { kind: change.kind, key: change.key, action: change.action, status: 'skipped', id: change.id, error: `not started: ${abortReason(options.signal)}` });
+          return;
+        }
         if (depResult && depResult.status !== 'applied') {
           const d = plan.changes[dep!]!;
           finish(i, { kind: change.kind, key: change.key, action: change.action, status: 'skipped', id: change.id, error: `waits for the ${d.action} of ${d.kind} "${d.key}", which did not apply` });
@@ -67,6 +81,15 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
   const applyOne = async (change: Change): Promise<ChangeResult> => {
     const base = { kind: change.kind, key: change.key, action: change.action } as const;
     const item = change.kind === 'sshUser' ? users.get(change.key) : ((change.id === null ? undefined : keysById.get(change.id)) ?? keys.get(change.key));
+    if (change.action === 'delete') {
+      try {
+        const refusal = await verifyDelete(change);
+        if (refusal === 'gone') return { ...base, status: 'applied', id: change.id, drift: 'was already deleted' };
+        if (refusal) return { ...base, status: 'skipped', id: change.id, error: 'not deleted: the item changed since the listing', drift: refusal };
+      } catch (error) {
+        return { ...base, status: 'failed', id: change.id, error: `not deleted: re-reading it failed: ${errorSummary(error)}` };
+      }
+    }
     try {
       const outcome = await write(change, item);
       return { ...base, status: 'applied', id: outcome.id ?? change.id };
@@ -93,6 +116,8 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
   const resolveDrift = async (change: Change, item: DesiredSshUser | DesiredApikey, code: string, failedAt: number): Promise<Omit<ChangeResult, 'kind' | 'key' | 'action'>> => {
     const fresh = await refresher.refresh(change.kind, failedAt);
     const listed: readonly { id: number }[] = change.kind === 'sshUser' ? fresh.sshUsers.filter((u) => u.username === change.key) : fresh.apikeys.filter((k) => k.name === change.key);
+    // Whatever now carries the declared name is this item's, whatever happens next.
+    for (const x of listed) touch(change.kind, x.id);
     let note = driftNote(change, code);
     let passwords = options.policy.passwords;
     if (change.action === 'create') {
@@ -138,8 +163,27 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
     return { status: 'applied', id: outcome.id ?? next.id, drift: note };
   };
 
+  /**
+   * A delete is sent only for an item that is still what the plan meant to delete: re-read
+   * by id (one GET per delete; deletes are few, bounded by the deletion budget). Returns why
+   * not, 'gone' when it no longer exists, or undefined to go ahead.
+   */
+  const verifyDelete = async (change: Change): Promise<string | 'gone' | undefined> => {
+    const id = change.id!;
+    if (touched[change.kind].has(id)) return `id ${id} was adopted or written by this run; not deleted`;
+    const current = change.kind === 'sshUser' ? await options.writer.fetchSshUser(id) : await options.writer.fetchApikey(id);
+    if (current === undefined) return 'gone';
+    const name = 'username' in current ? current.username : current.name;
+    // The name is what the plan saw: a rename since the listing (into a declared name or any
+    // other) means this is no longer the item the plan chose to delete.
+    if (name !== change.key) return `now named "${name}" (renamed outside amsync since the listing); not deleted`;
+    // Checked again: a create or drift re-read of this run may have claimed it meanwhile.
+    return touched[change.kind].has(id) ? `id ${id} was adopted or written by this run; not deleted` : undefined;
+  };
+
   const write = async (change: Change, item: DesiredSshUser | DesiredApikey | undefined): Promise<WriteOutcome> => {
     const w = options.writer;
+    if (change.action !== 'delete') touch(change.kind, change.id);
     if (change.kind === 'sshUser') {
       const user = item as DesiredSshUser | undefined;
       if (change.action === 'delete') {
@@ -153,6 +197,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
           ? await w.createSshUser({ username: change.key, level: body.level!, password: body.password! })
           : await w.updateSshUser(change.id!, body);
       const id = outcome.id ?? change.id;
+      touch('sshUser', id);
       if (body.password && id !== null && id !== undefined) options.passwords?.record(id, body.password);
       return outcome;
     }
@@ -165,6 +210,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
       change.action === 'create'
         ? await w.createApikey({ name: change.key, superuser: body.superuser ?? false, roles: body.roles ?? [] })
         : await w.updateApikey(change.id!, body);
+    touch('apikey', outcome.id);
     if (outcome.token && options.onToken) await options.onToken(body.name ?? change.key, outcome.token);
     return outcome;
   };
@@ -173,6 +219,11 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
   await runWave(order.deletes);
   for (const wave of order.after) await runWave(wave);
   return plan.changes.map((_, i) => results.get(i)!);
+}
+
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'the run was stopped';
 }
 
 function driftNote(change: Change, code: string): string {

@@ -1,5 +1,6 @@
 import type { AmClient } from '../api/index.js';
 import type { RemoteApikey, RemoteSshUser } from '../state/index.js';
+import { errorCode } from './error-summary.js';
 import type { ServiceWriter } from './service-writer.js';
 
 /**
@@ -23,6 +24,14 @@ export function clientService(client: AmClient): ServiceWriter {
       }
       return keys;
     },
+    async fetchSshUser(id) {
+      const u = await orNotFound(client.fetchSshUser(id));
+      return u && { id: u.id, username: u.username, level: u.level };
+    },
+    async fetchApikey(id) {
+      const k = await orNotFound(client.fetchApikey(id));
+      return k && { id: k.id, name: k.name, superuser: k.superuser, roles: k.roles, ...(k.token === undefined ? {} : { token: k.token }) };
+    },
     async createSshUser(body) {
       const created = await client.createSshUser(body);
       return created ? { id: created.id, accepted: false } : { accepted: true };
@@ -42,4 +51,14 @@ export function clientService(client: AmClient): ServiceWriter {
     },
     deleteApikey: (id) => client.deleteApikey(id),
   };
+}
+
+/** A 404 on a fetch by id means the item is gone: undefined, not an error. */
+async function orNotFound<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (errorCode(error) === 'not_found') return undefined;
+    throw error;
+  }
 }

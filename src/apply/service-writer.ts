@@ -1,5 +1,5 @@
 import type { SecretValue } from '../model/index.js';
-import type { ServiceReader } from '../state/index.js';
+import type { RemoteApikey, RemoteSshUser, ServiceReader } from '../state/index.js';
 
 /** The outcome of one write: the item's id when the service answered 200, or accepted (202). */
 export interface WriteOutcome {
@@ -28,6 +28,9 @@ export interface ApikeyBody {
  * response was lost), and others that simply fail the item.
  */
 export interface ServiceWriter extends ServiceReader {
+  /** One item as it is now, or undefined when the service answers 404 (verified deletes). */
+  fetchSshUser(id: number): Promise<RemoteSshUser | undefined>;
+  fetchApikey(id: number): Promise<RemoteApikey | undefined>;
   createSshUser(body: Required<SshUserBody>): Promise<WriteOutcome>;
   updateSshUser(id: number, body: SshUserBody): Promise<WriteOutcome>;
   deleteSshUser(id: number): Promise<void>;

@@ -3,7 +3,7 @@ import { AmsyncError } from '../../src/errors.js';
 import type { SecretValue } from '../../src/model/index.js';
 import type { RemoteApikey, RemoteSshUser } from '../../src/state/index.js';
 
-type Op = 'listSshUsers' | 'listApikeys' | 'createSshUser' | 'updateSshUser' | 'deleteSshUser' | 'createApikey' | 'updateApikey' | 'deleteApikey';
+type Op = 'listSshUsers' | 'listApikeys' | 'fetchSshUser' | 'fetchApikey' | 'createSshUser' | 'updateSshUser' | 'deleteSshUser' | 'createApikey' | 'updateApikey' | 'deleteApikey';
 
 /** A hook run before an operation; it may change the state (drift) or throw (a fault). */
 export type Hook = (service: FakeService, args: unknown[]) => void | 'commit-then-lose';
@@ -56,6 +56,18 @@ export class FakeService implements ServiceWriter {
   async listApikeys(): Promise<RemoteApikey[]> {
     this.enter('listApikeys', []);
     return [...this.keys.values()].map((k) => ({ id: k.id, name: k.name, superuser: k.superuser, roles: k.roles.map((id) => ({ id })), token: secretOf(k.tokenValue) }));
+  }
+
+  async fetchSshUser(id: number): Promise<RemoteSshUser | undefined> {
+    this.enter('fetchSshUser', [id]);
+    const u = this.users.get(id);
+    return u && { id: u.id, username: u.username, level: u.level };
+  }
+
+  async fetchApikey(id: number): Promise<RemoteApikey | undefined> {
+    this.enter('fetchApikey', [id]);
+    const k = this.keys.get(id);
+    return k && { id: k.id, name: k.name, superuser: k.superuser, roles: k.roles.map((r) => ({ id: r })), token: secretOf(k.tokenValue) };
   }
 
   async createSshUser(body: { username: string; level: string; password: SecretValue }): Promise<WriteOutcome> {

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { applyPlan } from '../../../src/apply/index.js';
+import type { DesiredState } from '../../../src/model/index.js';
+import { plan } from '../../../src/plan/index.js';
+import { readActualState } from '../../../src/state/index.js';
+import { apiError, FakeService } from '../../helpers/fake-service.js';
+import { desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
+
+async function planThenApply(service: FakeService, d: DesiredState, beforeApply?: () => void, signal?: AbortSignal) {
+  const { state } = await readActualState(service);
+  const policy = policyFor(d);
+  const p = plan(d, state, policy);
+  beforeApply?.();
+  service.calls = [];
+  const results = await applyPlan(p, { writer: service, desired: d, actual: state, policy, signal });
+  return { plan: p, results };
+}
+
+const pruneUsers = (d: DesiredState): DesiredState => ({ ...d, prune: { sshUsers: true, apikeys: true } });
+
+describe('verified deletes: a delete is sent only for an item that is still what the plan meant', () => {
+  it('a user renamed into a declared name between listing and apply is adopted and never deleted', async () => {
+    // The adversarial finding: create alice → 409 → adopt id 50 → the delete wave deleted id 50.
+    const s = new FakeService();
+    s.seedUser('old-contractor', 'n1', 50);
+    const d = pruneUsers(desired({ sshUsers: [user('alice', { password: secret('pw') })] }));
+    const { plan: p, results } = await planThenApply(s, d, () => {
+      s.users.set(50, { id: 50, username: 'alice', level: 'n1' });
+    });
+    expect(p.changes.map((c) => `${c.action}:${c.key}`)).toEqual(['create:alice', 'delete:old-contractor']);
+    expect(s.users.get(50)?.username).toBe('alice');
+    expect(s.calls.filter((c) => c.startsWith('deleteSshUser'))).toEqual([]);
+    expect(results.find((r) => r.action === 'delete')).toMatchObject({ status: 'skipped', drift: expect.stringMatching(/adopted or written by this run|now named "alice"/) });
+    expect(results.find((r) => r.action === 'create')).toMatchObject({ status: 'applied', id: 50 });
+  });
+
+  it('a user renamed since the listing (to any other name) is re-read by id and not deleted', async () => {
+    const s = new FakeService();
+    s.seedUser('old-contractor', 'n1', 50);
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => {
+      s.users.set(50, { id: 50, username: 'bob', level: 'n1' });
+    });
+    expect(s.users.get(50)?.username).toBe('bob');
+    expect(results).toMatchObject([{ action: 'delete', status: 'skipped', drift: expect.stringContaining('now named "bob"') }]);
+  });
+
+  it('each delete is preceded by exactly one fetch of that id, and an unchanged item is deleted', async () => {
+    const s = new FakeService();
+    s.seedUser('gone-user', 'n1', 7);
+    s.seedKey('gone-key', [], false, 8);
+    s.seedUser('keep', 'n1', 9);
+    const d = pruneUsers(desired({ sshUsers: [user('keep')] }));
+    const { results } = await planThenApply(s, d);
+    expect(results.every((r) => r.status === 'applied')).toBe(true);
+    expect(s.calls.filter((c) => /^(fetch|delete)/.test(c)).sort()).toEqual(['deleteApikey 8', 'deleteSshUser 7', 'fetchApikey 8', 'fetchSshUser 7']);
+    expect(s.calls.indexOf('fetchSshUser 7')).toBeLessThan(s.calls.indexOf('deleteSshUser 7'));
+  });
+
+  it('an item already gone at the re-read is reported as already deleted, with no DELETE sent', async () => {
+    const s = new FakeService();
+    s.seedUser('x', 'n1', 7);
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.users.delete(7));
+    expect(results).toMatchObject([{ status: 'applied', drift: 'was already deleted' }]);
+    expect(s.calls).not.toContain('deleteSshUser 7');
+  });
+
+  it('an apikey renamed to another name since the listing is not deleted', async () => {
+    const s = new FakeService();
+    s.seedKey('old-key', [], false, 8);
+    const { results } = await planThenApply(s, pruneUsers(desired({ apikeys: [key('billing')] })), () => {
+      s.keys.set(8, { ...s.keys.get(8)!, name: 'billing' });
+    });
+    expect(s.keys.has(8)).toBe(true);
+    expect(results.find((r) => r.action === 'delete')).toMatchObject({ status: 'skipped' });
+  });
+
+  it('a failed re-read fails the delete instead of sending it blind', async () => {
+    const s = new FakeService();
+    s.seedUser('x', 'n1', 7);
+    s.before('fetchSshUser', () => {
+      throw apiError('server_error');
+    });
+    const { results } = await planThenApply(s, pruneUsers(desired({})));
+    expect(results).toMatchObject([{ status: 'failed', error: expect.stringContaining('re-reading it failed') }]);
+    expect(s.users.has(7)).toBe(true);
+  });
+
+  it('a declared user that a create adopted after a lost response is never deleted in the same run', async () => {
+    const s = new FakeService();
+    s.seedUser('old', 'n1', 50);
+    s.before('createSshUser', (svc) => {
+      svc.users.set(50, { id: 50, username: 'alice', level: 'n1' });
+    });
+    const d = pruneUsers(desired({ sshUsers: [user('alice', { password: secret('pw') })] }));
+    await planThenApply(s, d);
+    expect(s.users.get(50)?.username).toBe('alice');
+  });
+});
+
+describe('an aborted apply starts no new write', () => {
+  it('every change not started is skipped with the reason, and nothing is written', async () => {
+    const s = new FakeService();
+    const controller = new AbortController();
+    controller.abort(new Error('interrupted (SIGINT)'));
+    const d = desired({ sshUsers: [user('a', { password: secret('p') }), user('b', { password: secret('p') })] });
+    const { results } = await planThenApply(s, d, undefined, controller.signal);
+    expect(results).toMatchObject([
+      { status: 'skipped', error: 'not started: interrupted (SIGINT)' },
+      { status: 'skipped', error: 'not started: interrupted (SIGINT)' },
+    ]);
+    expect(s.users.size).toBe(0);
+  });
+});
