@@ -8,6 +8,7 @@ import { executePlan } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
+import { withWriterLock, type LockAcquirer } from './with-writer-lock.js';
 
 export interface ApplySavedInput {
   readonly saved: SavedPlan;
@@ -21,6 +22,10 @@ export interface ApplySavedInput {
   readonly passwordState?: PasswordState;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
+  /** The writer lock, taken before the service is re-listed, held to the end. */
+  readonly acquireLock?: LockAcquirer;
+  /** No write starts once this fires (interrupt). */
+  readonly signal?: AbortSignal;
 }
 
 export interface ApplySavedOutcome {
@@ -59,8 +64,14 @@ export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desired
  * written) when the service moved since the plan was made, saying what moved.
  */
 export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
-  const { saved, planFile, desired } = input;
+  const { saved, planFile } = input;
   checkDesiredFileHash(saved, planFile, input.desiredFile, input.desiredFileHash);
+  if (!input.acquireLock) return applyFresh(input, input.signal);
+  return withWriterLock(input.acquireLock, input.signal, (signal) => applyFresh(input, signal));
+}
+
+async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefined): Promise<ApplySavedOutcome> {
+  const { saved, planFile, desired } = input;
   const { state: actual, tokens } = await readActualState(input.service);
   if (stateFingerprint(actual) !== saved.actualFingerprint) {
     throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
@@ -84,6 +95,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
     passwordState: input.passwordState,
     tokenSink: input.tokenSink,
     onResult: input.onResult,
+    signal,
   });
   return { plan: saved.plan, actual, policy, results, tokensWritten };
 }

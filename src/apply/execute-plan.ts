@@ -19,6 +19,8 @@ export interface ExecuteInput {
   readonly passwordState?: PasswordState;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
+  /** No write starts once this fires (interrupt, lost lock or lease, run deadline). */
+  readonly signal?: AbortSignal;
 }
 
 export interface ExecuteOutcome {
@@ -55,6 +57,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     },
     fingerprints: passwordFingerprints(input.desired, state),
     onResult: input.onResult,
+    signal: input.signal,
   });
   await state?.save();
   if (sink) {

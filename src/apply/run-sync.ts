@@ -8,6 +8,7 @@ import { executePlan } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
+import { withWriterLock, type LockAcquirer } from './with-writer-lock.js';
 
 export interface SyncInput {
   readonly desired: DesiredState;
@@ -23,6 +24,10 @@ export interface SyncInput {
   readonly tokenSink?: TokenSink;
   /** Called for each result as it is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
+  /** The writer lock, taken before the listing of a run that writes (not a dry-run). */
+  readonly acquireLock?: LockAcquirer;
+  /** No write starts once this fires (interrupt, lost lease, run deadline). */
+  readonly signal?: AbortSignal;
 }
 
 export interface SyncOutcome {
@@ -43,6 +48,13 @@ export interface SyncOutcome {
  * without the last step: the plan shown is the plan that would be applied.
  */
 export async function runSync(input: SyncInput): Promise<SyncOutcome> {
+  // Held from before the listing: a writer that listed before another's creates landed
+  // would create the same apikeys again (their names are not unique on the service).
+  if (input.dryRun || !input.acquireLock) return reconcile(input, input.signal);
+  return withWriterLock(input.acquireLock, input.signal, (signal) => reconcile(input, signal));
+}
+
+async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Promise<SyncOutcome> {
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy(input);
   const fingerprints = passwordFingerprints(input.desired, input.passwordState);
@@ -61,6 +73,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
     passwordState: input.passwordState,
     tokenSink: input.tokenSink,
     onResult: input.onResult,
+    signal,
   });
   return { actual, actualFingerprint, plan, policy, results, tokensWritten };
 }

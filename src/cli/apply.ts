@@ -86,6 +86,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       passwordState: await context.passwordState(),
       tokenSink: context.tokenSink(),
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
+      acquireLock: context.writerLock,
     });
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
     process.stdout.write(renderReport(report, format, env));

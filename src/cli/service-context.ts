@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
 import { clientService } from '../apply/client-service.js';
 import { runSync, type SyncOutcome } from '../apply/run-sync.js';
+import { acquireWriterLock, writerLockPath } from '../apply/writer-lock.js';
+import type { HeldLock } from '../apply/with-writer-lock.js';
 import type { ServiceWriter } from '../apply/service-writer.js';
 import { UsageError } from '../errors.js';
 import type { ChangeResult, DesiredState, Diagnostic } from '../model/index.js';
@@ -29,6 +31,8 @@ export interface SyncOptions {
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly onResult?: (result: ChangeResult) => void;
+  /** No write starts once this fires (an interrupt, a lost lease, the run deadline). */
+  readonly signal?: AbortSignal;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -44,6 +48,8 @@ export interface ServiceContext {
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
   tokenSink(): TokenSink | undefined;
+  /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
+  writerLock(): Promise<HeldLock>;
   sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome>;
   close(): void;
 }
@@ -89,6 +95,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
   };
 
   const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
+  const writerLock = () => acquireWriterLock(writerLockPath(resolve(settings.stateFile)), { timeoutMs: settings.lockTimeoutMs });
   const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
 
   return {
@@ -108,6 +115,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     service: () => clientService(getClient()),
     passwordState,
     tokenSink,
+    writerLock,
     async sync(desired, options) {
       const service = clientService(getClient());
       return runSync({
@@ -121,6 +129,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         dryRun: options.dryRun,
         tokenSink: tokenSink(),
         onResult: options.onResult,
+        acquireLock: writerLock,
+        signal: options.signal,
       });
     },
     close() {

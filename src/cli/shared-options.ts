@@ -25,6 +25,7 @@ export interface ServiceOptions {
   readonly out?: string;
   readonly detailedExitcode?: boolean;
   readonly maxDeletes?: number;
+  readonly lockTimeout?: number;
   readonly prune?: boolean;
   readonly rate?: number;
   readonly concurrency?: number;
@@ -78,6 +79,7 @@ export function addServiceOptions(cmd: Command): Command {
     .option('--out <PLANFILE>', 'also save the plan to PLANFILE, for `amsync apply`')
     .option('--detailed-exitcode', 'exit 2 when changes are pending (dry-run)')
     .option('--max-deletes <N>', 'refuse a plan with more deletes than N (AMSYNC_MAX_DELETES; default 10)', checked('--max-deletes', rules.int0))
+    .option('--lock-timeout <MS>', 'wait this long for another writer to finish (AMSYNC_LOCK_TIMEOUT_MS; default 0: exit 3 at once)', checked('--lock-timeout', rules.int0))
     .option('--prune', 'delete remote items that are not declared, for both kinds')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
     .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
@@ -132,6 +134,7 @@ const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: rea
   { key: 'concurrency', flag: '--concurrency', path: ['concurrency'], rule: rules.int1 },
   { key: 'pageSize', flag: '--page-size', path: ['pageSize'], rule: rules.int1 },
   { key: 'maxDeletes', flag: '--max-deletes', path: ['maxDeletes'], rule: rules.int0 },
+  { key: 'lockTimeout', flag: '--lock-timeout', path: ['lockTimeoutMs'], rule: rules.int0 },
   { key: 'logLevel', flag: '--log-level', path: ['logLevel'], rule: rules.logLevel },
   { key: 'listen', flag: '--listen', path: ['daemon', 'listen'], rule: rules.listen },
   { key: 'schedule', flag: '--schedule', path: ['daemon', 'schedule'], rule: rules.cron },

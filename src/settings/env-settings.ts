@@ -34,6 +34,7 @@ export const settingsEnvVars: readonly EnvVar[] = [
   { name: 'AMSYNC_RETRY_MAX_ELAPSED_MS', path: ['retry', 'maxElapsedMs'], rule: rules.int0 },
   { name: 'AMSYNC_PAGE_SIZE', path: ['pageSize'], rule: rules.int1 },
   { name: 'AMSYNC_MAX_DELETES', path: ['maxDeletes'], rule: rules.int0 },
+  { name: 'AMSYNC_LOCK_TIMEOUT_MS', path: ['lockTimeoutMs'], rule: rules.int0 },
   { name: 'AMSYNC_DAEMON_SCHEDULE', path: ['daemon', 'schedule'], rule: rules.cron },
   { name: 'AMSYNC_DAEMON_LISTEN', path: ['daemon', 'listen'], rule: rules.listen },
   { name: 'AMSYNC_DAEMON_MODE', path: ['daemon', 'mode'], rule: rules.mode },

@@ -35,6 +35,7 @@ export const settingsFileSchema = z
       .optional(),
     pageSize: describe(rules.int1.schema.optional(), 'Items per list page requested (AMSYNC_PAGE_SIZE, --page-size).'),
     maxDeletes: describe(rules.int0.schema.optional(), 'A plan with more deletes than this is refused, exit 3 (AMSYNC_MAX_DELETES, --max-deletes).'),
+    lockTimeoutMs: describe(rules.int0.schema.optional(), 'How long a run that writes waits for the writer lock another run holds, in milliseconds; then exit 3 (AMSYNC_LOCK_TIMEOUT_MS, --lock-timeout).'),
     daemon: z
       .strictObject({
         schedule: describe(rules.cron.schema.optional(), 'Cron of the periodic re-sync; six fields allow seconds (AMSYNC_DAEMON_SCHEDULE, --schedule).'),

@@ -51,6 +51,8 @@ export interface Settings {
   readonly pageSize: number;
   /** A plan with more deletes is refused (exit 3). @default 10 */
   readonly maxDeletes: number;
+  /** How long a run that writes waits for another writer's lock; then exit 3. @default 0 */
+  readonly lockTimeoutMs: number;
   readonly daemon: {
     /** Cron, five fields (six with seconds). @default '*\/5 * * * *' */
     readonly schedule: string;
@@ -79,6 +81,7 @@ export const defaultSettings: Settings = {
   retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
   pageSize: 100,
   maxDeletes: 10,
+  lockTimeoutMs: 0,
   daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000 },
   logLevel: 'info',
 };

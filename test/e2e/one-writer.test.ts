@@ -1,0 +1,52 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { assertBuilt, runCli } from '../helpers/cli.js';
+
+const TOKEN = 'one-writer-token';
+let emu: RunningEmulator;
+let dir: string;
+
+// Eight new keys: the adversarial finding was 16 live keys after two concurrent syncs.
+const file = `apikeys:\n${Array.from({ length: 8 }, (_, i) => `  - name: key-${i}\n`).join('')}`;
+
+beforeAll(async () => {
+  assertBuilt();
+  // Latency makes the two runs overlap for certain: each listing and create takes a while.
+  emu = await startEmulator({ tokens: [TOKEN], latencyMs: 40 });
+  dir = await mkdtemp(join(tmpdir(), 'amsync-one-writer-'));
+  await writeFile(join(dir, 'access.yaml'), file);
+});
+afterAll(async () => {
+  await emu.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const sync = (extra: string[] = []) => runCli(['sync', ...extra], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
+
+describe('two writers sharing a state file never duplicate apikeys', () => {
+  it('run at once, one writes and the other is refused (exit 3, nothing written); or waits with --lock-timeout', async () => {
+    emu.reset();
+    const [a, b] = await Promise.all([sync(), sync()]);
+    expect([a.code, b.code].sort()).toEqual([0, 3]);
+    const refused = a.code === 3 ? a : b;
+    expect(refused.stderr).toContain('another amsync run is writing to this service');
+    expect(emu.state().apikeys).toHaveLength(8);
+
+    emu.reset();
+    const [c, d] = await Promise.all([sync(['--lock-timeout', '60000']), sync(['--lock-timeout', '60000'])]);
+    expect([c.code, d.code]).toEqual([0, 0]);
+    expect(emu.state().apikeys).toHaveLength(8);
+    // The second run listed after the first had finished: it had nothing left to create.
+    expect([c.stdout, d.stdout].some((out) => out.includes('No changes.'))).toBe(true);
+  });
+
+  it('a dry-run takes no lock: plans run beside a writer', async () => {
+    emu.reset();
+    const [w, p] = await Promise.all([sync(), runCli(['plan'], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } })]);
+    expect(w.code).toBe(0);
+    expect(p.code).toBe(0);
+  });
+});
