@@ -1,9 +1,14 @@
 import { Option, type Command } from 'commander';
 import type { AmClient } from '../api/index.js';
-import { DaemonError, startDaemon, type DaemonRuntimeOptions, type StopResult } from '../daemon/index.js';
+import { DaemonError, startDaemon, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../obs/logger.js';
-import { createMetrics, type ClientMetrics } from '../obs/metrics.js';
+import { hostname } from 'node:os';
+import { systemTimers } from '../api/timers.js';
+import { kubeLeaseStore } from '../daemon/kube-lease-store.js';
+import { LeaseElector } from '../daemon/lease-elector.js';
+import { createMetrics, type AmsyncMetrics, type ClientMetrics } from '../obs/metrics.js';
+import { parseLeaseRef } from '../settings/lease-ref.js';
 import type { Settings } from '../settings/index.js';
 import type { CommandContext } from './commands.js';
 import { createServiceContext } from './service-context.js';
@@ -29,6 +34,7 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .option('--listen <HOST:PORT>', 'address of /healthz, /readyz and /metrics (AMSYNC_DAEMON_LISTEN; default 127.0.0.1:9477)')
     .option('--schedule <CRON>', 'drift-correcting re-sync; five cron fields, or six with seconds first (AMSYNC_DAEMON_SCHEDULE; default "*/5 * * * *")')
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
+    .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
     .action(async (opts: ServiceOptions) => {
       const code = await runDaemon(opts, process.env);
       if (code !== 0) ctx.setExitCode(code);
@@ -51,11 +57,16 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
     throw error;
   }
 
-  let daemon;
+  let elector: LeaseElector | undefined;
+  let daemon: RunningDaemon | undefined;
   try {
+    elector = await startLeaderElection(service.settings, env, metrics, log, () => daemon?.trigger('leader'));
     daemon = await startDaemon({
       loadDesired: () => service.loadDesired(),
-      sync: (desired, options) => service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune }),
+      // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
+      // term's signal, so no write starts after it.
+      sync: (desired, options) => service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, ...(elector ? { signal: elector.term } : {}) }),
+      ...(elector ? { mayWrite: () => elector!.leading } : {}),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
         const next = await createServiceContext(opts, env, { logger });
@@ -85,6 +96,7 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
       options: { file: service.file, ...service.settings.daemon },
     });
   } catch (error) {
+    await elector?.stop();
     service.close();
     // The settings rules check these values already; anything left is still a bad option.
     if (error instanceof DaemonError && error.code === 'daemon_options') throw new UsageError(error.message, 'bad_flag_value', { cause: error });
@@ -92,10 +104,43 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
   }
 
   const result: StopResult = await daemon.stopped;
+  await elector?.stop();
   service.close();
   await flush(logger);
   if (result.forced) return forcedExitCodes[result.reason];
   return result.finished ? 0 : 1;
+}
+
+/**
+ * `--leader-elect lease:NS/NAME`: the elector runs beside the daemon for its whole life.
+ * The identity is the pod's name (POD_NAME from the downward API, else HOSTNAME, which
+ * Kubernetes sets to the pod name), so a restarted pod of a StatefulSet keeps its claim.
+ */
+async function startLeaderElection(settings: Settings, env: Env, metrics: AmsyncMetrics, log: Logger, onLeading: () => void): Promise<LeaseElector | undefined> {
+  const ref = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
+  if (!ref) return undefined;
+  const identity = env.POD_NAME || env.HOSTNAME || hostname();
+  const store = await kubeLeaseStore({ ref });
+  const elector = new LeaseElector({
+    store,
+    identity,
+    timers: systemTimers,
+    onChange: (leading, detail) => {
+      metrics.setLeader(leading);
+      // A new leader corrects drift at once rather than at the next scheduled run.
+      if (leading) onLeading();
+      if (leading) log.info({ lease: store.describe, identity }, `leading: ${detail}; this replica writes`);
+      else log.warn({ lease: store.describe, identity }, `not leading: ${detail}; this replica only observes`);
+    },
+    onError: (error) => log.warn({ lease: store.describe, err: errorMessage(error) }, 'leader election: the Lease could not be read or written; retrying'),
+  });
+  metrics.setLeader(false);
+  await elector.start();
+  return elector;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {

@@ -39,6 +39,7 @@ export interface ServiceOptions {
   readonly listen?: string;
   readonly schedule?: string;
   readonly mode?: DaemonMode;
+  readonly leaderElect?: string;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
 }
@@ -139,6 +140,7 @@ const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: rea
   { key: 'listen', flag: '--listen', path: ['daemon', 'listen'], rule: rules.listen },
   { key: 'schedule', flag: '--schedule', path: ['daemon', 'schedule'], rule: rules.cron },
   { key: 'mode', flag: '--mode', path: ['daemon', 'mode'], rule: rules.mode },
+  { key: 'leaderElect', flag: '--leader-elect', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
 ];
 
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */

@@ -61,6 +61,11 @@ export interface DaemonDeps {
   readonly signals?: SignalSource | null;
   /** @default node-cron */
   readonly scheduler?: ScheduleFactory;
+  /**
+   * Leader election: false while another replica holds the Lease. Such a run observes (plans
+   * and reports) whatever the mode says. @default always true
+   */
+  readonly mayWrite?: () => boolean;
   /** @default chokidar on the parent directories */
   readonly watcher?: FileWatchFactory;
 }
@@ -123,7 +128,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     logger: log,
     metrics,
     timers,
-    mode: () => runtime.mode,
+    mode: () => (deps.mayWrite?.() === false ? 'observe' : runtime.mode),
     onWatchFiles: (files) => {
       watch?.setFiles([options.file, ...files]).catch((error: unknown) => log.warn({ err: errorForLog(error) }, 'could not update the watched files'));
     },

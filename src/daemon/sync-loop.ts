@@ -2,7 +2,7 @@ import { retryDelay, type BackoffOptions } from './backoff.js';
 import type { DaemonTimers } from './timers.js';
 
 /** What asked for a run. Several can share one run. */
-export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry';
+export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry' | 'leader';
 
 export interface RunVerdict {
   /** The run failed in a way a later attempt may fix: retry with backoff unless a trigger comes first. */

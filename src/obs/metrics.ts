@@ -84,6 +84,8 @@ export interface ClientMetrics {
 
 export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics {
   readonly registry: Registry;
+  /** Leader election: whether this replica holds the Lease (may write). */
+  setLeader(leading: boolean): void;
   /** The exposition text and its content type, for GET /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -149,6 +151,11 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     registers,
   });
   const ready = new Gauge({ name: 'amsync_ready', help: 'What /readyz answers: 1 ready, 0 not.', registers });
+  const leader = new Gauge({
+    name: 'amsync_leader',
+    help: '1 while this replica may write (it holds the Lease, or leader election is off); 0 while it only observes.',
+    registers,
+  });
   const requests = new Counter({
     name: 'amsync_api_requests_total',
     help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
@@ -188,6 +195,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   running.set(0);
   failures.set(0);
   ready.set(0);
+  leader.set(1);
   for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
   for (const kind of metricKinds) {
     drift.set({ kind }, 0);
@@ -215,6 +223,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     setRunning: (on) => running.set(on ? 1 : 0),
     setConsecutiveFailures: (count) => failures.set(count),
     setReady: (on) => ready.set(on ? 1 : 0),
+    setLeader: (on) => leader.set(on ? 1 : 0),
     observeApiRequest(sample) {
       const method = methodLabel(sample.method);
       const route = routes.label(sample.route);

@@ -38,6 +38,7 @@ export const settingsEnvVars: readonly EnvVar[] = [
   { name: 'AMSYNC_DAEMON_SCHEDULE', path: ['daemon', 'schedule'], rule: rules.cron },
   { name: 'AMSYNC_DAEMON_LISTEN', path: ['daemon', 'listen'], rule: rules.listen },
   { name: 'AMSYNC_DAEMON_MODE', path: ['daemon', 'mode'], rule: rules.mode },
+  { name: 'AMSYNC_LEADER_ELECT', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
   { name: 'AMSYNC_LOG_LEVEL', path: ['logLevel'], rule: rules.logLevel },
 ];
 

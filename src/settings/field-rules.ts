@@ -1,4 +1,5 @@
 import { validate as validateCron } from 'node-cron';
+import { parseLeaseRef } from './lease-ref.js';
 import { z } from 'zod';
 import { quote, rangeWords } from '../spec/describe-value.js';
 import { daemonModes, logLevels } from './settings.js';
@@ -56,6 +57,13 @@ export const rules = {
       error: (issue) => `${quote(String(issue.input))} is not a cron expression (five fields, or six with seconds first), e.g. "*/5 * * * *"`,
     }),
     expected: 'a cron expression such as "*/5 * * * *"',
+    fromText: asIs,
+  } satisfies FieldRule<string>,
+  leaseRef: {
+    schema: z.string().refine((s) => parseLeaseRef(s) !== undefined, {
+      error: (issue) => `${quote(String(issue.input))} is not a Lease: expected lease:NAMESPACE/NAME, e.g. lease:amsync/amsync-leader`,
+    }),
+    expected: 'lease:NAMESPACE/NAME',
     fromText: asIs,
   } satisfies FieldRule<string>,
   listen: {

@@ -43,6 +43,10 @@ export const settingsFileSchema = z
         mode: describe(rules.mode.schema.optional(), 'apply: correct drift; observe: only plan and report it (AMSYNC_DAEMON_MODE, --mode).'),
         debounceMs: describe(rules.int0.schema.optional(), 'Quiet time after a file change before syncing, in milliseconds.'),
         shutdownGraceMs: describe(rules.int0.schema.optional(), 'Time a running sync gets to finish on SIGTERM, in milliseconds.'),
+        leaderElect: describe(
+          rules.leaseRef.schema.nullable().optional(),
+          'lease:NAMESPACE/NAME — leader election on a coordination.k8s.io/v1 Lease: only the holder writes, the other replicas observe (AMSYNC_LEADER_ELECT, --leader-elect).',
+        ),
       })
       .optional(),
     logLevel: describe(rules.logLevel.schema.optional(), 'Log level (AMSYNC_LOG_LEVEL, --log-level).'),

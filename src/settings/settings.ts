@@ -64,6 +64,8 @@ export interface Settings {
     readonly debounceMs: number;
     /** Time an in-flight sync gets to finish on SIGTERM. @default 30000 */
     readonly shutdownGraceMs: number;
+    /** `lease:NAMESPACE/NAME`: only the replica holding this Lease writes; unset = no election. */
+    readonly leaderElect?: string;
   };
   /** @default 'info' */
   readonly logLevel: LogLevel;

@@ -40,7 +40,7 @@ function input(saved: SavedPlan, service: FakeService, extra: Partial<ApplySaved
   return { saved, planFile: 'plan.json', desiredFile: 'access.yaml', desired: d, desiredFileHash: 'a'.repeat(64), service, ...extra };
 }
 
-const writes = (s: FakeService) => s.calls.filter((c) => !c.startsWith('list'));
+const writes = (s: FakeService) => s.calls.filter((c) => !c.startsWith('list') && !c.startsWith('fetch'));
 
 describe('applying a saved plan', () => {
   it('applies exactly the saved changes, with the same results as a sync', async () => {

@@ -46,6 +46,7 @@ describe('built-in defaults', () => {
       retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30000, maxElapsedMs: 120000, retryAfterCapMs: 300000 },
       pageSize: 100,
       maxDeletes: 10,
+      lockTimeoutMs: 0,
       daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000 },
       logLevel: 'info',
     });
@@ -58,11 +59,12 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'maxDeletes', 'daemon', 'logLevel'].sort(),
+      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
     );
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
-    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual(Object.keys(defaultSettings.daemon).sort());
+    // leaderElect has no default (off): written as null.
+    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect'].sort());
     // Every key has a comment above it.
     for (const line of text.split('\n')) {
       const key = /^(\s*)([A-Za-z]+):/.exec(line);

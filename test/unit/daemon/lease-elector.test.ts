@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { kubeLeaseStore } from '../../../src/daemon/kube-lease-store.js';
+import { parseLeaseRef } from '../../../src/settings/lease-ref.js';
+import { LeaseConflictError, LeaseElector } from '../../../src/daemon/lease-elector.js';
+import { FakeTimers } from '../../helpers/daemon-fake-timers.js';
+import { LeaseBackend, startLeaseApi } from '../../helpers/fake-lease-api.js';
+
+const timings = { leaseDurationMs: 60_000, renewDeadlineMs: 50_000, retryPeriodMs: 10_000 };
+
+/** Replicas on one virtual clock, with a log of who believed it led, and when. */
+function replicas(backend: LeaseBackend, timers: FakeTimers, names: string[]) {
+  const spans: { who: string; from: number; to?: number }[] = [];
+  const electors = names.map(
+    (who) =>
+      new LeaseElector({
+        store: backend.storeFor(who),
+        identity: who,
+        timers,
+        ...timings,
+        onChange: (leading) => {
+          if (leading) spans.push({ who, from: timers.now() });
+          else spans.filter((s) => s.who === who && s.to === undefined).forEach((s) => (s.to = timers.now()));
+        },
+      }),
+  );
+  /** No two replicas believed they led at the same moment. */
+  const neverTwo = () => {
+    for (const a of spans) for (const b of spans) if (a !== b && a.who !== b.who) expect(a.from >= (b.to ?? Infinity) || b.from >= (a.to ?? Infinity)).toBe(true);
+  };
+  return { electors, spans, neverTwo };
+}
+
+describe('leader election on a coordination.k8s.io/v1 Lease', () => {
+  it('one replica leads; the other observes while the leader renews', async () => {
+    const backend = new LeaseBackend();
+    const timers = new FakeTimers();
+    const { electors: [a, b], neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
+    await a!.start();
+    await b!.start();
+    await timers.advance(5 * 60_000);
+    expect(a!.leading).toBe(true);
+    expect(b!.leading).toBe(false);
+    expect(a!.term.aborted).toBe(false);
+    expect(new Set(backend.history.map((h) => h.holder))).toEqual(new Set(['pod-a']));
+    neverTwo();
+  });
+
+  it('a leader cut off from the API server steps down (its writes stop) before another takes over', async () => {
+    const backend = new LeaseBackend();
+    const timers = new FakeTimers();
+    const { electors: [a, b], spans, neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
+    a!.start();
+    await timers.advance(1);
+    b!.start();
+    await timers.advance(30_000);
+    const term = a!.term;
+    backend.partitioned.add('pod-a');
+    await timers.advance(3 * 60_000);
+    expect(term.aborted).toBe(true);
+    expect(String((term.reason as Error).message)).toContain('leadership lost');
+    expect(b!.leading).toBe(true);
+    const lostAt = spans.find((s) => s.who === 'pod-a')!.to!;
+    const wonAt = spans.find((s) => s.who === 'pod-b')!.from;
+    // The lease duration exceeds the renew deadline: a gap, never an overlap.
+    expect(wonAt - lostAt).toBeGreaterThanOrEqual(timings.leaseDurationMs - timings.renewDeadlineMs - timings.retryPeriodMs);
+    neverTwo();
+  });
+
+  it('takeover after the holder is gone happens within the lease duration plus one retry period', async () => {
+    const backend = new LeaseBackend();
+    const timers = new FakeTimers();
+    const { electors: [a, b], spans } = replicas(backend, timers, ['pod-a', 'pod-b']);
+    a!.start();
+    await timers.advance(1);
+    b!.start();
+    await timers.advance(20_000);
+    backend.partitioned.add('pod-a'); // the node is lost: no more renewals
+    const goneAt = timers.now();
+    await timers.advance(2 * 60_000);
+    const wonAt = spans.find((s) => s.who === 'pod-b')!.from;
+    expect(wonAt - goneAt).toBeLessThanOrEqual(timings.leaseDurationMs + 2 * timings.retryPeriodMs);
+  });
+
+  it('a leader that stops releases the Lease, and the next replica takes it at its next attempt', async () => {
+    const backend = new LeaseBackend();
+    const timers = new FakeTimers();
+    const { electors: [a, b], neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
+    a!.start();
+    await timers.advance(1);
+    b!.start();
+    await timers.advance(1);
+    await a!.stop();
+    expect(a!.term.aborted).toBe(true);
+    await timers.advance(timings.retryPeriodMs + 1);
+    expect(b!.leading).toBe(true);
+    neverTwo();
+  });
+
+  it('two replicas racing for a free Lease: the resourceVersion check lets exactly one win', async () => {
+    const backend = new LeaseBackend();
+    backend.create({ holderIdentity: '', leaseDurationSeconds: 60 });
+    const timers = new FakeTimers();
+    const { electors } = replicas(backend, timers, ['pod-a', 'pod-b', 'pod-c']);
+    await Promise.all(electors.map((e) => e.tick()));
+    expect(electors.filter((e) => e.leading)).toHaveLength(1);
+  });
+
+  it('rejects timings where a leader could outlive its lease', () => {
+    expect(() => new LeaseElector({ store: new LeaseBackend().storeFor('x'), identity: 'x', timers: new FakeTimers(), leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/must be below/);
+  });
+});
+
+describe('the Lease through @kubernetes/client-node against an API server that enforces resourceVersion', () => {
+  it('acquires, refuses a second holder, and maps 409 to a conflict', async () => {
+    const backend = new LeaseBackend();
+    const api = await startLeaseApi(backend);
+    try {
+      const store = await kubeLeaseStore({ ref: { namespace: 'amsync', name: 'test' }, server: { url: api.url, skipTLSVerify: true } });
+      expect(await store.get()).toBeUndefined();
+      const timers = new FakeTimers();
+      const a = new LeaseElector({ store, identity: 'pod-a', timers, ...timings });
+      const b = new LeaseElector({ store: await kubeLeaseStore({ ref: { namespace: 'amsync', name: 'test' }, server: { url: api.url, skipTLSVerify: true } }), identity: 'pod-b', timers, ...timings });
+      await a.tick();
+      await b.tick();
+      expect(a.leading).toBe(true);
+      expect(b.leading).toBe(false);
+      expect(backend.lease?.holderIdentity).toBe('pod-a');
+      const stale = await store.get();
+      await a.tick(); // a renewal moves the resourceVersion on
+      await expect(store.update({ ...stale!, holderIdentity: 'intruder' })).rejects.toBeInstanceOf(LeaseConflictError);
+      expect(api.requests.some((r) => r.startsWith('PUT /apis/coordination.k8s.io/v1/namespaces/amsync/leases/test'))).toBe(true);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('parses lease:NAMESPACE/NAME and nothing else', () => {
+    expect(parseLeaseRef('lease:amsync/amsync-leader')).toEqual({ namespace: 'amsync', name: 'amsync-leader' });
+    for (const bad of ['amsync/x', 'lease:/x', 'lease:ns/', 'lease:NS/x', 'lease:ns/x/y']) expect(parseLeaseRef(bad)).toBeUndefined();
+  });
+});
