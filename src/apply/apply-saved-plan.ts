@@ -80,6 +80,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     prune: saved.settings.prune,
     isProtected: protectMatcher(desired.protect),
     passwords: { mode: saved.settings.passwordMode },
+    deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
   };
   verifyChanges(input, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });

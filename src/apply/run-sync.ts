@@ -20,6 +20,8 @@ export interface SyncInput {
   readonly pruneAll?: boolean;
   readonly maxDeletes: number;
   readonly allowEmptyPrune?: boolean;
+  /** `--delete-duplicate-apikeys`. */
+  readonly deleteDuplicateApikeys?: boolean;
   readonly dryRun: boolean;
   readonly tokenSink?: TokenSink;
   /** Called for each result as it is known (logs, metrics). */
@@ -80,8 +82,8 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
 
 export { passwordFingerprints } from './password-fingerprints.js';
 
-export function planPolicy(input: Pick<SyncInput, 'desired' | 'passwordState' | 'rotatePasswords' | 'pruneAll'>): PlanPolicy {
+export function planPolicy(input: Pick<SyncInput, 'desired' | 'passwordState' | 'rotatePasswords' | 'pruneAll' | 'deleteDuplicateApikeys'>): PlanPolicy {
   const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
   const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
-  return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode } };
+  return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode }, deleteDuplicateApikeys: input.deleteDuplicateApikeys === true };
 }

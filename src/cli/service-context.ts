@@ -30,6 +30,7 @@ export interface SyncOptions {
   readonly rotatePasswords?: boolean;
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
+  readonly deleteDuplicateApikeys?: boolean;
   readonly onResult?: (result: ChangeResult) => void;
   /** No write starts once this fires (an interrupt, a lost lease, the run deadline). */
   readonly signal?: AbortSignal;
@@ -126,6 +127,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         pruneAll: options.pruneAll,
         maxDeletes: settings.maxDeletes,
         allowEmptyPrune: options.allowEmptyPrune,
+        deleteDuplicateApikeys: options.deleteDuplicateApikeys,
         dryRun: options.dryRun,
         tokenSink: tokenSink(),
         onResult: options.onResult,

@@ -17,6 +17,7 @@ export interface SyncCommandOptions extends ServiceOptions {
   readonly dryRun?: boolean;
   readonly rotatePasswords?: boolean;
   readonly allowEmptyPrune?: boolean;
+  readonly deleteDuplicateApikeys?: boolean;
   /** `--report FILE`: the results as JSON. */
   readonly report?: string;
 }
@@ -36,7 +37,8 @@ export function addPlanOptions(cmd: Command): Command {
   return addReportOption(
     cmd
       .option('--rotate-passwords', 'set every declared password, whether or not it changed')
-      .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of'),
+      .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of')
+      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes'),
   );
 }
 
@@ -67,6 +69,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       rotatePasswords: opts.rotatePasswords,
       pruneAll: opts.prune,
       allowEmptyPrune: opts.allowEmptyPrune,
+      deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
     });
     // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
@@ -121,6 +124,7 @@ async function savePlan(planFile: string, context: ServiceContext, loaded: Loade
       passwordMode: outcome.policy.passwords.mode,
       allowEmptyPrune: opts.allowEmptyPrune === true,
       maxDeletes: context.settings.maxDeletes,
+      ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
     },
     actualFingerprint: outcome.actualFingerprint,
     plan: outcome.plan,

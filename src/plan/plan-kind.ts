@@ -24,6 +24,11 @@ export interface DesiredItem {
   readonly source?: PlanProblem['source'];
 }
 
+/** The one of several twins that is kept: the oldest, as the service numbers them (lowest id). */
+function oldest<A extends { id: number }>(items: readonly A[]): A {
+  return items.reduce((a, b) => (b.id < a.id ? b : a));
+}
+
 type Match<A> = { kind: 'found'; actual: A } | { kind: 'none' } | { kind: 'id_not_found' } | { kind: 'ambiguous'; ids: number[] };
 const noMatch = { kind: 'none' } as const;
 const idNotFound = { kind: 'id_not_found' } as const;
@@ -39,9 +44,12 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   prune: boolean,
   isProtected: (key: string) => boolean,
   out: PlanBuilder,
+  deleteDuplicates = false,
 ): void {
   const index = indexActual(actual, (a) => spec.keyOf(a));
   const claimed = new Set<number>();
+  // Only where names are not unique (apikeys): usernames cannot have twins.
+  const resolveTwins = deleteDuplicates && !spec.uniqueKeys;
   // By desired index. At 100k items per kind, per-item allocations here are most of the
   // plan's CPU and memory (test/bench): no Map where an array does, no copies of lists.
   const matches: Match<A>[] = new Array<Match<A>>(desired.length);
@@ -69,8 +77,29 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
     for (const a of candidates) claimed.add(a.id);
     if (candidates.length === 0) matches[i] = noMatch;
     else if (candidates.length === 1) matches[i] = { kind: 'found', actual: candidates[0]! };
+    else if (resolveTwins) matches[i] = { kind: 'found', actual: oldest(candidates) };
     else matches[i] = { kind: 'ambiguous', ids: candidates.map((a) => a.id).sort((x, y) => x - y) };
   });
+  // Twins: other remote items with a kept item's name, claimed by no declaration. Deleted as
+  // duplicates (they were claimed above, so prune and "unmanaged" never see them).
+  const twins: { twin: A; kept: A }[] = [];
+  if (resolveTwins) {
+    const keptIds = new Set<number>();
+    desired.forEach((item, i) => {
+      const match = matches[i];
+      if (item.ensure === 'present' && match?.kind === 'found') keptIds.add(match.actual.id);
+    });
+    desired.forEach((item, i) => {
+      const match = matches[i];
+      if (item.ensure !== 'present' || match?.kind !== 'found') return;
+      for (const a of index.carriers(spec.keyOf(match.actual))) {
+        if (keptIds.has(a.id) || twins.some((t) => t.twin.id === a.id)) continue;
+        if (claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
+        claimed.add(a.id);
+        twins.push({ twin: a, kept: match.actual });
+      }
+    });
+  }
 
   // Where each remote item's key ends up after this plan (renames by pinned id), so that a
   // rename onto a name that another rename frees in the same run is allowed, and a rename
@@ -189,6 +218,12 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
     }
     out.change({ action: 'update', key, id: remote.id, fields, reason });
   });
+
+  for (const { twin, kept } of twins) {
+    const key = spec.keyOf(twin);
+    if (isProtected(key)) out.protected.push({ kind: spec.kind, key, id: twin.id });
+    else out.change({ action: 'delete', key, id: twin.id, fields: spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept` });
+  }
 
   for (const a of actual) {
     if (claimed.has(a.id)) continue;

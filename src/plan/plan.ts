@@ -32,6 +32,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     policy.prune.apikeys,
     (key) => policy.isProtected('apikey', key),
     keys,
+    policy.deleteDuplicateApikeys === true,
   );
 
   const notes: string[] = [];

@@ -10,6 +10,12 @@ export interface PlanPolicy {
   /** True when a protect glob covers this key. */
   readonly isProtected: (kind: Kind, key: string) => boolean;
   readonly passwords: PasswordPolicy;
+  /**
+   * `--delete-duplicate-apikeys`: of several remote apikeys that carry one declared name, keep
+   * the pinned one (else the oldest: the lowest id) and delete the others, inside the deletion
+   * budget. Off: such a name is an ambiguity the user resolves by pinning an id.
+   */
+  readonly deleteDuplicateApikeys?: boolean;
 }
 
 /**

@@ -79,6 +79,7 @@ export const savedPlanSchema = z.strictObject({
     passwordMode: z.enum(['state', 'create-only', 'rotate']),
     allowEmptyPrune: z.boolean(),
     maxDeletes: z.int().min(0),
+    deleteDuplicateApikeys: z.boolean().optional(),
   }),
   actualFingerprint: hex64,
   plan: planSchema,

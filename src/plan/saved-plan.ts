@@ -15,6 +15,8 @@ export interface SavedPlanSettings {
   readonly passwordMode: PasswordPolicy['mode'];
   readonly allowEmptyPrune: boolean;
   readonly maxDeletes: number;
+  /** `--delete-duplicate-apikeys` was given (absent: not). */
+  readonly deleteDuplicateApikeys?: boolean;
 }
 
 /**
