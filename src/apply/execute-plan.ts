@@ -6,6 +6,7 @@ import type { TokenSink } from '../secrets/token-sink.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
+import { StateSaver } from './state-saver.js';
 import type { ServiceWriter } from './service-writer.js';
 
 export interface ExecuteInput {
@@ -26,6 +27,11 @@ export interface ExecuteInput {
 export interface ExecuteOutcome {
   readonly results: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /**
+   * Set when the state file could not be written (a full disk): the results stand (they
+   * happened on the service), but fingerprints of passwords set by this run are not kept.
+   */
+  readonly stateSaveError?: unknown;
 }
 
 /**
@@ -40,6 +46,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     if (sink && (await sink.write(name, token))) tokensWritten += 1;
   };
   const state = input.passwordState;
+  const saver = state && new StateSaver(state);
   // Names whose token this run received from a create: fresher than the listing's.
   const written = new Set<string>();
   const results = await applyPlan(input.plan, {
@@ -48,8 +55,14 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     actual: input.actual,
     policy: input.policy,
     passwords: state && {
-      record: (id, password) => state.record(id, fingerprint(state.key, password)),
-      forget: (id) => state.forget(id),
+      record: (id, password) => {
+        state.record(id, fingerprint(state.key, password));
+        saver?.touch();
+      },
+      forget: (id) => {
+        state.forget(id);
+        saver?.touch();
+      },
     },
     onToken: async (name, token) => {
       written.add(name);
@@ -59,7 +72,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     onResult: input.onResult,
     signal: input.signal,
   });
-  await state?.save();
+  const stateSaveError = await saver?.flush();
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
@@ -71,7 +84,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       if (listed) await writeToken(name, listed.token);
     }
   }
-  return { results, tokensWritten };
+  return { results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 /**

@@ -40,7 +40,10 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const doc: StateFileContent = content ?? { version: 1, services: {} };
   const service = normaliseUrl(options.serviceUrl);
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
-  let dirty = false;
+  // Changes recorded, and how many of them the file on disk holds: a record made while a
+  // save is being written must keep the state dirty (saves run during an apply).
+  let changes = 0;
+  let saved = 0;
   // A generated key is saved with the first state file (an empty AMSYNC_STATE_KEY counts as unset).
   let keyPending = key.generated && content === undefined;
 
@@ -49,18 +52,19 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
     applied,
     key: key.value,
     get dirty() {
-      return dirty;
+      return changes !== saved;
     },
     record(id, fp) {
       if (applied.get(String(id)) === fp) return;
       applied.set(String(id), fp);
-      dirty = true;
+      changes += 1;
     },
     forget(id) {
-      if (applied.delete(String(id))) dirty = true;
+      if (applied.delete(String(id))) changes += 1;
     },
     async save() {
-      if (!dirty) return;
+      if (changes === saved) return;
+      const upTo = changes;
       if (keyPending && key.generated) {
         await writeFileAtomic(keyPath(options.path), key.value.toString('hex'), 0o600);
         keyPending = false;
@@ -68,7 +72,7 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
       const sorted = Object.fromEntries([...applied.entries()].sort(([a], [b]) => Number(a) - Number(b)));
       doc.services[service] = { sshUserPasswords: sorted };
       await writeFileAtomic(options.path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
-      dirty = false;
+      saved = upTo;
     },
   };
 }
