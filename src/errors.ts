@@ -55,6 +55,20 @@ export class ChangesFailedError extends AmsyncError {
   }
 }
 
+/**
+ * SIGINT or SIGTERM stopped a run: no write started after it, the ones in flight finished,
+ * and what was applied was saved and reported. Exit 130 / 143, as a shell reports them.
+ */
+export class InterruptedError extends AmsyncError {
+  readonly signal: 'SIGINT' | 'SIGTERM';
+
+  constructor(signal: 'SIGINT' | 'SIGTERM', message: string) {
+    super('interrupted', message);
+    this.name = 'InterruptedError';
+    this.signal = signal;
+  }
+}
+
 export const exitCodes = {
   ok: 0,
   failure: 1,
@@ -62,6 +76,8 @@ export const exitCodes = {
   refused: 3,
   usage: 64,
   invalidInput: 65,
+  sigint: 130,
+  sigterm: 143,
 } as const;
 
 /** The one mapping from errors to exit codes; used only by the CLI entry. */
@@ -69,5 +85,6 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return exitCodes.usage;
   if (error instanceof InvalidInputError) return exitCodes.invalidInput;
   if (error instanceof SafetyError) return exitCodes.refused;
+  if (error instanceof InterruptedError) return error.signal === 'SIGINT' ? exitCodes.sigint : exitCodes.sigterm;
   return exitCodes.failure;
 }

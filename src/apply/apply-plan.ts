@@ -1,5 +1,6 @@
 import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
 import { noFingerprints, type PasswordFingerprints, type PlanPolicy } from '../plan/index.js';
+import PQueue from 'p-queue';
 import { errorCode, errorSummary } from './error-summary.js';
 import { Refresher } from './refresher.js';
 import { replanItem } from './replan-item.js';
@@ -25,7 +26,14 @@ export interface ApplyOptions {
    * writes in flight finish, and every change not started is reported as skipped.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Changes being written at once. Set it to the client's concurrency (or a little above, to
+   * keep the client busy): more would only wait in the client's queue, past the signal.
+   */
+  readonly maxInFlight?: number;
 }
+
+const defaultMaxInFlight = 16;
 
 /**
  * Runs a plan: creates and updates first, deletes last, in dependency waves (see schedule).
@@ -58,9 +66,12 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Chan
     options.onResult?.(result);
   };
 
+  // Changes are handed to the client as it can take them, not all at once: a change still
+  // waiting here when the signal fires is never started (a queued request would be).
+  const queue = new PQueue({ concurrency: options.maxInFlight ?? defaultMaxInFlight });
   const runWave = async (wave: readonly number[]) => {
-    await Promise.all(
-      wave.map(async (i) => {
+    await queue.addAll(
+      wave.map((i) => async () => {
         const change = plan.changes[i]!;
         const dep = order.dependsOn.get(i);
         const depResult = dep === undefined ? undefined : results.get(dep);

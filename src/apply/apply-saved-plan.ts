@@ -24,6 +24,8 @@ export interface ApplySavedInput {
   readonly onResult?: (result: ChangeResult) => void;
   /** The writer lock, taken before the service is re-listed, held to the end. */
   readonly acquireLock?: LockAcquirer;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt). */
   readonly signal?: AbortSignal;
 }
@@ -34,6 +36,8 @@ export interface ApplySavedOutcome {
   readonly policy: PlanPolicy;
   readonly results: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /** The state file could not be written after the apply (see ExecuteOutcome). */
+  readonly stateSaveError?: unknown;
 }
 
 /**
@@ -86,7 +90,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
 
-  const { results, tokensWritten } = await executePlan({
+  const { results, tokensWritten, stateSaveError } = await executePlan({
     plan: saved.plan,
     desired,
     actual,
@@ -97,8 +101,9 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     tokenSink: input.tokenSink,
     onResult: input.onResult,
     signal,
+    maxInFlight: input.maxInFlight,
   });
-  return { plan: saved.plan, actual, policy, results, tokensWritten };
+  return { plan: saved.plan, actual, policy, results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 /**

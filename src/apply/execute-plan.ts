@@ -22,6 +22,8 @@ export interface ExecuteInput {
   readonly onResult?: (result: ChangeResult) => void;
   /** No write starts once this fires (interrupt, lost lock or lease, run deadline). */
   readonly signal?: AbortSignal;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
 }
 
 export interface ExecuteOutcome {
@@ -71,6 +73,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     fingerprints: passwordFingerprints(input.desired, state),
     onResult: input.onResult,
     signal: input.signal,
+    maxInFlight: input.maxInFlight,
   });
   const stateSaveError = await saver?.flush();
   if (sink) {

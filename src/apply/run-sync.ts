@@ -28,6 +28,8 @@ export interface SyncInput {
   readonly onResult?: (result: ChangeResult) => void;
   /** The writer lock, taken before the listing of a run that writes (not a dry-run). */
   readonly acquireLock?: LockAcquirer;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt, lost lease, run deadline). */
   readonly signal?: AbortSignal;
 }
@@ -43,6 +45,8 @@ export interface SyncOutcome {
   /** Present when the plan was applied. */
   readonly results?: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /** The state file could not be written after the apply (see ExecuteOutcome). */
+  readonly stateSaveError?: unknown;
 }
 
 /**
@@ -65,7 +69,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
 
-  const { results, tokensWritten } = await executePlan({
+  const { results, tokensWritten, stateSaveError } = await executePlan({
     plan,
     desired: input.desired,
     actual,
@@ -76,8 +80,9 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     tokenSink: input.tokenSink,
     onResult: input.onResult,
     signal,
+    maxInFlight: input.maxInFlight,
   });
-  return { actual, actualFingerprint, plan, policy, results, tokensWritten };
+  return { actual, actualFingerprint, plan, policy, results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 export { passwordFingerprints } from './password-fingerprints.js';

@@ -9,6 +9,7 @@ import { mdText, renderStaleMarkdown, type Report, type SavedPlan } from '../pla
 import { readBounded } from '../spec/load.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { renderReport } from './render-report.js';
 import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
 import { createServiceContext, type ServiceContext } from './service-context.js';
@@ -71,6 +72,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before);
 
   const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, env);
+  const interrupts = catchInterrupts(process, (s) => process.stderr.write(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
@@ -87,13 +89,17 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       tokenSink: context.tokenSink(),
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
       acquireLock: context.writerLock,
+      maxInFlight: context.settings.concurrency,
+      signal: interrupts.signal,
     });
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
     process.stdout.write(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
+    throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnFailures(outcome.plan, outcome.results);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } finally {
+    interrupts.dispose();
     context.close();
   }
 }

@@ -132,6 +132,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         tokenSink: tokenSink(),
         onResult: options.onResult,
         acquireLock: writerLock,
+        maxInFlight: settings.concurrency,
         signal: options.signal,
       });
     },

@@ -7,6 +7,7 @@ import type { ChangeResult, Plan } from '../model/index.js';
 import { passwordReferences, toSavedPlan, type Report } from '../plan/index.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { renderReport } from './render-report.js';
 import { publishReport } from './report-outputs.js';
 import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
@@ -59,6 +60,8 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
   }
   const context = await createServiceContext(opts, env);
+  // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
+  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => process.stderr.write(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
@@ -71,6 +74,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       allowEmptyPrune: opts.allowEmptyPrune,
       deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
+      ...(interrupts ? { signal: interrupts.signal } : {}),
     });
     // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
     // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
@@ -86,10 +90,12 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       throw outcome.refusal;
     }
     if (opts.out !== undefined && planFile === undefined) process.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
+    if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnFailures(outcome.plan, outcome.results);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
   } finally {
+    interrupts?.dispose();
     context.close();
   }
 }
