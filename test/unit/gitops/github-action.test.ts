@@ -189,6 +189,14 @@ describe('the action runs amsync with the exit-code contract', () => {
     expect(await fake.calls()).toEqual([]);
   });
 
+  it('installs with the npm command of the GitLab example (the one test/e2e/install.test.ts runs)', () => {
+    const flags = (line: string) => line.split(/\s+/).filter((w) => w.startsWith('--') && w !== '--prefix').sort();
+    const ours = /npm install (--global[^\n]*\\\n[^\n]*)/.exec(body('install'))![1]!.replace(/\\\n/, ' ');
+    const gitlab = (parse(readFileSync(join(root, 'examples/ci/gitlab-ci.yml'), 'utf8')) as { default: { before_script: string[] } }).default.before_script[0]!;
+    expect(flags(ours)).toEqual(flags(gitlab));
+    expect(flags(ours)).toEqual(['--global', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--prefer-offline']);
+  });
+
   it('installs once per job, puts amsync on PATH, and fails when the version is not the one pinned', async () => {
     const { runnerTemp } = await setup('install');
     // Installed already (the stand-in): the step only checks it.
