@@ -3,9 +3,12 @@
 # Build:  docker build -t amsync --build-arg REVISION="$(git rev-parse HEAD)" .
 # Run:    docker run --init --read-only -v amsync-state:/var/lib/amsync \
 #           -e AMSYNC_URL=... -e AMSYNC_TOKEN_FILE=/run/secrets/amsync-token \
-#           -v "$PWD/access.yaml:/etc/amsync/access.yaml:ro" amsync daemon --listen 0.0.0.0:9477
+#           -v "$PWD/access:/etc/amsync:ro" amsync daemon --listen 0.0.0.0:9477
+#         (a folder holding access.yaml, mounted whole: the daemon watches the folder, which
+#         sees an editor replacing the file; a single-file mount keeps the old one)
 # One-shot commands (CI) work the same way: docker run ... -v "$PWD:/work" -w /work amsync plan
-# See examples/docker-compose.yaml (emulator + daemon) and docs/ci-gitops.md.
+# See examples/docker-compose.yaml (emulator + daemon), and README.md ("Install", "Container
+# image", "Using amsync in CI and GitOps").
 
 # Pin by digest in production (node:24-bookworm-slim@sha256:...), so a rebuild is reproducible.
 ARG NODE_VERSION=24

@@ -129,11 +129,6 @@ export class AdaptiveLimiter implements LimiterView {
     this.#pacer.pauseUntil(this.#timers.now() + ms);
   }
 
-  /** Resolves when nothing is queued or in flight. */
-  onIdle(): Promise<void> {
-    return this.#queue.onIdle();
-  }
-
   /** Calls waiting for a slot, and any made later, fail with LimiterClosedError. */
   close(): void {
     this.#pacer.close();

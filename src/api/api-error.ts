@@ -62,7 +62,3 @@ export class ApiError extends AmsyncError {
     this.attempts = details.attempts ?? 1;
   }
 }
-
-export function isApiError(error: unknown, code?: ApiErrorCode): error is ApiError {
-  return error instanceof ApiError && (code === undefined || error.code === code);
-}

@@ -55,11 +55,6 @@ export class Pacer {
     return this.#waiters.length;
   }
 
-  /** Monotonic ms until which nothing is let through (a Retry-After); -Infinity when none. */
-  get pausedUntil(): number {
-    return this.#pausedUntil;
-  }
-
   /** Resolves when the caller may send. */
   acquire(): Promise<DispatchStamp> {
     if (this.#closed) return Promise.reject(new LimiterClosedError());

@@ -22,7 +22,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.exit(code);
 }
 
-/** Runs the CLI and returns the exit code, without exiting. Tests call this in-process. */
+/** Runs the CLI and returns the exit code, without exiting (main() exits with it). */
 export async function run(argv: readonly string[]): Promise<number> {
   const program = new Command('amsync')
     .description('Keep the Access Management Service in the state a YAML file describes.')

@@ -1,3 +1,4 @@
+import { systemTimers, type Timers } from '../api/index.js';
 import type { SyncOutcome } from '../apply/run-sync.js';
 import type { DesiredState } from '../model/index.js';
 import type { Logger } from '../obs/logger.js';
@@ -13,7 +14,6 @@ import { Reconciler, type DaemonMode, type LoadedInput } from './reconciler.js';
 import { checkSchedule, cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';
 import { onSignals, type SignalSource } from './signals.js';
 import { SyncLoop, type TriggerReason } from './sync-loop.js';
-import { systemDaemonTimers, type DaemonTimers } from './timers.js';
 
 export interface DaemonOptions {
   /** The desired-state file; watched even while it does not load. */
@@ -54,7 +54,7 @@ export interface DaemonDeps {
   readonly metrics: DaemonMetrics & { render(): Promise<{ contentType: string; body: string }> };
   readonly options: DaemonOptions;
   /** @default the system's */
-  readonly timers?: DaemonTimers;
+  readonly timers?: Timers;
   /** Jitter of the retry backoff. @default Math.random */
   readonly random?: () => number;
   /** Where SIGTERM, SIGINT and SIGHUP come from; null: none (the caller calls stop()). @default process */
@@ -104,7 +104,7 @@ export interface RunningDaemon {
  */
 export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   const options = checkOptions(deps.options);
-  const timers = deps.timers ?? systemDaemonTimers;
+  const timers = deps.timers ?? systemTimers;
   const log = deps.logger;
   const metrics = deps.metrics;
   const scheduler = deps.scheduler ?? cronSchedule;

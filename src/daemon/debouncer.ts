@@ -1,11 +1,11 @@
-import type { DaemonTimers } from './timers.js';
+import type { Timers } from '../api/index.js';
 
 /**
  * Calls `fire` once things have been quiet for `waitMs` after the last poke, and at the
  * latest `maxWaitMs` after the first one, so a file rewritten without pause still syncs.
  */
 export class Debouncer {
-  readonly #timers: DaemonTimers;
+  readonly #timers: Timers;
   readonly #fire: () => void;
   #waitMs: number;
   #maxWaitMs: number;
@@ -13,7 +13,7 @@ export class Debouncer {
   #firstPokeAt: number | undefined;
   #closed = false;
 
-  constructor(timers: DaemonTimers, waitMs: number, fire: () => void, maxWaitMs = Math.max(waitMs * 10, 10_000)) {
+  constructor(timers: Timers, waitMs: number, fire: () => void, maxWaitMs = Math.max(waitMs * 10, 10_000)) {
     this.#timers = timers;
     this.#fire = fire;
     this.#waitMs = waitMs;

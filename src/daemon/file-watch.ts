@@ -4,7 +4,7 @@ import { FSWatcher } from 'chokidar';
 import type { Logger } from '../obs/logger.js';
 import { contentHash } from './content-hash.js';
 import { Debouncer } from './debouncer.js';
-import type { DaemonTimers } from './timers.js';
+import type { Timers } from '../api/index.js';
 
 export interface FileWatchOptions {
   /** The desired-state file and the secret files it reads. Relative paths resolve against the cwd. */
@@ -14,7 +14,7 @@ export interface FileWatchOptions {
   /** Called with the files whose content fingerprint changed. */
   onChange(changed: readonly string[]): void;
   readonly logger: Logger;
-  readonly timers: DaemonTimers;
+  readonly timers: Timers;
   /**
    * Compare the contents this often even without events, in case the platform drops them
    * (network file systems, overlay mounts). 0 turns it off. @default 30000

@@ -12,4 +12,3 @@ export { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 export { Debouncer } from './debouncer.js';
 export { summariseSync, type RunSummary } from './run-summary.js';
 export type { SignalSource, DaemonSignal } from './signals.js';
-export { systemDaemonTimers, type DaemonTimers } from './timers.js';

@@ -6,7 +6,7 @@ import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './desc
 import type { DaemonStatus } from './readiness.js';
 import { summariseSync, type RunSummary } from './run-summary.js';
 import type { RunVerdict, TriggerReason } from './sync-loop.js';
-import type { DaemonTimers } from './timers.js';
+import type { Timers } from '../api/index.js';
 
 export type DaemonMode = 'apply' | 'observe';
 
@@ -29,7 +29,7 @@ export interface ReconcilerDeps {
   reloadSettings?(): Promise<void>;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics;
-  readonly timers: DaemonTimers;
+  readonly timers: Timers;
   mode(): DaemonMode;
   /** The file set to watch changed (a secret file is now referenced, or no longer). */
   onWatchFiles(files: readonly string[]): void;

@@ -1,5 +1,5 @@
 import { retryDelay, type BackoffOptions } from './backoff.js';
-import type { DaemonTimers } from './timers.js';
+import type { Timers } from '../api/index.js';
 
 /** What asked for a run. Several can share one run. */
 export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry' | 'leader';
@@ -12,7 +12,7 @@ export interface RunVerdict {
 export interface SyncLoopOptions {
   /** One run. Should not throw; a throw counts as a run to retry. */
   run(reasons: readonly TriggerReason[]): Promise<RunVerdict>;
-  readonly timers: DaemonTimers;
+  readonly timers: Timers;
   readonly backoff: BackoffOptions;
   readonly random: () => number;
   onRetryScheduled?(delayMs: number, failures: number): void;

@@ -93,7 +93,7 @@ export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics {
 export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics) addProcessMetrics(registry);
 
   const buildInfo = new Gauge({
     name: 'amsync_build_info',
@@ -242,6 +242,23 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
       if (Number.isFinite(rate) && rate >= 0) limiterRate.set(rate);
     },
   };
+}
+
+/**
+ * prom-client's standard process_* and nodejs_* metrics, less those whose names break the
+ * conventions `promtool check metrics` enforces: `nodejs_active_handles_total`,
+ * `nodejs_active_requests_total` and `nodejs_active_resources_total` are gauges named like
+ * counters (promtool exits 3 on them). Each is the sum of a gauge that stays, by type
+ * (`sum(nodejs_active_handles)`), so nothing is lost. Any future default metric that breaks the
+ * same rule goes the same way; test/unit/daemon/metrics-conventions.test.ts lints the rest.
+ */
+function addProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const metric of registry.getMetricsAsArray()) {
+    // prom-client's typings declare `type` a numeric enum; at run time it is the type's name.
+    const type: unknown = metric.type;
+    if (type !== 'counter' && metric.name.endsWith('_total')) registry.removeSingleMetric(metric.name);
+  }
 }
 
 const actions: readonly MetricAction[] = ['create', 'update', 'delete'];

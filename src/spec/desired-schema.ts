@@ -85,6 +85,3 @@ export const desiredFileSchema = z
 
 export type DesiredFileInput = z.input<typeof desiredFileSchema>;
 export type DesiredFile = z.output<typeof desiredFileSchema>;
-
-/** Top-level keys, in the order the file documents them. */
-export const desiredTopLevelKeys = ['sshUsers', 'apikeys', 'prune', 'protect'] as const;

@@ -1,4 +1,4 @@
-import type { DaemonTimers } from '../../src/daemon/index.js';
+import type { Timers } from '../../src/api/index.js';
 
 interface Pending {
   id: number;
@@ -10,7 +10,7 @@ interface Pending {
  * Virtual time for the daemon: timers fire only when the test advances the clock. Between
  * timers it lets promise chains settle, so a run started by a timer gets to its next await.
  */
-export class FakeTimers implements DaemonTimers {
+export class FakeTimers implements Timers {
   #now = 0;
   #wall = Date.UTC(2025, 0, 1);
   #seq = 0;

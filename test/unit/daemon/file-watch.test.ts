@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { contentHash, systemDaemonTimers, watchFiles, type FileWatch } from '../../../src/daemon/index.js';
+import { systemTimers } from '../../../src/api/index.js';
+import { contentHash, watchFiles, type FileWatch } from '../../../src/daemon/index.js';
 import { waitFor } from '../../helpers/daemon-deferred.js';
 
 const logger = pino({ level: 'silent' });
@@ -12,7 +13,7 @@ let watch: FileWatch | undefined;
 let changes: string[][];
 
 async function start(files: string[]): Promise<FileWatch> {
-  watch = await watchFiles({ files, debounceMs: 50, onChange: (c) => changes.push([...c]), logger, timers: systemDaemonTimers, pollMs: 0 });
+  watch = await watchFiles({ files, debounceMs: 50, onChange: (c) => changes.push([...c]), logger, timers: systemTimers, pollMs: 0 });
   return watch;
 }
 
