@@ -21,6 +21,13 @@ export interface WriterLockOptions {
   readonly staleMs?: number;
 }
 
+/**
+ * A holder refreshes its lock every 5 s; one not refreshed for 10 s died (kill -9, a lost
+ * node), and the next writer takes over. Shorter would risk taking the lock from a live run
+ * whose event loop stalled (a 100k-item plan under load); longer blocks the run after a crash.
+ */
+const defaultStaleMs = 10_000;
+
 /** The lock that makes two runs sharing a state file take turns: `<stateFile>.lock`. */
 export function writerLockPath(stateFile: string): string {
   return `${stateFile}.lock`;
@@ -35,7 +42,7 @@ export function writerLockPath(stateFile: string): string {
 export async function acquireWriterLock(path: string, options: WriterLockOptions): Promise<WriterLock> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const controller = new AbortController();
-  const stale = options.staleMs ?? 30_000;
+  const stale = options.staleMs ?? defaultStaleMs;
   const retries = options.timeoutMs <= 0 ? 0 : { retries: Math.max(1, Math.ceil(options.timeoutMs / 500)), factor: 1, minTimeout: 500, maxTimeout: 500 };
   let release: () => Promise<void>;
   try {

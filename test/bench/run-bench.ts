@@ -254,6 +254,8 @@ function applyFigures(scenario: string, id: string, config: BenchConfig, configu
   const { stats } = outcome;
   const pages = 2 * pagesOf(config.items, config.pageSize);
   const changes = changeCount(outcome.mix);
+  // Verified deletes: each DELETE is preceded by one GET of that item (DESIGN.md §6).
+  const deletes = outcome.mix.userDeletes + outcome.mix.keyDeletes;
   const writesPerSecond = (stats.writesDone * 1000) / stats.writeSpanMs;
   const rate = config.serverRate;
   const concurrency = config.applyConcurrency === undefined ? 'default --concurrency (8)' : `--concurrency ${config.applyConcurrency}`;
@@ -285,8 +287,8 @@ function applyFigures(scenario: string, id: string, config: BenchConfig, configu
     figure({
       id: `${id}.callsPerMinimum`,
       scenario,
-      label: `calls ÷ (pages + changes) (${stats.calls} ÷ (${pages} + ${changes}))`,
-      value: stats.calls / (pages + changes),
+      label: `calls ÷ (pages + changes + deletes) (${stats.calls} ÷ (${pages} + ${changes} + ${deletes}))`,
+      value: stats.calls / (pages + changes + deletes),
       decimals: 3,
       // Without a known limit, the 503s that find it are calls too (≤ 20 per 1,000 above).
       ...(configured || rate === undefined ? { target: { op: '<=', value: 1.01 } as const } : {}),

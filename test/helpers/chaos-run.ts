@@ -216,7 +216,9 @@ export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, pre
   });
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const stateKey = `CANARY-state-key-${schedule.seed}`;
-  const env: Record<string, string> = { AMSYNC_URL: emu.url, AMSYNC_STATE_KEY: stateKey };
+  // A run killed mid-apply leaves its writer lock behind; the next run waits until the lock
+  // is stale (10 s without a refresh) and takes it over, as a user's retry would.
+  const env: Record<string, string> = { AMSYNC_URL: emu.url, AMSYNC_STATE_KEY: stateKey, AMSYNC_LOCK_TIMEOUT_MS: '20000' };
   const canaries = [T1, T2, stateKey];
   for (const u of schedule.users) {
     if (u.password?.kind === 'env') env[u.password.name] = u.password.value;
