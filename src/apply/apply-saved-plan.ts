@@ -4,7 +4,7 @@ import { checkSafety, diffActualStates, plan as makePlan, type PlanPolicy, type 
 import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan } from './execute-plan.js';
+import { executePlan, type TokenError } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
@@ -29,6 +29,8 @@ export interface ApplySavedOutcome {
   readonly policy: PlanPolicy;
   readonly results: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors: readonly TokenError[];
 }
 
 /**
@@ -74,7 +76,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
 
-  const { results, tokensWritten } = await executePlan({
+  const { results, tokensWritten, tokenErrors } = await executePlan({
     plan: saved.plan,
     desired,
     actual,
@@ -85,7 +87,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
     tokenSink: input.tokenSink,
     onResult: input.onResult,
   });
-  return { plan: saved.plan, actual, policy, results, tokensWritten };
+  return { plan: saved.plan, actual, policy, results, tokensWritten, tokenErrors };
 }
 
 /**

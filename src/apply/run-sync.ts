@@ -4,7 +4,7 @@ import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js
 import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan } from './execute-plan.js';
+import { executePlan, type TokenError } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
@@ -36,6 +36,8 @@ export interface SyncOutcome {
   /** Present when the plan was applied. */
   readonly results?: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors?: readonly TokenError[];
 }
 
 /**
@@ -51,7 +53,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
   const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
 
-  const { results, tokensWritten } = await executePlan({
+  const { results, tokensWritten, tokenErrors } = await executePlan({
     plan,
     desired: input.desired,
     actual,
@@ -62,7 +64,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
     tokenSink: input.tokenSink,
     onResult: input.onResult,
   });
-  return { actual, actualFingerprint, plan, policy, results, tokensWritten };
+  return { actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors };
 }
 
 export { passwordFingerprints } from './password-fingerprints.js';

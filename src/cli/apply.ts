@@ -90,7 +90,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
     process.stdout.write(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
-    throwOnFailures(outcome.plan, outcome.results);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } finally {
     context.close();

@@ -186,6 +186,7 @@ export class Reconciler {
       else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }
     for (const p of sync.plan.problems) this.#log.warn({ kind: p.kind, key: p.key, code: p.code }, p.message);
+    for (const t of sync.tokenErrors ?? []) this.#log.warn({ kind: 'apikey', key: t.key, code: 'token_file' }, t.error);
     const counts = { ...summary.planned, unmanaged: summary.unmanaged.sshUser + summary.unmanaged.apikey, applied: summary.applied, failed: summary.failed };
     const changes = sync.plan.changes.length;
     if (sync.refusal) {
@@ -198,6 +199,7 @@ export class Reconciler {
     }
     if (summary.failed > 0 || summary.skipped > 0) this.#lastError = 'changes_failed';
     else if (summary.problems > 0 && summary.outcome === 'partial') this.#lastError = 'plan_problems';
+    else if (summary.tokenErrors > 0 && summary.outcome === 'partial') this.#lastError = 'token_files';
     this.#log.info({ outcome: summary.outcome, ...counts, tokensWritten: sync.tokensWritten }, 'sync finished');
   }
 
