@@ -76,6 +76,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         initialRate: settings.initialRate,
         concurrency: settings.concurrency,
         pageSize: settings.pageSize,
+        listDeadlineMs: settings.listDeadlineMs,
+        maxResponseBytes: settings.http.maxResponseBytes,
         retry: settings.retry,
       });
     } catch (error) {

@@ -40,13 +40,14 @@ describe('built-in defaults', () => {
   it('are exactly the documented values', () => {
     expect(defaultSettings).toEqual({
       stateFile: '.amsync/state.json',
-      http: { timeoutMs: 30000, allowInsecureHttp: false },
+      http: { timeoutMs: 30000, allowInsecureHttp: false, maxResponseBytes: 33554432 },
       initialRate: 10,
       concurrency: 8,
       retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30000, maxElapsedMs: 120000, retryAfterCapMs: 300000 },
-      pageSize: 100,
+      pageSize: 1000,
+      listDeadlineMs: 300000,
       maxDeletes: 10,
-      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000 },
+      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000, runDeadlineMs: 600000 },
       logLevel: 'info',
     });
   });
@@ -58,9 +59,9 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'maxDeletes', 'daemon', 'logLevel'].sort(),
+      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'daemon', 'logLevel'].sort(),
     );
-    expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'timeoutMs']);
+    expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
     expect(Object.keys(parsed.value!.daemon!).sort()).toEqual(Object.keys(defaultSettings.daemon).sort());
     // Every key has a comment above it.
@@ -82,7 +83,7 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     expect(settings.concurrency).toBe(4);
     expect(settings.retry).toEqual({ ...defaultSettings.retry, maxAttempts: 3 });
     expect(settings.daemon).toEqual({ ...defaultSettings.daemon, mode: 'observe' });
-    expect(settings.pageSize).toBe(100);
+    expect(settings.pageSize).toBe(1000);
   });
 
   it('the environment overrides the file, flags override the environment', async () => {
