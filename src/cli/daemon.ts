@@ -56,7 +56,7 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
   try {
     daemon = await startDaemon({
       loadDesired: () => service.loadDesired(),
-      sync: (desired, options) => service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune }),
+      sync: (desired, options) => service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal }),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
         const next = await createServiceContext(opts, env, { logger });
@@ -100,8 +100,8 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
 }
 
 function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs } = settings.daemon;
-  return { schedule, mode, debounceMs, shutdownGraceMs };
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs } = settings.daemon;
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs };
 }
 
 /** The client's events feed the metrics; returns the unsubscribe. */

@@ -29,6 +29,8 @@ export interface SyncOptions {
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly onResult?: (result: ChangeResult) => void;
+  /** Cancels every request of this sync (the daemon's run deadline). */
+  readonly signal?: AbortSignal;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -111,7 +113,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     passwordState,
     tokenSink,
     async sync(desired, options) {
-      const service = clientService(getClient());
+      const client = getClient();
+      const service = clientService(options.signal === undefined ? client : client.withSignal(options.signal));
       return runSync({
         desired,
         service,

@@ -71,6 +71,8 @@ export interface DaemonMetrics {
   setRunning(running: boolean): void;
   setConsecutiveFailures(count: number): void;
   setReady(ready: boolean): void;
+  /** A run passed its deadline and was abandoned. */
+  recordAbandoned(): void;
 }
 
 /** What the service client's events feed. */
@@ -149,6 +151,11 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     registers,
   });
   const ready = new Gauge({ name: 'amsync_ready', help: 'What /readyz answers: 1 ready, 0 not.', registers });
+  const abandoned = new Counter({
+    name: 'amsync_sync_runs_abandoned_total',
+    help: 'Runs that passed the run deadline (daemon.runDeadlineMs) and were abandoned, their requests cancelled. Each also counts as a failure in amsync_sync_runs_total.',
+    registers,
+  });
   const requests = new Counter({
     name: 'amsync_api_requests_total',
     help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
@@ -189,6 +196,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   failures.set(0);
   ready.set(0);
   for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
+  abandoned.inc(0);
   for (const kind of metricKinds) {
     drift.set({ kind }, 0);
     unmanaged.set({ kind }, 0);
@@ -215,6 +223,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     setRunning: (on) => running.set(on ? 1 : 0),
     setConsecutiveFailures: (count) => failures.set(count),
     setReady: (on) => ready.set(on ? 1 : 0),
+    recordAbandoned: () => abandoned.inc(),
     observeApiRequest(sample) {
       const method = methodLabel(sample.method);
       const route = routes.label(sample.route);

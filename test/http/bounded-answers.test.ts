@@ -152,3 +152,25 @@ describe('a listing that shifts while it is read is read again once, then counts
     await expect(connect(server.url, { pageSize: 2 }).listAllSshUsers()).resolves.toHaveLength(3);
   });
 });
+
+describe("a client's calls carry the run's signal: once it aborts, nothing more is sent", () => {
+  it('the request in flight is aborted, retries stop, and later calls are refused without a request', async () => {
+    server = await startHostileServer(() => {
+      // never answers
+    });
+    const controller = new AbortController();
+    const scoped = connect(server.url).withSignal(controller.signal);
+    const listing = scoped.listAllSshUsers().catch((e: unknown) => e);
+    await waitUntil(() => server!.arrivals.length === 1);
+    controller.abort();
+    const error = await listing;
+    expect(error).toBeInstanceOf(ListingIncompleteError);
+    expect((error as ListingIncompleteError).cause).toMatchObject({ code: 'cancelled' });
+    await expect(scoped.createApikey({ name: 'k' })).rejects.toMatchObject({ code: 'cancelled', attempts: 0 });
+    expect(server.arrivals).toHaveLength(1);
+  });
+});
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
