@@ -192,12 +192,12 @@ export class Transport {
       return { kind: 'response', status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
       if (limiter.signal.aborted) {
-        const what = overflow.declared === undefined ? `more than ${mebibytes(limit)}` : `${mebibytes(overflow.declared)} (announced)`;
+        const what = overflow.declared === undefined ? 'the answer passed' : `the answer announced ${mebibytes(overflow.declared)}, above`;
         return {
           kind: 'failure',
           failure: 'too_large',
           sent: true,
-          message: `the answer was ${what}, above the limit of ${mebibytes(limit)} (http.maxResponseBytes); it was not read further`,
+          message: `${what} the limit of ${mebibytes(limit)} (http.maxResponseBytes); it was not read further`,
           bytesRead: overflow.bytesRead,
           lastChunkBytes: overflow.lastChunkBytes,
         };
