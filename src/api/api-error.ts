@@ -16,7 +16,11 @@ export type ApiErrorCode =
   | 'network'
   | 'timeout'
   | 'bad_response'
-  | 'unknown_outcome';
+  | 'unknown_outcome'
+  /** The answer's body was larger than http.maxResponseBytes. */
+  | 'response_too_large'
+  /** The caller's signal cancelled the call (a daemon run past its deadline). */
+  | 'cancelled';
 
 /** One entry of the service's error body `{"errors": [{field, type, msg}]}` (DESIGN.md §1). */
 export interface ServiceFieldError {

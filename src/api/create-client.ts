@@ -41,10 +41,17 @@ export interface ClientOptions {
   readonly initialRate?: number;
   /** Requests in flight at most (`--concurrency`). @default 8 */
   readonly concurrency?: number;
-  /** `size` of each list page (`--page-size`). @default 100 */
+  /**
+   * The largest page asked for (`--page-size`): a ceiling. Listings learn the service's own
+   * largest page from the first short page that is not the last, and ask for that. @default 1000
+   */
   readonly pageSize?: number;
+  /** A listing that takes longer is incomplete. @default 300_000 (5 minutes) */
+  readonly listDeadlineMs?: number;
   /** Bound on the pages of one listing. @default 100_000 */
   readonly maxPages?: number;
+  /** Largest answer body read, in bytes (decompressed); a larger one is an error. @default 33_554_432 (32 MiB) */
+  readonly maxResponseBytes?: number;
   readonly retry?: Partial<RetryOptions>;
   /** Randomness of the backoff jitter. @default Math.random */
   readonly random?: () => number;
@@ -76,6 +83,13 @@ export interface AmClient {
   updateApikey(id: number, changes: ApikeyChanges): Promise<ApiApikey | undefined>;
   deleteApikey(id: number): Promise<void>;
 
+  /**
+   * The same client (one limiter, one connection pool) whose calls all carry `signal`: once it
+   * aborts, nothing more is sent, requests in flight are aborted and retries stop, each call
+   * failing with ApiError `cancelled`. The daemon gives each run one.
+   */
+  withSignal(signal: AbortSignal): AmClient;
+
   /** Frees sockets and timers; calls not yet sent fail. */
   close(): void;
 }
@@ -96,6 +110,8 @@ function checkOptions(options: ClientOptions): void {
   check('concurrency', options.concurrency, countingNumber, 'an integer from 1 upwards');
   check('pageSize', options.pageSize, countingNumber, 'an integer from 1 upwards');
   check('maxPages', options.maxPages, countingNumber, 'an integer from 1 upwards');
+  check('maxResponseBytes', options.maxResponseBytes, countingNumber, 'an integer from 1 upwards');
+  check('listDeadlineMs', options.listDeadlineMs, positive, 'a number above 0');
   const retry = options.retry ?? {};
   check('retry.maxAttempts', retry.maxAttempts, countingNumber, 'an integer from 1 upwards');
   for (const key of ['maxElapsedMs', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs'] as const) {
@@ -115,6 +131,7 @@ export function createClient(options: ClientOptions): AmClient {
     ...(options.caFile === undefined ? {} : { caFile: options.caFile }),
     userAgent: options.userAgent ?? defaultUserAgent,
     maxSockets: concurrency,
+    maxResponseBytes: options.maxResponseBytes ?? defaultMaxResponseBytes,
   });
   const limiter = new AdaptiveLimiter({
     ...(options.rate === undefined ? {} : { rate: options.rate }),
@@ -134,13 +151,30 @@ export function createClient(options: ClientOptions): AmClient {
     timers,
     retry: { ...defaultRetryOptions, ...options.retry, random: options.random ?? Math.random },
   });
-  const settings = { pageSize: options.pageSize ?? 100, maxPages: options.maxPages ?? 100_000 };
+  const settings = {
+    pageSize: options.pageSize ?? 1000,
+    maxPages: options.maxPages ?? 100_000,
+    listDeadlineMs: options.listDeadlineMs ?? 300_000,
+    timers,
+  };
   const users = new Resource(sshUsers, executor, settings);
   const keys = new Resource(apikeys, executor, settings);
+  const close = (): void => {
+    executor.close();
+    limiter.close();
+    transport.close();
+  };
+  return clientOf(users, keys, { events, limiter, close });
+}
 
+/** 32 MiB: a page of 1,000 apikeys is about 300 KB; nothing the service sends comes near it. */
+export const defaultMaxResponseBytes = 32 * 1024 * 1024;
+
+type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close'>;
+
+function clientOf(users: Resource<ApiSshUser, NewSshUser, SshUserChanges>, keys: Resource<ApiApikey, NewApikey, ApikeyChanges>, shared: SharedParts): AmClient {
   return {
-    events,
-    limiter,
+    ...shared,
     listSshUsers: () => users.list(),
     listAllSshUsers: () => users.listAll(),
     fetchSshUser: (id) => users.fetch(id),
@@ -153,10 +187,6 @@ export function createClient(options: ClientOptions): AmClient {
     createApikey: (body) => keys.create(body),
     updateApikey: (id, changes) => keys.update(id, changes),
     deleteApikey: (id) => keys.delete(id),
-    close: () => {
-      executor.close();
-      limiter.close();
-      transport.close();
-    },
+    withSignal: (signal) => clientOf(users.withSignal(signal), keys.withSignal(signal), shared),
   };
 }

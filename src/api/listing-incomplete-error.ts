@@ -1,6 +1,11 @@
 import { AmsyncError } from '../errors.js';
 
-export type ListingIncompleteCode = 'listing_incomplete' | 'cursor_loop';
+/**
+ * `listing_incomplete`: a page failed or the page bound was reached; `cursor_loop`: a cursor
+ * came back; `listing_unbounded`: more pages than the items explain; `listing_deadline`: the
+ * listing took longer than its deadline; `listing_inconsistent`: one id with two contents.
+ */
+export type ListingIncompleteCode = 'listing_incomplete' | 'cursor_loop' | 'listing_unbounded' | 'listing_deadline' | 'listing_inconsistent';
 
 export interface ListingIncompleteDetails {
   /** Route of the list endpoint, e.g. `/api/sshusers`. */

@@ -1,5 +1,5 @@
 import { ApiError } from './api-error.js';
-import { ListingIncompleteError } from './listing-incomplete-error.js';
+import { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface RawPage<T> {
@@ -10,11 +10,38 @@ export interface RawPage<T> {
 export interface PaginateOptions<T> {
   /** List endpoint route, e.g. `/api/sshusers` (for messages). */
   readonly route: string;
-  /** Fetches the page at `cursor` (retries included); throws ApiError. */
-  readonly fetchPage: (cursor: number | string) => Promise<RawPage<T>>;
+  /** Fetches the page at `cursor` with `size` items at most (retries included); throws ApiError. */
+  readonly fetchPage: (cursor: number | string, size: number) => Promise<RawPage<T>>;
   readonly idOf: (item: T) => number;
-  /** A bound on the loop, against a service that hands out new cursors forever. */
+  /**
+   * What must be the same each time one id is listed (its name and fields): an id listed twice
+   * with two contents means the listing shifted while it was read.
+   */
+  readonly contentOf: (item: T) => string;
+  /** Items asked for per page. */
+  readonly pageSize: number;
+  /**
+   * Called once when a page shows the service's largest page (shorter than asked, with a next
+   * page): later pages, and later listings, ask for exactly that.
+   */
+  readonly onServerMax?: (size: number) => void;
+  /** A bound on the loop, whatever else happens. */
   readonly maxPages: number;
+  /** The whole listing must end within this long, by `now`. */
+  readonly deadlineMs: number;
+  /** Monotonic milliseconds (the client's clock; tests drive it). */
+  readonly now: () => number;
+}
+
+/**
+ * Pages beyond what the items seen so far explain: a listing of N items in pages of up to L
+ * needs about N / L pages. Twice that, and a few more, allows for pages that come back short
+ * (filtered, shifting) without letting a service hand out new cursors forever: a service that
+ * offers an endless chain of empty or repeating pages is stopped after a few dozen, not after
+ * 100,000 (80 minutes).
+ */
+export function pageBudget(freshItems: number, largestPage: number): number {
+  return 2 * Math.ceil(freshItems / Math.max(1, largestPage)) + 16;
 }
 
 function showCursor(value: number | string): string {
@@ -27,56 +54,80 @@ function cursorKey(value: number | string): string {
   return String(value);
 }
 
+/** FNV-1a over UTF-16 code units: 4 bytes per id seen instead of its content. */
+function contentHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
 /**
  * Every page of a listing, following `next` until it is null and sending back exactly the
- * value received (cursors are opaque). A cursor offered twice, a page that fails after its
- * retries or does not parse, or too many pages end the listing with ListingIncompleteError:
- * a consumer that reaches the end of the iteration has seen everything.
+ * value received (cursors are opaque). An item listed twice (by id) with the same content
+ * counts once. The listing ends with ListingIncompleteError when it cannot be trusted to be
+ * whole: a cursor offered twice, a page that fails after its retries or does not parse, more
+ * pages than its items explain (pageBudget), the listing deadline, or one id listed with two
+ * contents (`listing_inconsistent`: the caller may read it again). A consumer that reaches the
+ * end of the iteration has seen everything, once.
  */
 export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<Page<T>, void, undefined> {
   const { route } = options;
+  const started = options.now();
   const sent = new Set<string>();
-  const seenIds = new Set<number>();
+  const seen = new Map<number, number>();
   let cursor: number | string = 0;
+  let size = options.pageSize;
+  let learning = options.onServerMax !== undefined;
   let itemsRead = 0;
+  let largestPage = 0;
+  const incomplete = (code: ListingIncompleteCode, pagesRead: number, message: string, cause?: unknown): ListingIncompleteError =>
+    new ListingIncompleteError(code, `GET ${route}: ${message}`, { route, pagesRead, itemsRead, ...(cause === undefined ? {} : { cause }) });
+
   for (let index = 0; ; index += 1) {
-    if (index >= options.maxPages) {
-      throw new ListingIncompleteError('listing_incomplete', `GET ${route}: listing abandoned after ${index} pages (the bound is ${options.maxPages})`, {
-        route,
-        pagesRead: index,
-        itemsRead,
-      });
+    if (index >= options.maxPages) throw incomplete('listing_incomplete', index, `listing abandoned after ${index} pages (the bound is ${options.maxPages})`);
+    const elapsed = options.now() - started;
+    if (index > 0 && elapsed > options.deadlineMs) {
+      throw incomplete('listing_deadline', index, `listing abandoned after ${index} pages and ${Math.round(elapsed / 1000)} s: longer than the listing deadline (listDeadlineMs, ${Math.round(options.deadlineMs / 1000)} s)`);
     }
     sent.add(cursorKey(cursor));
     let raw: RawPage<T>;
     try {
-      raw = await options.fetchPage(cursor);
+      raw = await options.fetchPage(cursor, size);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      throw new ListingIncompleteError('listing_incomplete', `GET ${route}: listing incomplete after ${index} pages: ${error.message}`, {
-        route,
-        pagesRead: index,
-        itemsRead,
-        cause: error,
-      });
+      throw incomplete('listing_incomplete', index, `listing incomplete after ${index} pages: ${error.message}`, error);
     }
     const fresh: T[] = [];
     for (const item of raw.items) {
       const id = options.idOf(item);
-      if (seenIds.has(id)) continue;
-      seenIds.add(id);
-      fresh.push(item);
+      const content = contentHash(options.contentOf(item));
+      const before = seen.get(id);
+      if (before === undefined) {
+        seen.set(id, content);
+        fresh.push(item);
+      } else if (before !== content) {
+        throw incomplete('listing_inconsistent', index + 1, `id ${id} was listed twice with different contents: the listing shifted while it was read (an item renamed or changed between pages)`);
+      }
     }
     itemsRead += fresh.length;
+    largestPage = Math.max(largestPage, raw.items.length);
     yield { items: fresh, cursor: raw.cursor, index, duplicates: raw.items.length - fresh.length };
     const { next } = raw.cursor;
     if (next === null) return;
     if (sent.has(cursorKey(next))) {
-      throw new ListingIncompleteError('cursor_loop', `GET ${route}: the service offered cursor ${showCursor(next)} a second time; listing abandoned after ${index + 1} pages`, {
-        route,
-        pagesRead: index + 1,
-        itemsRead,
-      });
+      throw incomplete('cursor_loop', index + 1, `the service offered cursor ${showCursor(next)} a second time; listing abandoned after ${index + 1} pages`);
+    }
+    if (index + 1 >= pageBudget(itemsRead, largestPage)) {
+      throw incomplete('listing_unbounded', index + 1, `the service kept offering new pages: ${index + 1} pages for ${itemsRead} items in pages of up to ${largestPage}; listing abandoned`);
+    }
+    // A short page that is not the last shows the service's own limit: ask for exactly that.
+    if (learning && raw.items.length > 0 && raw.items.length < size) {
+      size = raw.items.length;
+      learning = false;
+      options.onServerMax?.(size);
     }
     cursor = next;
   }

@@ -28,6 +28,8 @@ export interface Call<T> {
   readonly secrets?: readonly string[];
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
+  /** Cancels the call: nothing more is sent, a request in flight is aborted. */
+  readonly signal?: AbortSignal;
 }
 
 export interface ExecutorDeps {
@@ -112,6 +114,7 @@ export class RequestExecutor {
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
+      if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
       let attempted: Attempted;
       try {
         attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp), attempt > 1 ? 1 : 0);
@@ -120,6 +123,9 @@ export class RequestExecutor {
         throw error;
       }
       const { outcome, generation, answeredAt } = attempted;
+      // Neither is worth repeating: the same answer would be as large; the caller gave up.
+      if (outcome.kind === 'failure' && outcome.failure === 'too_large') throw this.#error('response_too_large', call, attempt, outcome.message);
+      if (outcome.kind === 'failure' && outcome.failure === 'cancelled') throw this.#cancelledError(call, attempt);
       let failure: AttemptFailure;
       let retryAfter: string | undefined;
       if (outcome.kind === 'response') {
@@ -184,7 +190,9 @@ export class RequestExecutor {
         status: failure.kind === 'status' ? failure.status : undefined,
         source: decision.source,
       });
-      if (!(await this.#sleeper.sleep(decision.delayMs))) throw this.#closedError(call, attempt);
+      if (!(await this.#sleeper.sleep(decision.delayMs, call.signal))) {
+        throw call.signal?.aborted ? this.#cancelledError(call, attempt) : this.#closedError(call, attempt);
+      }
     }
     // Unreachable: the policy stops by maxAttempts. Kept so the loop is visibly bounded.
     throw this.#error('unavailable', call, retry.maxAttempts + 1, 'gave up after too many attempts');
@@ -200,6 +208,7 @@ export class RequestExecutor {
         path: call.path,
         ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
         ...(call.body === undefined ? {} : { body: call.body }),
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
       },
       current.token,
     );
@@ -209,7 +218,7 @@ export class RequestExecutor {
       method: call.method,
       route: call.route,
       status: outcome.kind === 'response' ? outcome.status : undefined,
-      error: outcome.kind === 'response' ? undefined : outcome.errorCode,
+      error: outcome.kind === 'response' ? undefined : 'errorCode' in outcome ? outcome.errorCode : outcome.failure,
       durationMs,
       attempt,
       rate: stamp.rate,
@@ -259,12 +268,16 @@ export class RequestExecutor {
     if (hint !== undefined) detail += `; ${hint}`;
     if (stop === 'max_attempts' || stop === 'max_elapsed') detail += ` (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`;
     const cause =
-      outcome.kind === 'failure' ? Object.assign(new Error(redactText(outcome.message, secrets)), { code: outcome.errorCode }) : undefined;
+      outcome.kind === 'failure' && 'errorCode' in outcome ? Object.assign(new Error(redactText(outcome.message, secrets)), { code: outcome.errorCode }) : undefined;
     return this.#error(code, call, attempts, detail, failure.kind === 'status' ? failure.status : undefined, errors, cause);
   }
 
   #closedError(call: Call<unknown>, attempts: number): ApiError {
     return this.#error('network', call, attempts, 'the client was closed before the call completed');
+  }
+
+  #cancelledError(call: Call<unknown>, attempts: number): ApiError {
+    return this.#error('cancelled', call, attempts, 'cancelled: the run was abandoned (its deadline passed)');
   }
 
   #secrets(call: Call<unknown>): string[] {

@@ -25,6 +25,7 @@ export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges
   itemSchema: apiSshUserSchema,
   pageSchema: sshUserPageSchema.transform((page) => ({ cursor: page.cursor, items: page.users })),
   idOf: (user) => user.id,
+  contentOf: (user) => `${user.username}\u0000${user.level}`,
   serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
   serialiseChanges: (body) => wire({ username: body.username, level: body.level, password: body.password }),
 };
@@ -34,6 +35,7 @@ export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = 
   itemSchema: apiApikeySchema,
   pageSchema: apikeyPageSchema.transform((page) => ({ cursor: page.cursor, items: page.apikeys })),
   idOf: (apikey) => apikey.id,
+  contentOf: (apikey) => `${apikey.name}\u0000${apikey.superuser}\u0000${apikey.roles.join(',')}`,
   serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
   serialiseChanges: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
 };

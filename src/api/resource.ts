@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Call, ParseResult, RequestExecutor } from './request-executor.js';
 import { paginate } from './paginate.js';
+import type { Timers } from './timers.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface ResourceDefinition<T, TNew, TChanges> {
@@ -9,6 +10,8 @@ export interface ResourceDefinition<T, TNew, TChanges> {
   readonly itemSchema: z.ZodType<T>;
   readonly pageSchema: z.ZodType<{ readonly cursor: PageCursor; readonly items: readonly T[] }>;
   readonly idOf: (item: T) => number;
+  /** What two listings of one id must agree on (see PaginateOptions.contentOf). */
+  readonly contentOf: (item: T) => string;
   /** Request body (secrets revealed) and the secret values in it. */
   readonly serialiseNew: (body: TNew) => WireBody;
   readonly serialiseChanges: (body: TChanges) => WireBody;
@@ -20,8 +23,18 @@ export interface WireBody {
 }
 
 export interface ResourceSettings {
+  /** The largest page asked for (`--page-size`); the service's own largest is learned below it. */
   readonly pageSize: number;
   readonly maxPages: number;
+  /** A listing must end within this long. */
+  readonly listDeadlineMs: number;
+  readonly timers: Timers;
+}
+
+/** What one kind's listings learn about the service, kept for the client's lifetime. */
+interface ListingMemory {
+  /** The service's largest page, once a short page followed by another showed it. */
+  serverMax: number | undefined;
 }
 
 function describeIssue(error: z.ZodError): string {
@@ -53,29 +66,60 @@ export class Resource<T, TNew, TChanges> {
   readonly #def: ResourceDefinition<T, TNew, TChanges>;
   readonly #executor: RequestExecutor;
   readonly #settings: ResourceSettings;
+  readonly #memory: ListingMemory;
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(definition: ResourceDefinition<T, TNew, TChanges>, executor: RequestExecutor, settings: ResourceSettings) {
+  constructor(definition: ResourceDefinition<T, TNew, TChanges>, executor: RequestExecutor, settings: ResourceSettings, memory: ListingMemory = { serverMax: undefined }, signal?: AbortSignal) {
     this.#def = definition;
     this.#executor = executor;
     this.#settings = settings;
+    this.#memory = memory;
+    this.#signal = signal;
   }
 
+  /** The same resource (and what its listings learnt), its calls cancelled by `signal`. */
+  withSignal(signal: AbortSignal): Resource<T, TNew, TChanges> {
+    return new Resource(this.#def, this.#executor, this.#settings, this.#memory, signal);
+  }
+
+  /**
+   * The pages of a listing. It asks for `pageSize` items per page until a page shows the
+   * service's own largest (shorter than asked, and not the last), then for exactly that: the
+   * fewest round trips the service allows, ceil(N / its largest page).
+   */
   list(): AsyncIterable<Page<T>> {
-    const { route, pageSchema, idOf } = this.#def;
-    const size = String(this.#settings.pageSize);
+    const { route, pageSchema, idOf, contentOf } = this.#def;
+    const memory = this.#memory;
+    const { pageSize, maxPages, listDeadlineMs, timers } = this.#settings;
     return paginate({
       route,
       idOf,
-      maxPages: this.#settings.maxPages,
-      fetchPage: (cursor) =>
+      contentOf,
+      maxPages,
+      pageSize: Math.min(pageSize, memory.serverMax ?? pageSize),
+      ...(memory.serverMax === undefined
+        ? {
+            onServerMax: (size: number) => {
+              memory.serverMax = size;
+            },
+          }
+        : {}),
+      deadlineMs: listDeadlineMs,
+      now: () => timers.now(),
+      fetchPage: (cursor, size) =>
         this.#executor.run({
           method: 'GET',
           path: route,
           route,
-          searchParams: { cursor: String(cursor), size },
+          searchParams: { cursor: String(cursor), size: String(size) },
           parse: (status, body) => (status === 200 ? parseWith(pageSchema, body) : { ok: false, problem: `a listing must answer 200` }),
+          ...this.#signalled(),
         }),
     });
+  }
+
+  #signalled(): { signal?: AbortSignal } {
+    return this.#signal === undefined ? {} : { signal: this.#signal };
   }
 
   /** Every item, or ListingIncompleteError: never a partial list. */
@@ -105,6 +149,7 @@ export class Resource<T, TNew, TChanges> {
       body: wire.json,
       secrets: wire.secrets,
       parse: (status, text) => (status === 202 ? { ok: true, value: undefined } : parseWith(itemSchema, text)),
+      ...this.#signalled(),
     });
   }
 
@@ -130,6 +175,7 @@ export class Resource<T, TNew, TChanges> {
       route: `${route}/{id}`,
       ...(wire === undefined ? {} : { body: wire.json, secrets: wire.secrets }),
       parse,
+      ...this.#signalled(),
     };
   }
 }

@@ -28,16 +28,26 @@ export class Sleeper {
     this.#timers = timers;
   }
 
-  /** Resolves true after `ms`, or false at once when closed. */
-  sleep(ms: number): Promise<boolean> {
-    if (this.#closed) return Promise.resolve(false);
+  /** Resolves true after `ms`, or false at once when closed or when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#closed || signal?.aborted) return Promise.resolve(false);
     if (ms <= 0) return Promise.resolve(true);
     return new Promise((resolve) => {
+      const onAbort = (): void => {
+        this.#timers.clearTimeout(handle);
+        this.#pending.delete(handle);
+        resolve(false);
+      };
       const handle = this.#timers.setTimeout(() => {
         this.#pending.delete(handle);
+        signal?.removeEventListener('abort', onAbort);
         resolve(true);
       }, ms);
-      this.#pending.set(handle, () => resolve(false));
+      this.#pending.set(handle, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(false);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

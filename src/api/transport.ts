@@ -15,6 +15,8 @@ export interface TransportOptions {
   readonly userAgent: string;
   /** Sockets kept per host; matches the limiter's concurrency. */
   readonly maxSockets: number;
+  /** Largest answer body read, after decompression; past it the answer is abandoned. */
+  readonly maxResponseBytes: number;
 }
 
 export interface WireRequest {
@@ -24,6 +26,8 @@ export interface WireRequest {
   readonly searchParams?: Readonly<Record<string, string>>;
   /** JSON, already serialised (secrets revealed there and nowhere else). */
   readonly body?: string;
+  /** Aborts the request in flight (a daemon run past its deadline). */
+  readonly signal?: AbortSignal;
 }
 
 export type WireOutcome =
@@ -42,12 +46,34 @@ export type WireOutcome =
       readonly sent: boolean;
       /** The library's message; it names host and port, never headers. */
       readonly message: string;
+    }
+  | {
+      /** The answer's body passed maxResponseBytes: reading stopped there. Never retried. */
+      readonly kind: 'failure';
+      readonly failure: 'too_large';
+      readonly sent: true;
+      readonly message: string;
+      /** Body bytes read before it was abandoned (at most the limit and one chunk). */
+      readonly bytesRead: number;
+      /** The last chunk read: how far past the limit reading could go. */
+      readonly lastChunkBytes: number;
+    }
+  | {
+      /** The caller's signal aborted the request (it may have reached the service). */
+      readonly kind: 'failure';
+      readonly failure: 'cancelled';
+      readonly sent: boolean;
+      readonly message: string;
     };
 
 // Failures that happen before a single byte of the request is written.
 const beforeSendCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EHOSTDOWN']);
 const beforeSendTimeouts = new Set(['lookup', 'socket', 'connect', 'secureConnect']);
 const connectTimeoutMs = 10_000;
+
+function cancelled(sent: boolean): WireOutcome {
+  return { kind: 'failure', failure: 'cancelled', sent, message: 'the request was cancelled (the run was abandoned)' };
+}
 
 function describeFailure(error: unknown): WireOutcome {
   if (error instanceof TimeoutError) {
@@ -71,6 +97,11 @@ function describeFailure(error: unknown): WireOutcome {
   };
 }
 
+function mebibytes(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return mib >= 1 ? `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB` : `${bytes} bytes`;
+}
+
 function readCa(caFile: string): Buffer {
   try {
     return readFileSync(caFile);
@@ -89,8 +120,10 @@ function readCa(caFile: string): Buffer {
 export class Transport {
   readonly #got: Got;
   readonly #agents: { http: HttpAgent; https: HttpsAgent };
+  readonly #maxResponseBytes: number;
 
   constructor(options: TransportOptions) {
+    this.#maxResponseBytes = options.maxResponseBytes;
     const ca = options.caFile === undefined ? undefined : readCa(options.caFile);
     this.#agents = {
       http: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets }),
@@ -113,9 +146,20 @@ export class Transport {
     });
   }
 
+  /**
+   * One attempt. The body is read as it arrives and abandoned past maxResponseBytes (got has no
+   * such option; its documented way is a downloadProgress listener that aborts the request):
+   * an answer that streams without end costs at most the limit and one chunk of memory.
+   */
   async send(request: WireRequest, token: SecretValue): Promise<WireOutcome> {
+    if (request.signal?.aborted) return cancelled(false);
+    const limit = this.#maxResponseBytes;
+    const limiter = new AbortController();
+    const overflow = { bytesRead: 0, lastChunkBytes: 0, declared: undefined as number | undefined };
+    const signal = request.signal === undefined ? limiter.signal : AbortSignal.any([limiter.signal, request.signal]);
+    let sent = false;
     try {
-      const response = await this.#got(request.path.replace(/^\//, ''), {
+      const pending = this.#got(request.path.replace(/^\//, ''), {
         method: request.method,
         ...(request.searchParams === undefined ? {} : { searchParams: { ...request.searchParams } }),
         headers: {
@@ -123,9 +167,42 @@ export class Transport {
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(request.body === undefined ? {} : { body: request.body }),
+        signal,
       });
+      pending.on('request', () => {
+        sent = true;
+      });
+      let previous = 0;
+      pending.on('downloadProgress', (progress: { transferred: number; total?: number }) => {
+        if (limiter.signal.aborted) return;
+        // The first report comes with the headers: a body announced too large is not read at all.
+        if (progress.total !== undefined && progress.total > limit) {
+          overflow.declared = progress.total;
+          limiter.abort();
+          return;
+        }
+        overflow.lastChunkBytes = progress.transferred - previous;
+        previous = progress.transferred;
+        if (progress.transferred > limit) {
+          overflow.bytesRead = progress.transferred;
+          limiter.abort();
+        }
+      });
+      const response = await pending;
       return { kind: 'response', status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
+      if (limiter.signal.aborted) {
+        const what = overflow.declared === undefined ? 'the answer passed' : `the answer announced ${mebibytes(overflow.declared)}, above`;
+        return {
+          kind: 'failure',
+          failure: 'too_large',
+          sent: true,
+          message: `${what} the limit of ${mebibytes(limit)} (http.maxResponseBytes); it was not read further`,
+          bytesRead: overflow.bytesRead,
+          lastChunkBytes: overflow.lastChunkBytes,
+        };
+      }
+      if (request.signal?.aborted) return cancelled(sent);
       return describeFailure(error);
     }
   }

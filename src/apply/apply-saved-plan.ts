@@ -4,7 +4,7 @@ import { checkSafety, diffActualStates, plan as makePlan, type PlanPolicy, type 
 import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan } from './execute-plan.js';
+import { executePlan, type TokenError } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
@@ -38,6 +38,8 @@ export interface ApplySavedOutcome {
   readonly tokensWritten: number;
   /** The state file could not be written after the apply (see ExecuteOutcome). */
   readonly stateSaveError?: unknown;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors: readonly TokenError[];
 }
 
 /**
@@ -90,7 +92,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
 
-  const { results, tokensWritten, stateSaveError } = await executePlan({
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan: saved.plan,
     desired,
     actual,
@@ -103,7 +105,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { plan: saved.plan, actual, policy, results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return { plan: saved.plan, actual, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ActualState, ChangeResult, DesiredState, Plan, SecretValue } from 
 import type { PlanPolicy } from '../plan/index.js';
 import { fingerprint } from '../secrets/fingerprint.js';
 import type { PasswordState } from '../secrets/state-file.js';
-import type { TokenSink } from '../secrets/token-sink.js';
+import { TokenFileError, type TokenSink } from '../secrets/token-sink.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
@@ -34,6 +34,19 @@ export interface ExecuteOutcome {
    * happened on the service), but fingerprints of passwords set by this run are not kept.
    */
   readonly stateSaveError?: unknown;
+  /**
+   * Declared keys without a change in this run whose token file could not be kept current
+   * (something other than a regular file sits there). A key created in this run reports it in
+   * its own result instead.
+   */
+  readonly tokenErrors: readonly TokenError[];
+}
+
+export interface TokenError {
+  /** The apikey's declared name. */
+  readonly key: string;
+  /** One line, no secret. */
+  readonly error: string;
 }
 
 /**
@@ -76,6 +89,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     maxInFlight: input.maxInFlight,
   });
   const stateSaveError = await saver?.flush();
+  const tokenErrors: TokenError[] = [];
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
@@ -84,10 +98,17 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       // the listing's is the old key's, which no longer exists.
       if (written.has(name)) continue;
       const listed = input.tokens.get(id);
-      if (listed) await writeToken(name, listed.token);
+      if (!listed) continue;
+      try {
+        await writeToken(name, listed.token);
+      } catch (error) {
+        // One key's unusable file must not cost the others theirs.
+        if (!(error instanceof TokenFileError)) throw error;
+        tokenErrors.push({ key: name, error: error.message });
+      }
     }
   }
-  return { results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 /**

@@ -4,7 +4,7 @@ import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js
 import type { PasswordState } from '../secrets/state-file.js';
 import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan } from './execute-plan.js';
+import { executePlan, type TokenError } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
 import type { ServiceWriter } from './service-writer.js';
@@ -47,6 +47,8 @@ export interface SyncOutcome {
   readonly tokensWritten: number;
   /** The state file could not be written after the apply (see ExecuteOutcome). */
   readonly stateSaveError?: unknown;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors?: readonly TokenError[];
 }
 
 /**
@@ -69,7 +71,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
 
-  const { results, tokensWritten, stateSaveError } = await executePlan({
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan,
     desired: input.desired,
     actual,
@@ -82,7 +84,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { actual, actualFingerprint, plan, policy, results, tokensWritten, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return { actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 export { passwordFingerprints } from './password-fingerprints.js';

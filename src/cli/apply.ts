@@ -96,7 +96,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     process.stdout.write(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
-    throwOnFailures(outcome.plan, outcome.results);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } finally {
     interrupts.dispose();

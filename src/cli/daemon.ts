@@ -35,6 +35,7 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .option('--schedule <CRON>', 'drift-correcting re-sync; five cron fields, or six with seconds first (AMSYNC_DAEMON_SCHEDULE; default "*/5 * * * *")')
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
     .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
+    .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
     .action(async (opts: ServiceOptions) => {
       const code = await runDaemon(opts, process.env);
       if (code !== 0) ctx.setExitCode(code);
@@ -65,7 +66,8 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
       loadDesired: () => service.loadDesired(),
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
       // term's signal, so no write starts after it.
-      sync: (desired, options) => service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, ...(elector ? { signal: elector.term } : {}) }),
+      sync: (desired, options) =>
+        service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
@@ -144,8 +146,8 @@ function errorMessage(error: unknown): string {
 }
 
 function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs } = settings.daemon;
-  return { schedule, mode, debounceMs, shutdownGraceMs };
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs } = settings.daemon;
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs };
 }
 
 /** The client's events feed the metrics; returns the unsubscribe. */

@@ -32,8 +32,13 @@ export interface SyncOptions {
   readonly allowEmptyPrune?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
   readonly onResult?: (result: ChangeResult) => void;
-  /** No write starts once this fires (an interrupt, a lost lease, the run deadline). */
+  /** Cancels every request of this sync (the daemon's run deadline). */
   readonly signal?: AbortSignal;
+  /**
+   * No write starts once this fires (an interrupt, a lost Lease); writes in flight finish,
+   * unlike `signal`, which cancels them.
+   */
+  readonly stopWrites?: AbortSignal;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -83,6 +88,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         initialRate: settings.initialRate,
         concurrency: settings.concurrency,
         pageSize: settings.pageSize,
+        listDeadlineMs: settings.listDeadlineMs,
+        maxResponseBytes: settings.http.maxResponseBytes,
         retry: settings.retry,
       });
     } catch (error) {
@@ -118,7 +125,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     tokenSink,
     writerLock,
     async sync(desired, options) {
-      const service = clientService(getClient());
+      const client = getClient();
+      const service = clientService(options.signal === undefined ? client : client.withSignal(options.signal));
       return runSync({
         desired,
         service,
@@ -133,7 +141,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         onResult: options.onResult,
         acquireLock: writerLock,
         maxInFlight: settings.concurrency,
-        signal: options.signal,
+        signal: options.stopWrites,
       });
     },
     close() {

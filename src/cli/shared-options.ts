@@ -30,6 +30,8 @@ export interface ServiceOptions {
   readonly rate?: number;
   readonly concurrency?: number;
   readonly pageSize?: number;
+  readonly listDeadlineMs?: number;
+  readonly maxResponseBytes?: number;
   readonly tokensDir?: string;
   readonly stateFile?: string;
   readonly logLevel?: LogLevel;
@@ -40,6 +42,7 @@ export interface ServiceOptions {
   readonly schedule?: string;
   readonly mode?: DaemonMode;
   readonly leaderElect?: string;
+  readonly runDeadlineMs?: number;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
 }
@@ -84,7 +87,9 @@ export function addServiceOptions(cmd: Command): Command {
     .option('--prune', 'delete remote items that are not declared, for both kinds')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
     .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
-    .option('--page-size <N>', 'items per list page (AMSYNC_PAGE_SIZE; default 100)', checked('--page-size', rules.int1))
+    .option('--page-size <N>', "the largest list page asked for; the service's own largest is learned below it (AMSYNC_PAGE_SIZE; default 1000)", checked('--page-size', rules.int1))
+    .option('--list-deadline-ms <MS>', 'a listing that takes longer is incomplete and nothing is planned (AMSYNC_LIST_DEADLINE_MS; default 300000)', checked('--list-deadline-ms', rules.int1))
+    .option('--max-response-bytes <N>', 'largest answer body read; a larger one is an error (AMSYNC_HTTP_MAX_RESPONSE_BYTES; default 33554432, 32 MiB)', checked('--max-response-bytes', rules.int1))
     .option('--tokens-dir <DIR>', 'write new apikey tokens here, one 0600 file each (AMSYNC_TOKENS_DIR)', checked('--tokens-dir', rules.path))
     .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path))
     .option('--log-level <LEVEL>', `${logLevels.join(', ')} (AMSYNC_LOG_LEVEL; default info)`, checked('--log-level', rules.logLevel))
@@ -134,6 +139,8 @@ const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: rea
   { key: 'rate', flag: '--rate', path: ['rate'], rule: rules.positiveNumber },
   { key: 'concurrency', flag: '--concurrency', path: ['concurrency'], rule: rules.int1 },
   { key: 'pageSize', flag: '--page-size', path: ['pageSize'], rule: rules.int1 },
+  { key: 'listDeadlineMs', flag: '--list-deadline-ms', path: ['listDeadlineMs'], rule: rules.int1 },
+  { key: 'maxResponseBytes', flag: '--max-response-bytes', path: ['http', 'maxResponseBytes'], rule: rules.int1 },
   { key: 'maxDeletes', flag: '--max-deletes', path: ['maxDeletes'], rule: rules.int0 },
   { key: 'lockTimeout', flag: '--lock-timeout', path: ['lockTimeoutMs'], rule: rules.int0 },
   { key: 'logLevel', flag: '--log-level', path: ['logLevel'], rule: rules.logLevel },
@@ -141,6 +148,7 @@ const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: rea
   { key: 'schedule', flag: '--schedule', path: ['daemon', 'schedule'], rule: rules.cron },
   { key: 'mode', flag: '--mode', path: ['daemon', 'mode'], rule: rules.mode },
   { key: 'leaderElect', flag: '--leader-elect', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
+  { key: 'runDeadlineMs', flag: '--run-deadline-ms', path: ['daemon', 'runDeadlineMs'], rule: rules.int1 },
 ];
 
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */

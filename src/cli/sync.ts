@@ -1,6 +1,7 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeSavedPlan } from '../apply/saved-plan-file.js';
+import type { TokenError } from '../apply/execute-plan.js';
 import type { SyncOutcome } from '../apply/run-sync.js';
 import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
@@ -74,7 +75,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       allowEmptyPrune: opts.allowEmptyPrune,
       deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
-      ...(interrupts ? { signal: interrupts.signal } : {}),
+      ...(interrupts ? { stopWrites: interrupts.signal } : {}),
     });
     // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
     // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
@@ -91,7 +92,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     }
     if (opts.out !== undefined && planFile === undefined) process.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
-    throwOnFailures(outcome.plan, outcome.results);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
   } finally {
@@ -104,14 +105,19 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
  * Exit 1 when declared items could not be planned or changes did not apply (the others did):
  * the same rule for `sync` and `amsync apply`.
  */
-export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined): void {
+export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined, tokenErrors: readonly TokenError[] = []): void {
   const failed = results?.filter((r) => r.status !== 'applied').length ?? 0;
+  // Each one names its key and file; they go to stderr beside the report, before the summary line.
+  for (const t of tokenErrors) process.stderr.write(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`);
   if (plan.problems.length > 0) {
     throw new AmsyncError('plan_problems', `${plan.problems.length} declared item${plan.problems.length === 1 ? '' : 's'} could not be planned (see above)${failed > 0 ? `, and ${failed} change${failed === 1 ? '' : 's'} did not apply` : ''}`);
   }
   if (failed > 0) {
     const applied = results!.length - failed;
     throw new ChangesFailedError(failed, `${failed} of ${results!.length} changes did not apply (see above)${applied > 0 ? `; ${applied} did` : ''}`);
+  }
+  if (tokenErrors.length > 0) {
+    throw new AmsyncError('token_files', `${tokenErrors.length} token file${tokenErrors.length === 1 ? '' : 's'} could not be written (see above)`);
   }
 }
 

@@ -9,7 +9,7 @@ import { errorForLog } from './describe-error.js';
 import { watchFiles as chokidarWatch, type FileWatch, type FileWatchFactory } from './file-watch.js';
 import { startHealthServer } from './health-server.js';
 import { parseListen } from './listen-address.js';
-import { defaultReadiness, readiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
+import { defaultReadiness, liveness, readiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
 import { Reconciler, type DaemonMode, type LoadedInput } from './reconciler.js';
 import { checkSchedule, cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';
 import { onSignals, type SignalSource } from './signals.js';
@@ -27,6 +27,8 @@ export interface DaemonOptions {
   readonly debounceMs: number;
   /** How long a run in progress may go on after SIGTERM/SIGINT. */
   readonly shutdownGraceMs: number;
+  /** A run still going after this long is abandoned (requests cancelled, health red). @default 600000 */
+  readonly runDeadlineMs?: number;
   /** Retry of failed runs. @default { baseMs: 5000, maxMs: 300000 } */
   readonly backoff?: BackoffOptions;
   /** @default { failureThreshold: 3 } */
@@ -38,13 +40,16 @@ export interface DaemonOptions {
 }
 
 /** What a settings reload (SIGHUP) may change without a restart. `listen` needs one. */
-export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs'>;
+export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs' | 'runDeadlineMs'>;
 
 export interface DaemonDeps {
   /** Throws InvalidInputError for a bad file, an unset env secret or an unreadable secret file. */
   loadDesired(): Promise<LoadedInput>;
-  /** One reconcile (observe mode and an invalid file: `dryRun`). */
-  sync(desired: DesiredState, options: { dryRun: boolean }): Promise<SyncOutcome>;
+  /**
+   * One reconcile (observe mode and an invalid file: `dryRun`). `signal` aborts when the run
+   * passes its deadline: every request of the run must then stop (the client's withSignal).
+   */
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
   /**
    * SIGHUP: re-read the settings and rebuild what depends on them; return the daemon options
    * they now say. Throws InvalidInputError for a bad settings file (the old ones are kept).
@@ -115,6 +120,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     mode: options.mode,
     debounceMs: options.debounceMs,
     shutdownGraceMs: options.shutdownGraceMs,
+    runDeadlineMs: options.runDeadlineMs ?? defaultRunDeadlineMs,
   };
   let stopping = false;
   let watch: FileWatch | undefined;
@@ -129,6 +135,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     metrics,
     timers,
     mode: () => (deps.mayWrite?.() === false ? 'observe' : runtime.mode),
+    runDeadlineMs: () => runtime.runDeadlineMs ?? defaultRunDeadlineMs,
     onWatchFiles: (files) => {
       watch?.setFiles([options.file, ...files]).catch((error: unknown) => log.warn({ err: errorForLog(error) }, 'could not update the watched files'));
     },
@@ -162,6 +169,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
       watch?.setDebounce(changes.debounceMs);
     }
     if (changes.shutdownGraceMs !== undefined) runtime.shutdownGraceMs = changes.shutdownGraceMs;
+    if (changes.runDeadlineMs !== undefined) runtime.runDeadlineMs = changes.runDeadlineMs;
     if (changes.schedule && changes.schedule !== runtime.schedule && !stopping) {
       try {
         const next = scheduler(changes.schedule, onSchedule, log);
@@ -200,6 +208,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   const server = await startHealthServer({
     address: parseListen(options.listen),
     readiness: () => status(),
+    liveness: () => liveness(reconciler.status()),
     metrics: () => metrics.render(),
     logger: log,
   });
@@ -299,10 +308,14 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   };
 }
 
+/** Ten minutes: a run of thousands of changes at a slow service fits; a wedged one does not. */
+export const defaultRunDeadlineMs = 600_000;
+
 function checkOptions(o: DaemonOptions): DaemonOptions {
   const bad = (name: string, expected: string, got: unknown) => new DaemonError('daemon_options', `Expected \`${name}\` to be ${expected}, got ${JSON.stringify(got)}`);
   if (typeof o.file !== 'string' || o.file === '') throw bad('file', 'a path', o.file);
   if (o.mode !== 'apply' && o.mode !== 'observe') throw bad('mode', "'apply' or 'observe'", o.mode);
+  if (o.runDeadlineMs !== undefined && !(Number.isFinite(o.runDeadlineMs) && o.runDeadlineMs > 0)) throw bad('runDeadlineMs', 'a number of milliseconds above 0', o.runDeadlineMs);
   for (const key of ['debounceMs', 'shutdownGraceMs', 'invalidRecheckMs', 'watchPollMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) throw bad(key, 'a number of milliseconds from 0 upwards', v);

@@ -9,6 +9,8 @@ export interface HealthServerOptions {
   readonly address: ListenAddress;
   /** Current readiness, computed on each request. */
   readiness(): Readiness;
+  /** Whether the process is alive (/healthz): not while a run abandoned at its deadline hangs on. */
+  liveness(): Readiness;
   /** The Prometheus exposition text. */
   metrics(): Promise<{ contentType: string; body: string }>;
   readonly logger: Logger;
@@ -21,7 +23,8 @@ export interface HealthServer {
 }
 
 /**
- * `/healthz` (the process answers), `/readyz` (200 or 503 with the reason), `/metrics`.
+ * `/healthz` (the process answers and no run is wedged past its deadline), `/readyz` (200 or
+ * 503 with the reason), `/metrics`.
  * Plain node:http: three read-only routes need no framework, and nothing here reads a body.
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
@@ -66,9 +69,11 @@ async function handle(options: HealthServerOptions, req: IncomingMessage, res: S
   }
   switch (path) {
     case '/healthz':
-    case '/livez':
-      send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
+    case '/livez': {
+      const l = options.liveness();
+      send(res, l.ready ? 200 : 503, 'text/plain; charset=utf-8', l.ready ? 'ok\n' : `not ok: ${l.reason}\n`);
       return;
+    }
     case '/readyz': {
       const r = options.readiness();
       send(res, r.ready ? 200 : 503, 'text/plain; charset=utf-8', `${r.ready ? 'ready' : 'not ready'}: ${r.reason}\n`);

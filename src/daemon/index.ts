@@ -2,7 +2,7 @@
 export { startDaemon, type DaemonDeps, type DaemonOptions, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from './daemon.js';
 export { DaemonError, type DaemonErrorCode } from './daemon-error.js';
 export type { DaemonMode, LoadedInput } from './reconciler.js';
-export { readiness, defaultReadiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
+export { liveness, readiness, defaultReadiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
 export { retryDelay, defaultBackoff, type BackoffOptions } from './backoff.js';
 export { parseListen, listenUrl, type ListenAddress } from './listen-address.js';
 export { checkSchedule, cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';

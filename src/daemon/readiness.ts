@@ -12,6 +12,12 @@ export interface DaemonStatus {
   /** The desired-state file and the settings loaded without error last time. */
   readonly configValid: boolean;
   readonly running: boolean;
+  /** A run abandoned at its deadline has not wound down yet: the process may be wedged. */
+  readonly stuck: boolean;
+  /** The last run was abandoned at its deadline (until a run completes). */
+  readonly lastRunAbandoned: boolean;
+  /** The run deadline, for the reasons given. */
+  readonly runDeadlineMs: number;
   readonly stopping: boolean;
   readonly mode: 'apply' | 'observe';
 }
@@ -40,6 +46,10 @@ export interface Readiness {
  */
 export function readiness(status: DaemonStatus, options: ReadinessOptions): Readiness {
   if (status.stopping) return { ready: false, reason: 'shutting down' };
+  if (status.stuck) return { ready: false, reason: stuckReason(status) };
+  if (status.lastRunAbandoned) {
+    return { ready: false, reason: `the last run passed its deadline (${seconds(status.runDeadlineMs)}) and was abandoned; the next run goes ahead` };
+  }
   if (status.consecutiveFailures >= options.failureThreshold) {
     return { ready: false, reason: `the last ${status.consecutiveFailures} runs failed${status.lastError ? `: ${status.lastError}` : ''}` };
   }
@@ -48,4 +58,22 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
     return { ready: false, reason: status.lastError ? `no successful sync yet: ${status.lastError}` : 'no successful sync yet' };
   }
   return { ready: true, reason: status.configValid ? 'ok' : 'ok (the desired-state file is invalid: the last good version is kept)' };
+}
+
+/**
+ * What /healthz answers: alive unless a run abandoned at its deadline has still not wound
+ * down. Its requests were cancelled, so what still holds it is something no signal reaches
+ * (a blocked read): the process is wedged and a restart is the cure. A slow or failing service
+ * never makes amsync not alive. Pure.
+ */
+export function liveness(status: DaemonStatus | Omit<DaemonStatus, 'stopping' | 'mode'>): Readiness {
+  return status.stuck ? { ready: false, reason: stuckReason(status) } : { ready: true, reason: 'ok' };
+}
+
+function stuckReason(status: Pick<DaemonStatus, 'runDeadlineMs'>): string {
+  return `a sync run passed its deadline (${seconds(status.runDeadlineMs)}), was abandoned, and has not stopped`;
+}
+
+function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
 }

@@ -23,14 +23,16 @@ export interface LoadedInput {
 export interface ReconcilerDeps {
   /** Throws InvalidInputError for a bad file, an unset env secret, an unreadable secret file. */
   loadDesired(): Promise<LoadedInput>;
-  /** One reconcile; `dryRun` plans only. */
-  sync(desired: DesiredState, options: { dryRun: boolean }): Promise<SyncOutcome>;
+  /** One reconcile; `dryRun` plans only; `signal` aborts when the run passes its deadline. */
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
   /** Re-reads the settings (SIGHUP). Throws InvalidInputError for a bad settings file. */
   reloadSettings?(): Promise<void>;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics;
   readonly timers: Timers;
   mode(): DaemonMode;
+  /** How long a run may take before it is abandoned, in ms (re-read at each run: SIGHUP may change it). */
+  runDeadlineMs(): number;
   /** The file set to watch changed (a secret file is now referenced, or no longer). */
   onWatchFiles(files: readonly string[]): void;
 }
@@ -57,6 +59,9 @@ export class Reconciler {
   #failures = 0;
   #running = false;
   #warnedFor: string | undefined;
+  /** Abandoned runs whose work has not wound down yet (an await that ignores the abort). */
+  #stuck = 0;
+  #lastRunAbandoned = false;
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -72,31 +77,75 @@ export class Reconciler {
       consecutiveFailures: this.#failures,
       configValid: this.#desiredValid && this.#settingsValid,
       running: this.#running,
+      stuck: this.#stuck > 0,
+      lastRunAbandoned: this.#lastRunAbandoned,
+      runDeadlineMs: this.#d.runDeadlineMs(),
     };
   }
 
+  /**
+   * One run, bounded by the run deadline: past it the run is abandoned. Its signal aborts, so
+   * the client sends nothing more and requests in flight are cut; it counts as a failed run
+   * (retried with backoff) and in amsync_sync_runs_abandoned_total; and the next run may start
+   * at once, even if the abandoned one has not wound down (it can no longer write to the
+   * service, and what it would record is dropped). Until it has, /healthz says so.
+   */
   async run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
     const { metrics, timers } = this.#d;
     const started = timers.now();
     this.#running = true;
     metrics.setRunning(true);
-    let outcome: RunOutcome = 'failure';
+    const controller = new AbortController();
+    const deadlineMs = this.#d.runDeadlineMs();
+    let handle: unknown;
+    const deadline = new Promise<'abandoned'>((resolve) => {
+      handle = timers.setTimeout(() => resolve('abandoned'), deadlineMs);
+    });
+    const work = this.#work(reasons, controller.signal);
+    const first = await Promise.race([work, deadline]);
+    timers.clearTimeout(handle);
+    let outcome: RunOutcome;
+    if (first === 'abandoned') {
+      controller.abort();
+      outcome = 'failure';
+      this.#abandoned(work, deadlineMs);
+    } else {
+      outcome = first;
+      this.#lastRunAbandoned = false;
+    }
+    this.#running = false;
+    metrics.setRunning(false);
+    this.#finish(outcome, started);
+    return { retry: outcome === 'failure' || outcome === 'partial' };
+  }
+
+  #abandoned(work: Promise<RunOutcome>, deadlineMs: number): void {
+    this.#lastRunAbandoned = true;
+    this.#lastError = 'run_deadline';
+    this.#stuck += 1;
+    this.#d.metrics.recordAbandoned();
+    this.#log.error({ code: 'run_deadline', deadlineMs }, `the run passed its deadline (${Math.round(deadlineMs / 1000)} s) and was abandoned: its requests are cancelled; the next run goes ahead`);
+    void work.finally(() => {
+      this.#stuck -= 1;
+      this.#log.info({ code: 'run_deadline' }, 'the abandoned run has wound down');
+    });
+  }
+
+  /** Reload, load and sync; never throws. Once `signal` aborts, it records nothing. */
+  async #work(reasons: readonly TriggerReason[], signal: AbortSignal): Promise<RunOutcome> {
     try {
       if (reasons.includes('reload')) await this.#reloadSettings();
       await this.#loadInput();
-      metrics.setConfigValid(this.#desiredValid && this.#settingsValid);
-      outcome = await this.#syncLastGood(reasons);
+      if (signal.aborted) return 'failure';
+      this.#d.metrics.setConfigValid(this.#desiredValid && this.#settingsValid);
+      return await this.#syncLastGood(reasons, signal);
     } catch (error) {
       // #loadInput and #syncLastGood catch what they expect; this is a bug somewhere below.
+      if (signal.aborted) return 'failure';
       this.#log.error({ err: errorForLog(error) }, 'sync run failed unexpectedly');
       this.#lastError = errorCode(error);
-      outcome = 'failure';
-    } finally {
-      this.#running = false;
-      metrics.setRunning(false);
+      return 'failure';
     }
-    this.#finish(outcome, started);
-    return { retry: outcome === 'failure' || outcome === 'partial' };
   }
 
   /**
@@ -150,7 +199,7 @@ export class Reconciler {
     }
   }
 
-  async #syncLastGood(reasons: readonly TriggerReason[]): Promise<RunOutcome> {
+  async #syncLastGood(reasons: readonly TriggerReason[], signal: AbortSignal): Promise<RunOutcome> {
     const desired = this.#lastGood;
     if (!desired) return 'invalid_input';
     const mode = this.#d.mode();
@@ -162,12 +211,15 @@ export class Reconciler {
     this.#log.info({ reasons, mode, dryRun }, 'sync started');
     let sync: SyncOutcome;
     try {
-      sync = await this.#d.sync(desired, { dryRun });
+      sync = await this.#d.sync(desired, { dryRun, signal });
     } catch (error) {
+      // Abandoned: the cancellation is the deadline's doing, already recorded.
+      if (signal.aborted) return 'failure';
       this.#lastError = errorCode(error);
       this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
       return 'failure';
     }
+    if (signal.aborted) return 'failure';
     const summary = summariseSync(sync, { inputValid, mode });
     this.#record(sync, summary, dryRun);
     return summary.outcome;
@@ -186,6 +238,7 @@ export class Reconciler {
       else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }
     for (const p of sync.plan.problems) this.#log.warn({ kind: p.kind, key: p.key, code: p.code }, p.message);
+    for (const t of sync.tokenErrors ?? []) this.#log.warn({ kind: 'apikey', key: t.key, code: 'token_file' }, t.error);
     const counts = { ...summary.planned, unmanaged: summary.unmanaged.sshUser + summary.unmanaged.apikey, applied: summary.applied, failed: summary.failed };
     const changes = sync.plan.changes.length;
     if (sync.refusal) {
@@ -198,6 +251,7 @@ export class Reconciler {
     }
     if (summary.failed > 0 || summary.skipped > 0) this.#lastError = 'changes_failed';
     else if (summary.problems > 0 && summary.outcome === 'partial') this.#lastError = 'plan_problems';
+    else if (summary.tokenErrors > 0 && summary.outcome === 'partial') this.#lastError = 'token_files';
     this.#log.info({ outcome: summary.outcome, ...counts, tokensWritten: sync.tokensWritten }, 'sync finished');
   }
 

@@ -13,6 +13,8 @@ export interface RunSummary {
   readonly skipped: number;
   /** Declared items the planner could not decide on (ambiguous names, missing passwords...). */
   readonly problems: number;
+  /** Declared keys whose token file could not be written. */
+  readonly tokenErrors: number;
 }
 
 export interface SummaryContext {
@@ -25,7 +27,8 @@ export interface SummaryContext {
  * One sync's outcome as the daemon counts it. Pure.
  * - invalid input wins: whatever the plan said, nothing was applied on purpose;
  * - observe mode only plans, so a refusal or a problem is drift to report, not a failure;
- * - in apply mode a refusal is `refused`; failed or skipped changes, or undecidable items, `partial`.
+ * - in apply mode a refusal is `refused`; failed or skipped changes, undecidable items, or token
+ *   files that could not be written, `partial`.
  */
 export function summariseSync(sync: SyncOutcome, context: SummaryContext): RunSummary {
   const drift: Record<Kind, number> = { sshUser: 0, apikey: 0 };
@@ -42,9 +45,10 @@ export function summariseSync(sync: SyncOutcome, context: SummaryContext): RunSu
   // Skipped: waited for a change that failed. Not converged either.
   const skipped = count('skipped');
   const problems = sync.plan.problems.length;
+  const tokenErrors = sync.tokenErrors?.length ?? 0;
   let outcome: RunOutcome = 'success';
   if (!context.inputValid) outcome = 'invalid_input';
   else if (context.mode === 'apply' && sync.refusal) outcome = 'refused';
-  else if (context.mode === 'apply' && (failed > 0 || skipped > 0 || problems > 0)) outcome = 'partial';
-  return { outcome, drift, unmanaged, planned, applied: count('applied'), failed, skipped, problems };
+  else if (context.mode === 'apply' && (failed > 0 || skipped > 0 || problems > 0 || tokenErrors > 0)) outcome = 'partial';
+  return { outcome, drift, unmanaged, planned, applied: count('applied'), failed, skipped, problems, tokenErrors };
 }

@@ -71,6 +71,8 @@ export interface DaemonMetrics {
   setRunning(running: boolean): void;
   setConsecutiveFailures(count: number): void;
   setReady(ready: boolean): void;
+  /** A run passed its deadline and was abandoned. */
+  recordAbandoned(): void;
 }
 
 /** What the service client's events feed. */
@@ -156,6 +158,11 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     help: '1 while this replica may write (it holds the Lease, or leader election is off); 0 while it only observes.',
     registers,
   });
+  const abandoned = new Counter({
+    name: 'amsync_sync_runs_abandoned_total',
+    help: 'Runs that passed the run deadline (daemon.runDeadlineMs) and were abandoned, their requests cancelled. Each also counts as a failure in amsync_sync_runs_total.',
+    registers,
+  });
   const requests = new Counter({
     name: 'amsync_api_requests_total',
     help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
@@ -197,6 +204,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   ready.set(0);
   leader.set(1);
   for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
+  abandoned.inc(0);
   for (const kind of metricKinds) {
     drift.set({ kind }, 0);
     unmanaged.set({ kind }, 0);
@@ -224,6 +232,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     setConsecutiveFailures: (count) => failures.set(count),
     setReady: (on) => ready.set(on ? 1 : 0),
     setLeader: (on) => leader.set(on ? 1 : 0),
+    recordAbandoned: () => abandoned.inc(),
     observeApiRequest(sample) {
       const method = methodLabel(sample.method);
       const route = routes.label(sample.route);

@@ -19,6 +19,7 @@ export const settingsFileSchema = z
         timeoutMs: describe(rules.int1.schema.optional(), 'Per-request timeout in milliseconds (AMSYNC_HTTP_TIMEOUT_MS).'),
         caFile: describe(rules.path.schema.nullable().optional(), 'PEM bundle of a private CA (AMSYNC_CA_FILE, --ca-file). TLS verification is always on.'),
         allowInsecureHttp: describe(rules.boolean.schema.optional(), 'Allow plain http:// to a host that is not loopback (AMSYNC_ALLOW_INSECURE_HTTP, --allow-insecure-http).'),
+        maxResponseBytes: describe(rules.int1.schema.optional(), 'Largest answer body read, in bytes (decompressed); a larger one is an error and is not read further (AMSYNC_HTTP_MAX_RESPONSE_BYTES, --max-response-bytes).'),
       })
       .optional(),
     rate: describe(rules.positiveNumber.schema.nullable().optional(), 'Ceiling in requests per second (AMSYNC_RATE, --rate). null: none; the adaptive limiter finds the limit.'),
@@ -33,7 +34,8 @@ export const settingsFileSchema = z
         retryAfterCapMs: describe(rules.int0.schema.optional(), 'Longest Retry-After honoured, in milliseconds.'),
       })
       .optional(),
-    pageSize: describe(rules.int1.schema.optional(), 'Items per list page requested (AMSYNC_PAGE_SIZE, --page-size).'),
+    pageSize: describe(rules.int1.schema.optional(), "The largest list page asked for; the service's own largest is learned below it (AMSYNC_PAGE_SIZE, --page-size)."),
+    listDeadlineMs: describe(rules.int1.schema.optional(), 'A listing that takes longer than this, in milliseconds, is incomplete: nothing is planned from it (AMSYNC_LIST_DEADLINE_MS, --list-deadline-ms).'),
     maxDeletes: describe(rules.int0.schema.optional(), 'A plan with more deletes than this is refused, exit 3 (AMSYNC_MAX_DELETES, --max-deletes).'),
     lockTimeoutMs: describe(rules.int0.schema.optional(), 'How long a run that writes waits for the writer lock another run holds, in milliseconds; then exit 3 (AMSYNC_LOCK_TIMEOUT_MS, --lock-timeout).'),
     daemon: z
@@ -47,6 +49,7 @@ export const settingsFileSchema = z
           rules.leaseRef.schema.nullable().optional(),
           'lease:NAMESPACE/NAME — leader election on a coordination.k8s.io/v1 Lease: only the holder writes, the other replicas observe (AMSYNC_LEADER_ELECT, --leader-elect).',
         ),
+        runDeadlineMs: describe(rules.int1.schema.optional(), 'A run still going after this long, in milliseconds, is abandoned: its requests are cancelled and /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS, --run-deadline-ms).'),
       })
       .optional(),
     logLevel: describe(rules.logLevel.schema.optional(), 'Log level (AMSYNC_LOG_LEVEL, --log-level).'),

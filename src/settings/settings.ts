@@ -28,6 +28,8 @@ export interface Settings {
     readonly caFile?: string;
     /** Allow plain http:// to a host that is not loopback. @default false */
     readonly allowInsecureHttp: boolean;
+    /** Largest answer body read (decompressed); a larger one is an error. @default 33554432 (32 MiB) */
+    readonly maxResponseBytes: number;
   };
   /** Ceiling in requests/s; undefined = none (the adaptive limiter finds the server's). */
   readonly rate?: number;
@@ -47,8 +49,10 @@ export interface Settings {
     /** Longest Retry-After honoured. @default 300000 */
     readonly retryAfterCapMs: number;
   };
-  /** Items per list page requested. @default 100 */
+  /** The largest list page asked for; the service's own largest is learned below it. @default 1000 */
   readonly pageSize: number;
+  /** A listing that takes longer is incomplete (nothing is planned from it). @default 300000 */
+  readonly listDeadlineMs: number;
   /** A plan with more deletes is refused (exit 3). @default 10 */
   readonly maxDeletes: number;
   /** How long a run that writes waits for another writer's lock; then exit 3. @default 0 */
@@ -66,6 +70,8 @@ export interface Settings {
     readonly shutdownGraceMs: number;
     /** `lease:NAMESPACE/NAME`: only the replica holding this Lease writes; unset = no election. */
     readonly leaderElect?: string;
+    /** A run still going after this long is abandoned: its requests cancelled, health red. @default 600000 */
+    readonly runDeadlineMs: number;
   };
   /** @default 'info' */
   readonly logLevel: LogLevel;
@@ -77,13 +83,14 @@ export interface Settings {
  */
 export const defaultSettings: Settings = {
   stateFile: '.amsync/state.json',
-  http: { timeoutMs: 30_000, allowInsecureHttp: false },
+  http: { timeoutMs: 30_000, allowInsecureHttp: false, maxResponseBytes: 32 * 1024 * 1024 },
   initialRate: 10,
   concurrency: 8,
   retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
-  pageSize: 100,
+  pageSize: 1000,
+  listDeadlineMs: 300_000,
   maxDeletes: 10,
   lockTimeoutMs: 0,
-  daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000 },
+  daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000, runDeadlineMs: 600_000 },
   logLevel: 'info',
 };

@@ -1,16 +1,10 @@
-import picomatch from 'picomatch';
 import type { Diagnostic } from '../model/source-position.js';
 import { quote } from './describe-value.js';
 import { diagnosticCodes } from './diagnostic-codes.js';
 import { formatPath, type DocPath } from './doc-path.js';
+import { compileGlob, globProblem } from '../glob/glob-matcher.js';
 import { limits } from './limits.js';
 import type { YamlSource } from './yaml-source.js';
-
-/**
- * How protect globs are matched (the same as src/apply/protect-matcher.ts): names are not
- * paths, so `*` also matches `/`, and globs match leading dots.
- */
-export const globOptions = { bash: true, dot: true } as const;
 
 /** The only SSH user level the service documents (api-spec.md). */
 export const knownLevels: readonly string[] = ['n1'];
@@ -97,7 +91,8 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
       }
       // An advisory only: skipped when globs × items is too large to be a real file's.
       if (globs.length * declared.length > 1_000_000) return;
-      const matches = picomatch(glob, globOptions);
+      // The same matcher as the planner's (src/glob): linear in the name, whatever the glob.
+      const matches = compileGlob(glob);
       for (const { i, item } of declared) {
         const key = item![identityKey[kind]] as string;
         if (matches(key)) {
@@ -122,18 +117,6 @@ function levelSlip(level: string): string {
   const folded = level.toLowerCase().replace(/[^a-z0-9]/g, '');
   const match = knownLevels.find((known) => known === folded);
   return match === undefined ? '' : ` — did you mean ${quote(match)}?`;
-}
-
-/** Why picomatch cannot use a glob, or undefined when it can. */
-export function globProblem(glob: string): string | undefined {
-  try {
-    // picomatch compiles what it cannot parse (an unclosed brace, a reversed range) to a
-    // regex that never matches.
-    if (picomatch.makeRe(glob, globOptions).source === '$^') return 'it can never match (check its braces, brackets and ranges)';
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-  return undefined;
 }
 
 export function asRecord(value: unknown): Record<string, unknown> | undefined {

@@ -1,3 +1,4 @@
+import { AmsyncError } from '../errors.js';
 import type { ActualApikey, ActualSshUser, ActualState, SecretValue } from '../model/index.js';
 import type { RemoteApikey, RemoteSshUser, ServiceReader } from './service-reader.js';
 
@@ -19,15 +20,38 @@ export interface ReadActualStateOptions {
 /**
  * Lists both kinds concurrently (they share the client's one rate limiter) and normalises
  * them: roles to sorted id sets, unknown fields dropped, an item listed twice kept once.
+ * A listing that shifted while it was read (one id with two contents) is read again once;
+ * shifted twice, it fails the run: no plan, so no delete, is made from it.
  */
 export async function readActualState(reader: ServiceReader, options: ReadActualStateOptions = {}): Promise<ActualStateRead> {
-  const [users, keys] = await Promise.all([reader.listSshUsers(), reader.listApikeys()]);
+  const [users, keys] = await Promise.all([readConsistent(() => reader.listSshUsers()), readConsistent(() => reader.listApikeys())]);
   const tokens = new Map<number, { name: string; token: SecretValue }>();
   if (options.tokens ?? true) for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
   return {
     state: { sshUsers: uniqueById(users, normaliseSshUser), apikeys: uniqueById(keys, normaliseApikey) },
     tokens,
   };
+}
+
+/** The stable code of the client's ListingIncompleteError for a listing that shifted. */
+export const inconsistentListing = 'listing_inconsistent';
+
+async function readConsistent<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isInconsistent(error)) throw error;
+  }
+  try {
+    return await read();
+  } catch (error) {
+    if (!isInconsistent(error)) throw error;
+    throw new AmsyncError(inconsistentListing, `${error.message}; read again, it shifted again: the listing is incomplete, nothing is planned from it`, { cause: error });
+  }
+}
+
+function isInconsistent(error: unknown): error is AmsyncError {
+  return error instanceof AmsyncError && error.code === inconsistentListing;
 }
 
 export function normaliseSshUser(u: RemoteSshUser): ActualSshUser {

@@ -244,3 +244,36 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('every wait bounded (issue 12)', () => {
+  it('a FIFO at tokensDir/<name> does not block the sync: an error for that key, exit 1, the other key written', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdir } = await import('node:fs/promises');
+    emu.seed({ apikeys: [{ name: 'ci', roles: [1, 2] }, { name: 'monitor', roles: [] }] });
+    await mkdir(join(dir, 'tokens'));
+    execFileSync('mkfifo', [join(dir, 'tokens', 'ci')]);
+    const run = await amsync(['sync', '--tokens-dir', 'tokens'], { file: `${baseFile}  - name: monitor\n` });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('error: apikey "ci": the token file');
+    expect(run.stderr).toContain('is a FIFO (named pipe), not a regular file; its token was not written');
+    const monitor = (await emu.state()).apikeys.find((k) => k.name === 'monitor')!;
+    expect(await readFile(join(dir, 'tokens', 'monitor'), 'utf8')).toBe(monitor.token);
+  });
+});
+
+describe('the fewest round trips: listings learn the service largest page', () => {
+  it('against `amsync emulator --page-size-max 250`, 1000 users are listed in 4 GETs, asking 1000 then 250', async () => {
+    const capped = await startEmulator({ tokens: [TOKEN], pageSizeMax: 250 });
+    try {
+      capped.seed({ count: { sshUsers: 1000, apikeys: 0 } });
+      capped.clearRequests();
+      const run = await amsync(['plan', '--json'], { env: { AMSYNC_URL: capped.url }, file: 'sshUsers: []\n' });
+      expect(run.code).toBe(0);
+      const pages = capped.requests().filter((r) => r.method === 'GET' && r.path === '/api/sshusers');
+      expect(pages.map((r) => r.query.size)).toEqual(['1000', '250', '250', '250']);
+      expect(pages).toHaveLength(Math.ceil(1000 / 250));
+    } finally {
+      await capped.close();
+    }
+  });
+});

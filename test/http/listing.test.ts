@@ -31,13 +31,15 @@ describe('listing follows every next until null, sending back exactly what it go
     expect(all.map((user) => user.id)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('uses a page size of 100 by default and yields pages one by one', async () => {
+  // Issue 17: a large page by default, --page-size being a ceiling; a short page that is not
+  // the last shows the service's own largest, which later pages ask for.
+  it('asks for 1000 items by default and yields pages one by one', async () => {
     service()
       .get('/api/3rdparty/apikeys')
-      .query({ cursor: '0', size: '100' })
+      .query({ cursor: '0', size: '1000' })
       .reply(200, { cursor: cursor(0, 1), apikeys: [k(1)] })
       .get('/api/3rdparty/apikeys')
-      .query({ cursor: '1', size: '100' })
+      .query({ cursor: '1', size: '1' })
       .reply(200, { cursor: cursor(1, null), apikeys: [] });
     client = mockClient();
     const pages = [];
@@ -69,10 +71,10 @@ describe('a listing that cannot be completed throws: never a partial result', ()
   it('a cursor offered twice is a loop', async () => {
     service()
       .get('/api/sshusers')
-      .query({ cursor: '0', size: '100' })
+      .query({ cursor: '0', size: '1000' })
       .reply(200, { cursor: cursor(0, 5), users: [u(1)] })
       .get('/api/sshusers')
-      .query({ cursor: '5', size: '100' })
+      .query({ cursor: '5', size: '1' })
       .reply(200, { cursor: cursor(5, 0), users: [u(2)] });
     client = mockClient();
     const error = await client.listAllSshUsers().catch((e: unknown) => e);
@@ -83,10 +85,10 @@ describe('a listing that cannot be completed throws: never a partial result', ()
   it('a page that still fails after its retries', async () => {
     service()
       .get('/api/sshusers')
-      .query({ cursor: '0', size: '100' })
+      .query({ cursor: '0', size: '1000' })
       .reply(200, { cursor: cursor(0, 1), users: [u(1)] })
       .get('/api/sshusers')
-      .query({ cursor: '1', size: '100' })
+      .query({ cursor: '1', size: '1' })
       .times(3)
       .reply(503);
     client = mockClient({ retry: { maxAttempts: 3 } });
@@ -148,7 +150,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
     for (let page = 0; page < 3; page += 1) {
       scope
         .get('/api/sshusers')
-        .query({ cursor: String(page), size: '100' })
+        .query({ cursor: String(page), size: page === 0 ? '1000' : '1' })
         .reply(200, { cursor: cursor(page, page + 1), users: [u(page + 1)] });
     }
     client = mockClient({ maxPages: 3 });

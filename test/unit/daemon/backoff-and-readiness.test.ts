@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DaemonError, parseListen, readiness, retryDelay, type DaemonStatus } from '../../../src/daemon/index.js';
+import { DaemonError, liveness, parseListen, readiness, retryDelay, type DaemonStatus } from '../../../src/daemon/index.js';
 
 describe('failed runs retry with exponential backoff', () => {
   const options = { baseMs: 1000, maxMs: 60_000 };
@@ -34,10 +34,21 @@ describe('readiness: a sync has succeeded and failures have not persisted', () =
     consecutiveFailures: 0,
     configValid: true,
     running: true,
+    stuck: false,
+    lastRunAbandoned: false,
+    runDeadlineMs: 600_000,
     stopping: false,
     mode: 'apply',
   };
   const opts = { failureThreshold: 3 };
+
+  it('is not ready while a run abandoned at its deadline hangs on, nor after an abandoned run until one completes; liveness fails only for the first', () => {
+    const ok = { ...base, lastSuccessAt: 1 };
+    expect(readiness({ ...ok, stuck: true }, opts)).toEqual({ ready: false, reason: 'a sync run passed its deadline (600 s), was abandoned, and has not stopped' });
+    expect(readiness({ ...ok, lastRunAbandoned: true }, opts)).toEqual({ ready: false, reason: 'the last run passed its deadline (600 s) and was abandoned; the next run goes ahead' });
+    expect(liveness({ ...ok, stuck: true })).toMatchObject({ ready: false });
+    expect(liveness({ ...ok, lastRunAbandoned: true })).toEqual({ ready: true, reason: 'ok' });
+  });
 
   it('is not ready before the first successful sync', () => {
     expect(readiness(base, opts)).toEqual({ ready: false, reason: 'no successful sync yet' });

@@ -38,7 +38,7 @@ async function harness(options: Partial<DaemonOptions> = {}) {
     metrics,
     calls,
     load: async (): Promise<LoadedInput> => ({ desired: desiredWith(['alice-canary']), watchFiles: ['access.yaml'] }),
-    sync: async (_d: DesiredState, o: { dryRun: boolean }): Promise<SyncOutcome> => outcome({ dryRun: o.dryRun }),
+    sync: async (_d: DesiredState, o: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome> => outcome({ dryRun: o.dryRun }),
     reload: undefined as undefined | (() => Promise<Partial<DaemonOptions> | void>),
     daemon: undefined as unknown as RunningDaemon,
     async get(path: string) {
@@ -370,6 +370,78 @@ describe('metrics after a sync that corrected drift', () => {
     expect(e.value('amsync_last_successful_sync_timestamp_seconds')).toBeGreaterThan(1_700_000_000);
     for (const s of e.samples()) for (const v of Object.values(s.labels)) expect(v).not.toMatch(/canary/);
     expect(text).not.toMatch(/canary/);
+  });
+});
+
+describe('every run has a deadline: past it the run is abandoned, health reports it, the next run goes ahead', () => {
+  const deadline = 60_000;
+
+  it('a run whose requests honour the abort: abandoned at the deadline, counted, not ready until a run completes', async () => {
+    const h = await harness({ runDeadlineMs: deadline });
+    await h.daemon.idle();
+    expect((await h.get('/readyz')).status).toBe(200);
+    const signals: AbortSignal[] = [];
+    // A service that never answers: the request ends only when the run's signal aborts it.
+    h.sync = (_d, o) =>
+      new Promise((_resolve, reject) => {
+        signals.push(o.signal);
+        o.signal.addEventListener('abort', () => reject(new AmsyncError('cancelled', 'GET /api/sshusers: cancelled')));
+      });
+    h.watcher.change();
+    await h.timers.advance(deadline - 1);
+    expect(h.daemon.status()).toMatchObject({ running: true, ready: true });
+    await h.timers.advance(1);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(h.daemon.status()).toMatchObject({ running: false, stuck: false, lastRunAbandoned: true, lastError: 'run_deadline', ready: false });
+    expect(await h.get('/readyz')).toEqual({ status: 503, text: 'not ready: the last run passed its deadline (60 s) and was abandoned; the next run goes ahead\n' });
+    expect((await h.get('/healthz')).status).toBe(200);
+    const e = await h.scrape();
+    expect(e.value('amsync_sync_runs_abandoned_total')).toBe(1);
+    expect(e.value('amsync_sync_runs_total', { outcome: 'failure' })).toBe(1);
+    expect(e.value('amsync_sync_in_progress')).toBe(0);
+    expect(h.log.lines.some((l) => l.code === 'run_deadline' && String(l.msg).includes('abandoned'))).toBe(true);
+    // The retry after backoff is the next run, and it goes ahead.
+    h.sync = async (_d, o) => outcome({ dryRun: o.dryRun });
+    await h.timers.advance(10_000);
+    await h.daemon.idle();
+    expect(h.calls).toHaveLength(3);
+    expect(h.daemon.status()).toMatchObject({ lastRunAbandoned: false, ready: true });
+    expect((await h.get('/readyz')).status).toBe(200);
+  });
+
+  it('a run wedged where no signal reaches: /healthz and /readyz are 503 until it stops, and the next run goes ahead meanwhile', async () => {
+    const h = await harness({ runDeadlineMs: deadline });
+    await h.daemon.idle();
+    const wedged = deferred<SyncOutcome>();
+    // Like a read of a FIFO: it ignores the abort and never settles by itself.
+    h.sync = () => wedged.promise;
+    h.watcher.change();
+    await h.timers.advance(deadline);
+    expect(h.daemon.status()).toMatchObject({ stuck: true, ready: false });
+    expect(await h.get('/healthz')).toEqual({ status: 503, text: 'not ok: a sync run passed its deadline (60 s), was abandoned, and has not stopped\n' });
+    expect((await h.get('/readyz')).status).toBe(503);
+    // Single flight holds for the loop, not for the wedged work: the next run is not blocked by it.
+    h.sync = async (_d, o) => outcome({ dryRun: o.dryRun });
+    h.watcher.change();
+    await h.daemon.idle();
+    await settle();
+    expect(h.calls).toHaveLength(3);
+    expect((await h.get('/healthz')).status).toBe(503);
+    // Once it stops, liveness is back; what it returned late is not recorded.
+    wedged.resolve(outcome({ changes: [{ kind: 'sshUser', action: 'delete', key: 'late' }] }));
+    await settle();
+    expect(h.daemon.status()).toMatchObject({ stuck: false, ready: true });
+    expect((await h.get('/healthz')).status).toBe(200);
+    const e = await h.scrape();
+    expect(e.value('amsync_changes_total', { kind: 'sshUser', action: 'delete', outcome: 'applied' })).toBeUndefined();
+    expect(e.value('amsync_sync_runs_abandoned_total')).toBe(1);
+  });
+
+  it('the deadline is checked as an option and defaults to ten minutes', async () => {
+    await expect(harness({ runDeadlineMs: 0 })).rejects.toThrow('Expected `runDeadlineMs` to be a number of milliseconds above 0, got 0');
+    const h = await harness();
+    expect(h.daemon.status().runDeadlineMs).toBe(600_000);
   });
 });
 

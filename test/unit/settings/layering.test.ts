@@ -40,14 +40,15 @@ describe('built-in defaults', () => {
   it('are exactly the documented values', () => {
     expect(defaultSettings).toEqual({
       stateFile: '.amsync/state.json',
-      http: { timeoutMs: 30000, allowInsecureHttp: false },
+      http: { timeoutMs: 30000, allowInsecureHttp: false, maxResponseBytes: 33554432 },
       initialRate: 10,
       concurrency: 8,
       retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30000, maxElapsedMs: 120000, retryAfterCapMs: 300000 },
-      pageSize: 100,
+      pageSize: 1000,
+      listDeadlineMs: 300000,
       maxDeletes: 10,
       lockTimeoutMs: 0,
-      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000 },
+      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000, runDeadlineMs: 600000 },
       logLevel: 'info',
     });
   });
@@ -59,9 +60,9 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
+      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
     );
-    expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'timeoutMs']);
+    expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
     // leaderElect has no default (off): written as null.
     expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect'].sort());
@@ -84,7 +85,7 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     expect(settings.concurrency).toBe(4);
     expect(settings.retry).toEqual({ ...defaultSettings.retry, maxAttempts: 3 });
     expect(settings.daemon).toEqual({ ...defaultSettings.daemon, mode: 'observe' });
-    expect(settings.pageSize).toBe(100);
+    expect(settings.pageSize).toBe(1000);
   });
 
   it('the environment overrides the file, flags override the environment', async () => {

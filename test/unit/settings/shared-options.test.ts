@@ -104,6 +104,16 @@ describe('resolveSettings applies the flags on top of the environment', () => {
     expect(() => settingsFromFlags({ mode: 'watch' as never })).toThrow(UsageError);
   });
 
+  it('the bounds on waits: --max-response-bytes, --list-deadline-ms, and the daemon --run-deadline-ms, with their variables', async () => {
+    const opts = await parseArgs(['--max-response-bytes', '1048576', '--list-deadline-ms', '60000']);
+    const settings = await resolveSettings({ ...opts, runDeadlineMs: '90000' as never }, { AMSYNC_HTTP_MAX_RESPONSE_BYTES: '5', AMSYNC_LIST_DEADLINE_MS: '7', AMSYNC_DAEMON_RUN_DEADLINE_MS: '8' });
+    expect(settings).toMatchObject({ http: { maxResponseBytes: 1048576 }, listDeadlineMs: 60000, daemon: { runDeadlineMs: 90000 } });
+    const fromEnv = await resolveSettings({}, { AMSYNC_HTTP_MAX_RESPONSE_BYTES: '5', AMSYNC_LIST_DEADLINE_MS: '7', AMSYNC_DAEMON_RUN_DEADLINE_MS: '8' });
+    expect(fromEnv).toMatchObject({ http: { maxResponseBytes: 5 }, listDeadlineMs: 7, daemon: { runDeadlineMs: 8 } });
+    expect((await usageError(['--max-response-bytes', '0'])).message).toBe("Expected `--max-response-bytes` to be a whole number from 1 upwards, got '0'");
+    expect(() => settingsFromFlags({ runDeadlineMs: 'soon' as never })).toThrow("Expected `--run-deadline-ms` to be a whole number from 1 upwards, got 'soon'");
+  });
+
   it('a bad value that reaches it without commander is still a usage error naming the flag', () => {
     expect(() => settingsFromFlags({ rate: 'fast' as never })).toThrow("Expected `--rate` to be a number greater than 0, got 'fast'");
     expect(() => settingsFromFlags({ token: 'x' })).toThrow(UsageError);

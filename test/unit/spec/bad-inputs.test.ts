@@ -65,6 +65,8 @@ const badInputs: readonly BadInput[] = [
   { name: 'an empty protect glob', yaml: 'protect:\n  sshUsers: ["root", ""]\n', code: 'out_of_range', message: 'must not be empty', at: '2:22', path: 'protect.sshUsers[1]' },
   { name: 'a protect glob with an unclosed brace', yaml: 'protect:\n  apikeys: ["vendor-{a,b"]\n', code: 'invalid_glob', message: "invalid glob 'vendor-{a,b'", at: '2:13' },
   { name: 'a protect glob with a reversed range', yaml: 'protect:\n  sshUsers: ["user[z-a]"]\n', code: 'invalid_glob', message: 'it can never match', at: '2:14' },
+  // A back-reference cannot be matched in linear time, and names are chosen by others.
+  { name: 'a protect glob with a back-reference', yaml: 'protect:\n  sshUsers: ["(a)\\\\1"]\n', code: 'invalid_glob', message: 'back-reference', at: '2:14' },
   // duplicate identities
   { name: 'a username declared twice', yaml: 'sshUsers:\n  - username: deploy\n  - username: deploy\n', code: 'duplicate_identity', message: "SSH user 'deploy' is declared twice (first as sshUsers[0], line 2)", at: '3:15', path: 'sshUsers[1].username' },
   { name: 'an apikey name declared twice', yaml: 'apikeys:\n  - name: ci\n  - name: other\n  - name: ci\n', code: 'duplicate_identity', message: "apikey 'ci' is declared twice", at: '4:11' },

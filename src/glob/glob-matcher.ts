@@ -1,0 +1,79 @@
+import picomatch from 'picomatch';
+import { LinearRegex } from './linear-regex.js';
+import { UnsupportedRegexError } from './regex-syntax.js';
+
+/**
+ * How protect globs are read: picomatch's syntax with `bash` (names are not paths, so `*` also
+ * matches `/`) and `dot` (globs match leading dots).
+ */
+export const globOptions = { bash: true, dot: true } as const;
+
+/** A predicate over names, and the work its last call did (tests check it stays linear). */
+export interface GlobMatcher {
+  (name: string): boolean;
+  /** States of the automaton: a call costs at most about states × (name length + 1) steps. */
+  readonly size: number;
+  readonly lastSteps: () => number;
+}
+
+/** A glob picomatch cannot use or amsync cannot match in linear time. */
+export class GlobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GlobError';
+  }
+}
+
+/**
+ * Compiles a glob exactly as picomatch reads it, but matched without backtracking: remote
+ * names are under other people's control, and picomatch's regex backtracks (a protect glob
+ * `*-*-*-*-*-*-prod` against a name of 200 dashes blocked the event loop for minutes). The
+ * result is picomatch's, as `picomatch.test` decides it: an empty name never matches, a name
+ * equal to the glob always does, otherwise the regex says. Throws GlobError.
+ */
+export function compileGlob(glob: string): GlobMatcher {
+  let regex: RegExp;
+  try {
+    regex = picomatch.makeRe(glob, globOptions);
+  } catch (error) {
+    throw new GlobError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  // picomatch compiles what it cannot parse (an unclosed brace, a reversed range) to a regex
+  // that never matches.
+  if (regex.source === '$^') throw new GlobError('it can never match (check its braces, brackets and ranges)');
+  let linear: LinearRegex;
+  try {
+    linear = new LinearRegex(regex.source, regex.flags);
+  } catch (error) {
+    if (error instanceof UnsupportedRegexError) throw new GlobError(`it uses ${error.message}, which amsync cannot match in linear time`, { cause: error });
+    throw error;
+  }
+  let steps = 0;
+  const matcher = (name: string): boolean => {
+    steps = 0;
+    if (name === '') return false;
+    if (name === glob) return true;
+    const result = linear.test(name);
+    steps = linear.lastSteps;
+    return result;
+  };
+  return Object.assign(matcher, { size: linear.size, lastSteps: () => steps });
+}
+
+/** Why a glob cannot be used, or undefined when it can. */
+export function globProblem(glob: string): string | undefined {
+  try {
+    compileGlob(glob);
+    return undefined;
+  } catch (error) {
+    if (error instanceof GlobError) return error.message;
+    throw error;
+  }
+}
+
+/** A predicate true when any of the globs matches; false for none. */
+export function anyGlob(globs: readonly string[]): (name: string) => boolean {
+  const matchers = globs.map(compileGlob);
+  if (matchers.length === 0) return () => false;
+  return (name) => matchers.some((m) => m(name));
+}

@@ -1,0 +1,90 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executePlan } from '../../../src/apply/execute-plan.js';
+import { plan } from '../../../src/plan/index.js';
+import { Secret } from '../../../src/secrets/secret.js';
+import { TokenFileError, TokenSink } from '../../../src/secrets/token-sink.js';
+import { readActualState } from '../../../src/state/index.js';
+import { FakeService } from '../../helpers/fake-service.js';
+import { desired, key, policyFor } from '../../helpers/plan-fixtures.js';
+
+/**
+ * Found by an adversarial run: a FIFO at tokensDir/<name> blocked `sync` forever (the sink read
+ * the old file to compare it), and under the daemon a run never ended while health stayed
+ * green. Token files are opened without following links and without blocking, and only a
+ * regular file is compared and replaced.
+ */
+
+let dir: string;
+let tokens: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'amsync-token-files-'));
+  tokens = join(dir, 'tokens');
+  await mkdir(tokens);
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const mkfifo = (path: string) => execFileSync('mkfifo', ['-m', '600', path]);
+
+describe('the token sink opens token files only as regular files', () => {
+  it('a FIFO is an error for that key, at once (no reader waits for a writer)', async () => {
+    mkfifo(join(tokens, 'billing'));
+    const error = await new TokenSink(tokens).write('billing', new Secret('tok-canary-1')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenFileError);
+    expect(error).toMatchObject({ code: 'token_file', message: expect.stringContaining('is a FIFO (named pipe), not a regular file; its token was not written') });
+    expect((error as Error).message).not.toContain('tok-canary-1');
+  });
+
+  it('a symbolic link is never followed, nor replaced', async () => {
+    const target = join(dir, 'elsewhere');
+    await writeFile(target, 'old');
+    await symlink(target, join(tokens, 'billing'));
+    await expect(new TokenSink(tokens).write('billing', new Secret('tok-2'))).rejects.toMatchObject({ code: 'token_file', message: expect.stringContaining('is a symbolic link') });
+    expect(await readFile(target, 'utf8')).toBe('old');
+  });
+
+  it('a device behind a link and a folder are refused too', async () => {
+    await symlink('/dev/zero', join(tokens, 'zero'));
+    await expect(new TokenSink(tokens).write('zero', new Secret('t'))).rejects.toBeInstanceOf(TokenFileError);
+    await mkdir(join(tokens, 'folder'));
+    await expect(new TokenSink(tokens).write('folder', new Secret('t'))).rejects.toMatchObject({ message: expect.stringContaining('is a folder') });
+  });
+
+  it('a regular file is compared and replaced as before', async () => {
+    await writeFile(join(tokens, 'billing'), 'tok-1');
+    const sink = new TokenSink(tokens);
+    expect(await sink.write('billing', new Secret('tok-1'))).toBe(false);
+    expect(await sink.write('billing', new Secret('tok-2'))).toBe(true);
+    expect(await readFile(join(tokens, 'billing'), 'utf8')).toBe('tok-2');
+  });
+});
+
+describe('a sync with an unusable token file ends, and says which key', () => {
+  async function sync(service: FakeService, d: ReturnType<typeof desired>) {
+    const { state, tokens: listed } = await readActualState(service);
+    const policy = policyFor(d);
+    return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens: listed, policy, service, tokenSink: new TokenSink(tokens) });
+  }
+
+  it('a key without changes: reported in tokenErrors; the other keys still get their files', async () => {
+    const s = new FakeService();
+    s.seedKey('billing', [1]);
+    const monitor = s.seedKey('monitor', [1]);
+    mkfifo(join(tokens, 'billing'));
+    const outcome = await sync(s, desired({ apikeys: [key('billing', { roles: [1] }), key('monitor', { roles: [1] })] }));
+    expect(outcome.tokenErrors).toEqual([{ key: 'billing', error: expect.stringContaining('is a FIFO') }]);
+    expect(await readFile(join(tokens, 'monitor'), 'utf8')).toBe(`tok-${monitor}`);
+  });
+
+  it("a key created in this run: its result says its token was not written", async () => {
+    const s = new FakeService();
+    mkfifo(join(tokens, 'deploy-key'));
+    const { results } = await sync(s, desired({ apikeys: [key('deploy-key', { roles: [1] })] }));
+    expect(results).toEqual([expect.objectContaining({ action: 'create', status: 'failed', error: expect.stringContaining('is a FIFO (named pipe)') })]);
+  });
+});
