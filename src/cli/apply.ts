@@ -15,6 +15,7 @@ import { createServiceContext, type ServiceContext } from './service-context.js'
 import { addServiceOptions, resolveFormat, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
 import { version } from './version.js';
+import { writeErr, writeOut } from './output.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -73,7 +74,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, env);
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
     const outcome = await applySavedPlan({
@@ -88,7 +89,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
     });
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
-    process.stdout.write(renderReport(report, format, env));
+    writeOut(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwOnFailures(outcome.plan, outcome.results);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');

@@ -12,6 +12,7 @@ import { publishReport } from './report-outputs.js';
 import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
 import { addServiceOptions, resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import { writeErr, writeOut } from './output.js';
 
 export interface SyncCommandOptions extends ServiceOptions {
   readonly dryRun?: boolean;
@@ -59,7 +60,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   const context = await createServiceContext(opts, env);
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing URL or token is a usage error, found before any request
     const log = context.logger.child({ component: 'sync' });
     const outcome = await context.sync(loaded.desired, {
@@ -74,15 +75,15 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
     const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
-    process.stdout.write(renderReport(report, format, env));
+    writeOut(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
-    if (planFile !== undefined) process.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
+    if (planFile !== undefined) writeErr(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
 
     if (outcome.refusal) {
-      if (opts.out !== undefined) process.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
+      if (opts.out !== undefined) writeErr(`No plan was saved to ${opts.out}: the plan was refused.\n`);
       throw outcome.refusal;
     }
-    if (opts.out !== undefined && planFile === undefined) process.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
+    if (opts.out !== undefined && planFile === undefined) writeErr(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     throwOnFailures(outcome.plan, outcome.results);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
