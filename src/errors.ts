@@ -35,10 +35,10 @@ export class InvalidInputError extends AmsyncError {
 
 /**
  * A safety guard refused the run and nothing was changed: deletion budget, stale saved plan,
- * empty desired set with prune. Exit 3.
+ * empty desired set with prune, a saved plan whose service was not confirmed. Exit 3.
  */
 export class SafetyError extends AmsyncError {
-  constructor(code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch', message: string, options?: { cause?: unknown }) {
+  constructor(code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch' | 'plan_url_unconfirmed', message: string, options?: { cause?: unknown }) {
     super(code, message, options);
     this.name = 'SafetyError';
   }
