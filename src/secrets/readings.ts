@@ -103,7 +103,8 @@ function byteAt(text: string, i: number): number | undefined {
 function percentChar(text: string, i: number): { units: string; length: number } | undefined {
   const lead = byteAt(text, i);
   if (lead === undefined) return undefined;
-  const size = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1;
+  // Bytes that cannot lead a UTF-8 sequence (0x80–0xC1, 0xF5–0xFF) are read alone.
+  const size = lead < 0xc2 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf5 ? 4 : 1;
   let point = size === 1 ? lead : lead & (0xff >> (size + 1));
   for (let k = 1; k < size; k += 1) {
     const next = byteAt(text, i + 3 * k);

@@ -6,7 +6,7 @@ export const redactedMark = '[redacted]';
  * Shorter values are not searched for: replacing every "ab" would garble the text. A
  * password that short is refused by any service worth syncing to.
  */
-export const minSecretLength = 4;
+const minSecretLength = 4;
 
 export type Range = readonly [number, number];
 
@@ -139,10 +139,6 @@ export class SecretScrubber {
         break;
       }
     }
-  }
-
-  scrub(text: string): string {
-    return replaceRanges(text, this.find(text), text.length);
   }
 }
 

@@ -11,14 +11,13 @@
  */
 // eslint-disable-next-line no-control-regex -- matching them is the point
 const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const unsafeOne = new RegExp(unsafe.source);
 // eslint-disable-next-line no-control-regex -- the same without LF
 const unsafeButNewline = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 // What JSON.stringify leaves raw of the above (it escapes C0 itself).
 const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `\u001b` for ESC: the escape a JSON reader or a person both understand. */
-export function unicodeEscape(ch: string): string {
+function unicodeEscape(ch: string): string {
   return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
@@ -30,11 +29,6 @@ export interface EscapeOptions {
 /** Free text with every character above written as a visible `\uXXXX` escape. */
 export function escapeControls(text: string, options: EscapeOptions = {}): string {
   return text.replace(options.keepNewlines ? unsafeButNewline : unsafe, unicodeEscape);
-}
-
-/** Whether `text` holds a character escapeControls would escape. */
-export function hasControls(text: string): boolean {
-  return unsafeOne.test(text);
 }
 
 /**

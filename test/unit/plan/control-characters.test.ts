@@ -47,7 +47,7 @@ describe('control and bidi characters from the service are escaped in every outp
     const out = renderMarkdown(report);
     expect(unsafe(out)).toEqual([]);
     expect(out).toContain('\\u202e');
-    const stale = renderStaleMarkdown('plan.json', { reason: 'service', changes: [{ kind: 'apikey', change: 'created', key: evilName, id: 9 }] });
+    const stale = renderStaleMarkdown('plan.json', { reason: 'service', changes: [{ kind: 'apikey', change: 'created', key: evilName, id: 9, fields: {} }] });
     expect(unsafe(stale)).toEqual([]);
   });
 
@@ -60,7 +60,7 @@ describe('control and bidi characters from the service are escaped in every outp
   });
 
   it('error messages on stderr keep their line breaks and lose the rest', () => {
-    const message = staleMessage('plan.json', { reason: 'service', changes: [{ kind: 'sshUser', change: 'deleted', key: evilName, id: 1 }] });
+    const message = staleMessage('plan.json', { reason: 'service', changes: [{ kind: 'sshUser', change: 'deleted', key: evilName, id: 1, fields: {} }] });
     const out = errText(`error: ${message}\n`);
     expect(unsafe(out)).toEqual([]);
     expect(out.split('\n').length).toBe(message.split('\n').length + 1);

@@ -32,6 +32,10 @@ describe('every known secret is removed from text in every form a server writes 
     expect(scrub('q\\"u\\\\o\\u00E9 and q\\u0022u\\u005co\\u00e9 and \\x71"u\\x5co\\xe9')).toBe('[redacted] and [redacted] and [redacted]');
   });
 
+  it('Latin-1 percent bytes and numeric HTML references, as older servers write them', () => {
+    expect(scrub('q%22u%5Co%E9 and q&#34;u&#x5C;o&#xE9; and q&quot;u\\o&#233;')).toBe('[redacted] and [redacted] and [redacted]');
+  });
+
   it('leaves text that only resembles a secret alone', () => {
     const text = 'q"u\\o (no accent), q\\"u, %C3%A9, &quot;, a\\b+c';
     expect(scrub(text)).toBe(text);
