@@ -34,7 +34,7 @@ export default tseslint.config(
         paths: ioModules.map((name) => ({ name, message: 'src/plan/ is pure: no I/O (DESIGN.md §2).' })),
         patterns: [
           { group: ['node:*'], message: 'src/plan/ is pure: no Node built-ins.' },
-          { regex: '^\\.\\./(?!model/|errors\\.js$)', message: 'src/plan/ imports model and errors only.' },
+          { regex: '^\\.\\./(?!model/|text/|errors\\.js$)', message: 'src/plan/ imports model, text and errors only.' },
         ],
       }],
       'no-restricted-globals': ['error',
@@ -48,6 +48,13 @@ export default tseslint.config(
     files: ['src/model/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'src/model/ imports nothing outside itself.' }] }],
+    },
+  },
+  {
+    // General text tools (control and bidi escaping): pure, used by every layer.
+    files: ['src/text/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'src/text/ imports nothing outside itself.' }] }],
     },
   },
   {

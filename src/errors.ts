@@ -35,10 +35,15 @@ export class InvalidInputError extends AmsyncError {
 
 /**
  * A safety guard refused the run and nothing was changed: deletion budget, stale saved plan,
- * empty desired set with prune, another writer holding the lock. Exit 3.
+ * empty desired set with prune, another writer holding the lock, a saved plan whose service
+ * was not confirmed. Exit 3.
  */
 export class SafetyError extends AmsyncError {
-  constructor(code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch' | 'writer_locked' | 'not_leader', message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch' | 'writer_locked' | 'not_leader' | 'plan_url_unconfirmed',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(code, message, options);
     this.name = 'SafetyError';
   }

@@ -1,3 +1,5 @@
+import { scrub, scrubbedExcerpt } from '../secrets/known-secrets.js';
+
 const REDACTED = '[redacted]';
 // Keys whose values are secrets wherever they appear in a body.
 const secretKey = /token|password|passwd|secret|authorization/i;
@@ -5,11 +7,6 @@ const secretKey = /token|password|passwd|secret|authorization/i;
 // An auth scheme word (`Authorization: Bearer xyz`) belongs to the value.
 const secretPair = /("?[\w-]*(?:token|password|passwd|secret|authorization)[\w-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"?|(?:(?:bearer|basic|token)\s+)?[^\s,;&}\]]+)/gi;
 const bearer = /(bearer\s+)[^\s"',;]+/gi;
-/**
- * Shorter known secrets are not searched for: replacing every "ab" would garble the text,
- * and the key-based rules above already cover structured bodies.
- */
-const minKnownSecretLength = 4;
 
 function redactValue(value: unknown, depth: number): unknown {
   if (depth > 20) return REDACTED;
@@ -24,18 +21,22 @@ function redactValue(value: unknown, depth: number): unknown {
   return value;
 }
 
-/** Replaces every occurrence of the known secret values, and anything that looks like one. */
+/**
+ * Removes every known secret (and `knownSecrets`) in any encoding (see secrets/known-secrets.ts),
+ * then anything that looks like a credential: a bearer token, a `password=...` pair.
+ */
 export function redactText(text: string, knownSecrets: readonly string[] = []): string {
-  let out = text;
-  for (const secret of knownSecrets) {
-    if (secret.length >= minKnownSecretLength) out = out.split(secret).join(REDACTED);
-  }
-  return out.replace(bearer, `$1${REDACTED}`).replace(secretPair, `$1"${REDACTED}"`);
+  return redactPatterns(scrub(text, knownSecrets));
+}
+
+function redactPatterns(text: string): string {
+  return text.replace(bearer, `$1${REDACTED}`).replace(secretPair, `$1"${REDACTED}"`);
 }
 
 /**
- * A short, one-line excerpt of a response body for an error message. Secrets are removed
- * before the text is cut, so a secret straddling the cut cannot leave a prefix behind.
+ * A short, one-line excerpt of a response body for an error message. A JSON body has its
+ * secret-named fields blanked first; then secrets are removed before the text is cut, so a
+ * secret straddling the cut cannot leave a prefix behind.
  */
 export function bodyExcerpt(body: string, knownSecrets: readonly string[] = [], maxLength = 160): string {
   let text: string;
@@ -44,9 +45,19 @@ export function bodyExcerpt(body: string, knownSecrets: readonly string[] = [], 
   } catch {
     text = body;
   }
-  // Control characters and line breaks would let a body forge log lines.
-  // eslint-disable-next-line no-control-regex -- removing them is the point
-  const oneLine = redactText(text, knownSecrets).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  if (oneLine.length === 0) return '(empty body)';
-  return oneLine.length > maxLength ? `${oneLine.slice(0, maxLength)}…` : oneLine;
+  const excerpt = textExcerpt(text, knownSecrets, maxLength);
+  return excerpt.length === 0 ? '(empty body)' : excerpt;
+}
+
+/**
+ * Outside text (a body, a field of the service's error) as one short line for a message:
+ * scrubbed, then folded onto one line, then cut.
+ */
+export function textExcerpt(text: string, knownSecrets: readonly string[], maxLength: number): string {
+  return scrubbedExcerpt(text, maxLength, {
+    extra: knownSecrets,
+    // Control characters and line breaks would let a body forge log lines.
+    // eslint-disable-next-line no-control-regex -- removing them is the point
+    transform: (scrubbed) => redactPatterns(scrubbed).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim(),
+  });
 }

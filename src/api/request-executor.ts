@@ -3,7 +3,7 @@ import { ApiError, type ApiErrorCode, type ServiceFieldError } from './api-error
 import { emitSafely, type ClientEvents } from './client-events.js';
 import { describeFailure, errorCodeFor } from './error-codes.js';
 import type { DispatchStamp } from './rate-controller.js';
-import { bodyExcerpt, redactText } from './redact.js';
+import { bodyExcerpt, redactText, textExcerpt } from './redact.js';
 import { parseRetryAfter } from './retry-after.js';
 import { decideRetry, type AttemptFailure, type HttpMethod, type RetryPolicyOptions, type StopReason } from './retry-policy.js';
 import { serviceErrorBodySchema } from './schemas.js';
@@ -55,6 +55,7 @@ function header(headers: Readonly<Record<string, string | string[] | undefined>>
 
 const maxServiceErrors = 5;
 const maxMsgLength = 200;
+const maxNameLength = 60;
 
 function serviceErrors(body: string, secrets: readonly string[]): ServiceFieldError[] {
   let json: unknown;
@@ -65,10 +66,11 @@ function serviceErrors(body: string, secrets: readonly string[]): ServiceFieldEr
   }
   const parsed = serviceErrorBodySchema.safeParse(json);
   if (!parsed.success) return [];
+  // Every part is outside text: each is scrubbed before it is cut.
   return parsed.data.errors.slice(0, 20).map((entry) => ({
-    ...(entry.field === undefined ? {} : { field: entry.field }),
-    ...(entry.type === undefined ? {} : { type: entry.type }),
-    ...(entry.msg === undefined ? {} : { msg: redactText(entry.msg, secrets).slice(0, maxMsgLength) }),
+    ...(entry.field === undefined ? {} : { field: textExcerpt(entry.field, secrets, maxNameLength) }),
+    ...(entry.type === undefined ? {} : { type: textExcerpt(entry.type, secrets, maxNameLength) }),
+    ...(entry.msg === undefined ? {} : { msg: textExcerpt(entry.msg, secrets, maxMsgLength) }),
   }));
 }
 
@@ -261,7 +263,7 @@ export class RequestExecutor {
     const errors = outcome.kind === 'response' ? serviceErrors(outcome.body, secrets) : [];
     let detail = describeFailure(failure);
     if (errors.length > 0) detail += `: ${explainServiceErrors(errors)}`;
-    else if (outcome.kind === 'response' && failure.kind === 'status' && failure.status >= 500 && outcome.body.trim() !== '') {
+    else if (outcome.kind === 'response' && failure.kind === 'status' && failure.status >= 400 && outcome.body.trim() !== '') {
       detail += `: ${bodyExcerpt(outcome.body, secrets, 120)}`;
     }
     const hint = stopHints[stop];

@@ -1,4 +1,5 @@
 import { AmsyncError } from '../errors.js';
+import { scrub } from '../secrets/known-secrets.js';
 
 /** The stable code of an error, when it has one (ApiError and every AmsyncError do). */
 export function errorCode(error: unknown): string | undefined {
@@ -8,10 +9,11 @@ export function errorCode(error: unknown): string | undefined {
 }
 
 /**
- * One line for a result's `error`. ApiError messages are built without secrets (method,
- * path, status, the service's field errors); anything else is cut to its first line.
+ * One line for a result's `error`. ApiError messages are built scrubbed (method, path,
+ * status, the service's field errors); any message is scrubbed again before its first line
+ * is cut to length, so a secret straddling the cut cannot leave a prefix behind.
  */
 export function errorSummary(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? '').slice(0, 500);
+  return (scrub(message).split('\n')[0] ?? '').slice(0, 500);
 }

@@ -2,6 +2,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { InvalidInputError } from '../errors.js';
 import { parseSavedPlan, serialiseSavedPlan, type SavedPlan } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
+import { scrub } from '../secrets/known-secrets.js';
+import { jsonSafe } from '../text/safe-text.js';
 
 /**
  * Largest plan file read. A plan of 100k creates against 100k listed items is about 50 MB;
@@ -12,9 +14,11 @@ export const maxPlanFileBytes = 256 * 1024 * 1024;
 /**
  * Writes a saved plan: 0600 (it names accounts and secret references, which are not for
  * everyone), atomically (a reader never sees half a plan, and a crash leaves the old one).
+ * It is a CI artifact: it passes the one redaction step like any output, so a service that
+ * names an item after a secret cannot smuggle the secret into it.
  */
 export async function writeSavedPlan(path: string, saved: SavedPlan): Promise<void> {
-  await writeFileAtomic(path, serialiseSavedPlan(saved), 0o600);
+  await writeFileAtomic(path, jsonSafe(scrub(serialiseSavedPlan(saved))), 0o600);
 }
 
 /** Reads and checks a plan file; InvalidInputError (exit 65) for anything but a good plan. */

@@ -16,6 +16,7 @@ import { createServiceContext, type ServiceContext } from './service-context.js'
 import { addServiceOptions, resolveFormat, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
 import { version } from './version.js';
+import { writeErr, writeOut } from './output.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -72,10 +73,10 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before);
 
   const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, env);
-  const interrupts = catchInterrupts(process, (s) => process.stderr.write(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  const interrupts = catchInterrupts(process, (s) => writeErr(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
     const outcome = await applySavedPlan({
@@ -93,7 +94,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       signal: interrupts.signal,
     });
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
-    process.stdout.write(renderReport(report, format, env));
+    writeOut(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
@@ -105,17 +106,23 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
 }
 
 /**
- * The service the plan was made for: the plan's URL unless one is configured, and a
- * configured one must be the same (a plan reviewed for staging is not applied to production).
+ * The service the plan was made for, confirmed by the caller. A plan file is a CI artifact
+ * (anyone who can write to the pipeline's artifacts can swap it), so the URL is never taken
+ * from it alone: it must be configured (--url, AMSYNC_URL or the settings file) and be the
+ * plan's, else the bearer token would go wherever the file says. A plan reviewed for staging
+ * is not applied to production either. Both refusals come before any request.
  */
 async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, env: Env): Promise<ServiceContext> {
   const context = await createServiceContext(opts, env);
   const configured = context.settings.url;
   if (configured === undefined) {
     context.close();
-    return createServiceContext({ ...opts, url: saved.serviceUrl }, env);
+    throw new SafetyError(
+      'plan_url_unconfirmed',
+      `the plan was made for ${saved.serviceUrl}, and amsync apply does not take the service URL from a plan file alone; nothing was sent; set --url or AMSYNC_URL to the service it was made for`,
+    );
   }
-  if (trimSlashes(configured) !== trimSlashes(saved.serviceUrl)) {
+  if (!sameService(configured, saved.serviceUrl)) {
     context.close();
     throw new SafetyError(
       'plan_mismatch',
@@ -123,6 +130,21 @@ async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, en
     );
   }
   return context;
+}
+
+/** Same scheme, host, port and path: case of the host, a default port and trailing slashes aside. */
+export function sameService(a: string, b: string): boolean {
+  const normal = (url: string): string | undefined => {
+    try {
+      const parsed = new URL(url);
+      parsed.pathname = parsed.pathname.replace(/\/+$/, '');
+      return parsed.href.replace(/\/+$/, '');
+    } catch {
+      return undefined;
+    }
+  };
+  const left = normal(a);
+  return left !== undefined && left === normal(b);
 }
 
 /** The refusal as Markdown in the step summary, and in the report file with what moved. */
@@ -143,6 +165,3 @@ async function hashIfReadable(path: string): Promise<string | undefined> {
   }
 }
 
-function trimSlashes(url: string): string {
-  return url.replace(/\/+$/, '');
-}

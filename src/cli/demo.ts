@@ -12,6 +12,7 @@ import type { CommandContext } from './commands.js';
 import { renderReport, useColor } from './render-report.js';
 import { createServiceContext } from './service-context.js';
 import { resolveFormat, type OutputFormat } from './shared-options.js';
+import { writeOut } from './output.js';
 
 /** The demo's own secret values for examples/access.yaml: fake, printed nowhere. */
 const demoSecrets = { DEPLOY_PASSWORD: 'demo-deploy-password' };
@@ -65,13 +66,13 @@ async function runDemo(file: string, format: OutputFormat): Promise<void> {
       const { desired } = await context.loadDesired();
       say('== 1. amsync sync ==');
       const first = await context.sync(desired, { dryRun: false });
-      process.stdout.write(renderReport(asReport(first, false, file), format, env));
+      writeOut(renderReport(asReport(first, false, file), format, env));
       if (first.refusal) throw first.refusal;
       const failed = first.results?.filter((r) => r.status !== 'applied').length ?? 0;
       if (failed > 0 || first.plan.problems.length > 0) throw new ChangesFailedError(failed, `the demo sync did not apply cleanly (${failed} failed, ${first.plan.problems.length} not planned)`);
       say('\n== 2. amsync plan (again) ==');
       const second = await context.sync(desired, { dryRun: true });
-      process.stdout.write(renderReport(asReport(second, true, file), format, env));
+      writeOut(renderReport(asReport(second, true, file), format, env));
       const writes = emulator.requests().filter((r) => r.method !== 'GET').length;
       say(`\nThe emulator saw ${emulator.requests().length} requests, ${writes} of them writes, all from the first sync.`);
       say('Next: `amsync emulator --port 8080 --token dev` in one terminal, then `AMSYNC_URL=http://127.0.0.1:8080 AMSYNC_TOKEN=dev amsync plan -f your-access.yaml`.');

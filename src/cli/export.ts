@@ -10,6 +10,7 @@ import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
 import { createServiceContext } from './service-context.js';
 import { addServiceOptions, type ServiceOptions } from './shared-options.js';
+import { writeErr } from './output.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -62,7 +63,7 @@ export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
     verifyRoundTrip(text, state);
     const bytes = Buffer.byteLength(text);
     if (bytes > limits.maxFileBytes) {
-      process.stderr.write(
+      writeErr(
         `warning: the export is ${(bytes / 1024 / 1024).toFixed(1)} MB, more than the ${limits.maxFileBytes / 1024 / 1024} MB a desired-state file may have; validate and plan will refuse it\n`,
       );
     }
@@ -74,7 +75,7 @@ export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
     await writeFileAtomic(resolve(output), text, 0o644);
     const { desired, skipped, pinned } = exported;
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
-    process.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
+    writeErr(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
     context.close();
   }

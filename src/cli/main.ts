@@ -3,6 +3,7 @@ import { AmsyncError, exitCodeFor, exitCodes, InvalidInputError } from '../error
 import { formatDiagnostic } from './format-diagnostic.js';
 import { registerCommands } from './commands.js';
 import { version } from './version.js';
+import { writeErr } from './output.js';
 
 /**
  * The CLI entry: builds the command tree, runs it, and maps every outcome to an exit code.
@@ -56,17 +57,17 @@ function reportError(error: unknown): number {
     return exitCodes.usage;
   }
   if (error instanceof InvalidInputError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    for (const d of error.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+    writeErr(`error: ${error.message}\n`);
+    for (const d of error.diagnostics) writeErr(`${formatDiagnostic(d)}\n`);
     return exitCodeFor(error);
   }
   if (error instanceof AmsyncError) {
-    process.stderr.write(`error: ${error.message}\n`);
+    writeErr(`error: ${error.message}\n`);
     return exitCodeFor(error);
   }
   // An unexpected error is a bug; print its stack (it never holds a secret: secrets are
   // Secret objects that render as [redacted]).
-  process.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  writeErr(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return exitCodes.failure;
 }
 

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import { renderMarkdown, toJsonDocument, type Report } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
+import { scrub } from '../secrets/known-secrets.js';
+import { jsonSafe } from '../text/safe-text.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -18,7 +20,8 @@ export interface PublishOptions {
 /**
  * Where a report goes besides stdout, the same for `plan`, `sync` and `apply`: the Markdown
  * summary appended to GITHUB_STEP_SUMMARY (GitHub Actions shows it on the run's page) and
- * the `--report` file. Both are built by the redacting renderers, so neither holds a secret.
+ * the `--report` file. Both are built by the redacting renderers, and both pass the one
+ * redaction step on the way out, so neither holds a secret.
  */
 export async function publishReport(report: Report, options: PublishOptions): Promise<void> {
   await appendStepSummary(options.env, renderMarkdown(report));
@@ -38,7 +41,7 @@ export function reportDocument(report: Report, now: Date, refusal?: Record<strin
 export async function appendStepSummary(env: Env, markdown: string): Promise<void> {
   if (!env.GITHUB_STEP_SUMMARY) return;
   try {
-    await appendFile(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+    await appendFile(env.GITHUB_STEP_SUMMARY, `${scrub(markdown)}\n`);
   } catch (error) {
     throw new AmsyncError('step_summary_unwritable', `cannot append to GITHUB_STEP_SUMMARY: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
   }
@@ -47,7 +50,7 @@ export async function appendStepSummary(env: Env, markdown: string): Promise<voi
 /** The `--report` file: the JSON document of --json plus a timestamp; 0600, written atomically. */
 export async function writeReportFile(path: string, doc: Record<string, unknown>): Promise<void> {
   try {
-    await writeFileAtomic(resolve(path), `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+    await writeFileAtomic(resolve(path), `${jsonSafe(scrub(JSON.stringify(doc, null, 2)))}\n`, 0o600);
   } catch (error) {
     throw new AmsyncError('report_unwritable', `cannot write the report ${path}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
   }

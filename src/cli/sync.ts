@@ -14,6 +14,7 @@ import { publishReport } from './report-outputs.js';
 import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
 import { addServiceOptions, resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import { writeErr, writeOut } from './output.js';
 
 export interface SyncCommandOptions extends ServiceOptions {
   readonly dryRun?: boolean;
@@ -62,10 +63,10 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   }
   const context = await createServiceContext(opts, env);
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
-  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => process.stderr.write(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => writeErr(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing URL or token is a usage error, found before any request
     const log = context.logger.child({ component: 'sync' });
     const outcome = await context.sync(loaded.desired, {
@@ -82,15 +83,15 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
     const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
-    process.stdout.write(renderReport(report, format, env));
+    writeOut(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
-    if (planFile !== undefined) process.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
+    if (planFile !== undefined) writeErr(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
 
     if (outcome.refusal) {
-      if (opts.out !== undefined) process.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
+      if (opts.out !== undefined) writeErr(`No plan was saved to ${opts.out}: the plan was refused.\n`);
       throw outcome.refusal;
     }
-    if (opts.out !== undefined && planFile === undefined) process.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
+    if (opts.out !== undefined && planFile === undefined) writeErr(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
@@ -108,7 +109,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
 export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined, tokenErrors: readonly TokenError[] = []): void {
   const failed = results?.filter((r) => r.status !== 'applied').length ?? 0;
   // Each one names its key and file; they go to stderr beside the report, before the summary line.
-  for (const t of tokenErrors) process.stderr.write(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`);
+  for (const t of tokenErrors) writeErr(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`);
   if (plan.problems.length > 0) {
     throw new AmsyncError('plan_problems', `${plan.problems.length} declared item${plan.problems.length === 1 ? '' : 's'} could not be planned (see above)${failed > 0 ? `, and ${failed} change${failed === 1 ? '' : 's'} did not apply` : ''}`);
   }

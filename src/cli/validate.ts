@@ -7,6 +7,7 @@ import { loadDesired } from '../spec/load.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { resolveDesiredFile } from './shared-options.js';
+import { writeErr, writeOut } from './output.js';
 
 interface ValidateOptions {
   readonly file?: string;
@@ -49,15 +50,15 @@ export function registerValidateCommand(program: Command, _ctx: CommandContext):
     .option('--require-secrets', 'fail (65) when a password variable is unset or a secret file unreadable, as plan and sync do; by default that is a warning, so CI jobs without secrets can validate')
     .action(async (opts: ValidateOptions) => {
       const report = await validate(opts, process.env);
-      if (opts.json === true) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      if (opts.json === true) writeOut(`${JSON.stringify(report, null, 2)}\n`);
       if (!report.valid) {
         // The entry prints these to stderr and exits 65.
         const inFile = report.errors.filter((d) => d.position?.file === report.file || d.code === 'file_unreadable').length;
         const what = inFile > 0 ? report.file : 'settings';
         throw new InvalidInputError(`${what}: invalid — ${plural(report.errors.length, 'error')}; nothing was sent`, [...report.errors, ...report.warnings], inFile > 0 ? 'desired_invalid' : 'settings_invalid');
       }
-      for (const w of report.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
-      if (opts.json !== true) process.stdout.write(`${summaryLine(report)}\n`);
+      for (const w of report.warnings) writeErr(`${formatDiagnostic(w)}\n`);
+      if (opts.json !== true) writeOut(`${summaryLine(report)}\n`);
     });
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../obs/logger.js';
+import { scrub } from '../secrets/known-secrets.js';
 import { DaemonError } from './daemon-error.js';
 import { listenUrl, type ListenAddress } from './listen-address.js';
 import type { Readiness } from './readiness.js';
@@ -89,7 +90,9 @@ async function handle(options: HealthServerOptions, req: IncomingMessage, res: S
   }
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+function send(res: ServerResponse, status: number, contentType: string, text: string): void {
+  // Whatever a reason or a label was built from, the one redaction step runs on every answer.
+  const body = scrub(text);
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }

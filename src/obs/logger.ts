@@ -1,4 +1,6 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { scrub } from '../secrets/known-secrets.js';
+import { jsonSafe } from '../text/safe-text.js';
 
 export type { Logger } from 'pino';
 
@@ -27,19 +29,41 @@ export interface LoggerOptions {
   pretty?: boolean;
 }
 
+/**
+ * A JSON log line on its way out: through the one redaction step (every known secret, in
+ * every encoding), and with control and bidi characters as `\uXXXX` escapes (JSON.stringify
+ * leaves C1 and bidi controls raw). The line stays the same JSON document.
+ */
+export function safeLogLine(line: string): string {
+  return jsonSafe(scrub(line));
+}
+
+// A JSON escape of a control or bidi character (or an escaped backslash, skipped so that
+// `\\u001b`, a backslash followed by text, is left alone).
+const controlEscape = /\\(?:\\|u(?:00[01][0-9a-f]|007f|00[89][0-9a-f]|061c|200[ef]|202[89a-e]|206[6-9])|[bfnrtv])/gi;
+
+/**
+ * The same for pino-pretty, which parses the line and prints its strings as they are: the
+ * escapes are escaped once more, so a terminal shows `\u001b` and never receives ESC.
+ */
+export function safePrettyLine(line: string): string {
+  return safeLogLine(line).replace(controlEscape, (escape) => (escape === '\\\\' ? escape : `\\${escape}`));
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const redact = { paths: [...redactPaths], censor: '[redacted]' };
   if (options.destination) {
-    return pino({ level, redact, base: { name: 'amsync' } }, options.destination);
+    return pino({ level, redact, hooks: { streamWrite: safeLogLine }, base: { name: 'amsync' } }, options.destination);
   }
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   if (pretty) {
     return pino({
       level,
       redact,
+      hooks: { streamWrite: safePrettyLine },
       transport: { target: 'pino-pretty', options: { destination: 2, colorize: !process.env.NO_COLOR, ignore: 'pid,hostname,name' } },
     });
   }
-  return pino({ level, redact, base: { name: 'amsync' } }, pino.destination({ dest: 2, sync: true }));
+  return pino({ level, redact, hooks: { streamWrite: safeLogLine }, base: { name: 'amsync' } }, pino.destination({ dest: 2, sync: true }));
 }

@@ -1,6 +1,7 @@
 import type { Change, ChangeResult } from '../model/index.js';
 import type { Report } from './report.js';
 import { summarize } from './summary.js';
+import { jsonSafe } from '../text/safe-text.js';
 
 /**
  * The JSON document of DESIGN.md §5. `formatVersion` changes only with a breaking change.
@@ -23,8 +24,9 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   return doc;
 }
 
+/** C1 and bidi controls in names come out as `\uXXXX` escapes: the same document, safe on a terminal. */
 export function renderJson(report: Report): string {
-  return `${JSON.stringify(toJsonDocument(report), null, 2)}\n`;
+  return `${jsonSafe(JSON.stringify(toJsonDocument(report), null, 2))}\n`;
 }
 
 function jsonChange(c: Change): Record<string, unknown> {

@@ -17,10 +17,10 @@ export function renderText(report: Report, options: TextOptions): string {
   const paint = painter(options.color);
   const { plan } = report;
   const lines: string[] = [];
-  for (const note of plan.notes) lines.push(paint('yellow', `Note: ${note}`));
+  for (const note of plan.notes) lines.push(paint('yellow', `Note: ${safeText(note)}`));
   if (plan.notes.length > 0) lines.push('');
   for (const p of plan.problems) {
-    const where = p.source ? `${p.source.file}:${p.source.line}:${p.source.col}: ` : '';
+    const where = p.source ? safeText(`${p.source.file}:${p.source.line}:${p.source.col}: `) : '';
     lines.push(paint('red', `Error: ${where}${p.kind} ${quoteKey(p.key)}: ${safeText(p.message)}`));
   }
   if (plan.problems.length > 0) lines.push('');
@@ -46,7 +46,7 @@ export function renderText(report: Report, options: TextOptions): string {
 function renderChange(change: Change, paint: Paint): string[] {
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
-  const reason = change.reason ? ` (${change.reason})` : '';
+  const reason = change.reason ? ` (${safeText(change.reason)})` : '';
   const head = `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`;
   const names = Object.keys(change.fields);
   const width = Math.max(0, ...names.map((n) => n.length));

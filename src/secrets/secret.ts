@@ -1,4 +1,5 @@
 import type { SecretValue } from '../model/secret-value.js';
+import { registerSecret } from './known-secrets.js';
 
 const REDACTED = '[redacted]';
 const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
@@ -8,12 +9,16 @@ const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
  * template strings all give `[redacted]`; `reveal()` is called only where a request body or
  * a 0600 file is written. The value lives in a private field, so it is not enumerable and
  * structured logging cannot walk into it.
+ *
+ * Making one registers the value as a known secret (known-secrets.ts): it is then scrubbed
+ * from every output, however a server echoes it back.
  */
 export class Secret implements SecretValue {
   readonly #value: string;
 
   constructor(value: string) {
     this.#value = value;
+    registerSecret(value);
   }
 
   reveal(): string {

@@ -60,15 +60,13 @@ const seed: SeedData = {
 interface Run {
   env?: Record<string, string | undefined>;
   token?: string;
-  /** Leave AMSYNC_URL out: `apply` then uses the plan's URL. */
-  noUrl?: boolean;
 }
 
 function amsync(args: string[], run: Run = {}): Promise<CliRun> {
   return runCli(args, {
     cwd: dir,
     env: {
-      AMSYNC_URL: run.noUrl ? undefined : emu.url,
+      AMSYNC_URL: emu.url,
       AMSYNC_TOKEN: run.token ?? TOKEN,
       DEPLOY_PASSWORD: PASSWORD,
       ...run.env,
@@ -117,7 +115,7 @@ describe('amsync plan --out, then amsync apply', () => {
     expect(planned.code).toBe(0);
     expect(planned.stderr).toContain('Saved the plan to plan.json. To apply exactly these changes: amsync apply plan.json');
     expect(writes()).toEqual([]);
-    const applied = await amsync(['apply', 'plan.json', '--json'], { noUrl: true });
+    const applied = await amsync(['apply', 'plan.json', '--json']);
     expect(applied.code, applied.stderr).toBe(0);
     const viaApply = JSON.parse(applied.stdout) as Record<string, unknown>;
 

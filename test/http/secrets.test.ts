@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AmClient, ApiError } from '../../src/api/index.js';
 import { Secret } from '../../src/secrets/secret.js';
+import { forms } from '../helpers/encodings.js';
 import { mockClient, service, testToken, useStrictHttpMock } from '../helpers/http-mock.js';
 
 useStrictHttpMock();
@@ -106,5 +107,53 @@ describe('a secret planted as a canary never appears in an error message or an e
     for (const text of [JSON.stringify(key), inspect(key), String(key.token), JSON.stringify(seen)]) {
       expect(text).not.toContain(apikeyTokenCanary);
     }
+  });
+});
+
+describe('a secret the service echoes escaped or encoded is scrubbed too (issue 12, findings 3 and 4)', () => {
+  // A quote, a backslash, non-ASCII and a space: JSON.stringify writes it as "q\"u\\oé pw".
+  const password = 'q"u\\oé pw-7c1d';
+  const listedToken = 'listed+apikey/token=5e0b';
+  const everyForm = forms([password, listedToken, testToken]);
+
+  function expectNoForm(error: Error): void {
+    const surfaces = [error.message, inspect(error, { depth: 10 }), JSON.stringify((error as ApiError).errors ?? [])];
+    for (const text of surfaces) expect(everyForm.filter((form) => text.includes(form))).toEqual([]);
+  }
+
+  it('a 400 whose structured errors quote the password JSON-escaped', async () => {
+    service()
+      .post('/api/sshusers')
+      .reply(400, (_uri, body) => ({ errors: [{ field: 'password', type: 'rule', msg: `rejected ${JSON.stringify(body)}: password ${JSON.stringify(password)}` }] }));
+    const error = await failure(watched().createSshUser({ username: 'deploy', level: 'n1', password: new Secret(password) }));
+    expect(error.code).toBe('bad_request');
+    expect(error.errors[0]).toMatchObject({ field: 'password', type: 'rule' });
+    expect(error.errors[0]!.msg).toContain('password "[redacted]"');
+    expectNoForm(error);
+  });
+
+  it('a 500 whose JSON body of another shape quotes the request (re-encoded for the excerpt)', async () => {
+    service()
+      .put('/api/sshusers/7')
+      .reply(500, (_uri, body) => ({ error: 'internal', request: JSON.stringify(body) }));
+    const error = await failure(watched({ retry: { maxAttempts: 1 } }).updateSshUser(7, { password: new Secret(password) }));
+    expect(error.code).toBe('server_error');
+    expect(error.message).toMatch(/500 internal server error: \{"error":"internal","request":"\{\\"password\\":\\"\[redacted\]\\"\}"\}/);
+    expectNoForm(error);
+  });
+
+  it('a 502 text body that quotes an apikey token known only from the listing', async () => {
+    service()
+      .get('/api/3rdparty/apikeys')
+      .query(true)
+      .reply(200, { cursor: { current: 0, next: null, previous: null }, apikeys: [{ id: 4, name: 'ci', superuser: false, roles: [], token: listedToken }] });
+    service()
+      .put('/api/3rdparty/apikeys/4')
+      .reply(502, `bad gateway: upstream key ${listedToken} / ${encodeURIComponent(listedToken)} / ${JSON.stringify(listedToken)}`, { 'content-type': 'text/plain' });
+    const c = watched({ retry: { maxAttempts: 1 } });
+    await c.listAllApikeys();
+    const error = await failure(c.updateApikey(4, { roles: [1] }));
+    expect(error.message).toContain('bad gateway: upstream key [redacted] / [redacted] / "[redacted]"');
+    expectNoForm(error);
   });
 });

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/obs/logger.js';
 import { Secret } from '../../../src/secrets/secret.js';
+import { everyEncoding } from '../../helpers/encodings.js';
 
 const canary = 'canary-7f3a9c-secret-value';
 
@@ -77,5 +78,17 @@ describe('a Secret never prints', () => {
     const log = createLogger({ level: 'trace', destination: out.stream });
     log.debug({ secret, body: { password: secret, token: secret } }, 'request');
     expect(out.text()).not.toContain(canary);
+  });
+
+  it("amsync's logger scrubs a known secret that reached a log line as plain text, in any encoding", () => {
+    const password = 'q"u\\oé log-canary';
+    new Secret(password);
+    const out = sink();
+    const log = createLogger({ level: 'trace', destination: out.stream });
+    const echoed = everyEncoding(password);
+    log.warn({ body: `{"password":${JSON.stringify(password)}}`, query: `pw=${echoed.form}` }, `the service said ${echoed.jsonAsciiUpper} and ${echoed.url}`);
+    const text = out.text();
+    expect(Object.values(echoed).filter((form) => text.includes(form))).toEqual([]);
+    expect(JSON.parse(text)).toMatchObject({ body: '{"password":"[redacted]"}', query: 'pw=[redacted]', msg: 'the service said [redacted] and [redacted]' });
   });
 });

@@ -1,0 +1,157 @@
+import { maxExpansion, readings, type Reading } from './readings.js';
+
+export const redactedMark = '[redacted]';
+
+/**
+ * Shorter values are not searched for: replacing every "ab" would garble the text. A
+ * password that short is refused by any service worth syncing to.
+ */
+const minSecretLength = 4;
+
+export type Range = readonly [number, number];
+
+const printableAscii = /^[\x21-\x7e]*$/;
+
+/** The forms of one value a server may echo besides itself: trimmed, and in either Unicode normal form. */
+function variants(value: string): string[] {
+  // Tokens: nothing to trim or normalise (100k of them are registered per listing).
+  if (printableAscii.test(value)) return value.length >= minSecretLength ? [value] : [];
+  const forms = new Set([value, value.trim(), value.normalize('NFC'), value.normalize('NFD')]);
+  return [...forms].filter((form) => form.length >= minSecretLength);
+}
+
+export function mergeRanges(ranges: Range[]): Range[] {
+  ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const merged: [number, number][] = [];
+  for (const [start, end] of ranges) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], end);
+    else merged.push([start, end]);
+  }
+  return merged;
+}
+
+interface LengthTable {
+  readonly length: number;
+  /** base^length mod 2^32. */
+  readonly power: number;
+  /** Values of this length by hash; one string when alone, as nearly all are. */
+  readonly byHash: Map<number, string | string[]>;
+}
+
+const base = 0x01000193;
+const filterShift = 10;
+const filterBits = 2 ** (32 - filterShift); // odd, so powers of it never vanish mod 2^32
+
+/** Polynomial hash mod 2^32 of text[from, to). */
+function hashOf(text: string, from: number, to: number): number {
+  let h = 0;
+  for (let i = from; i < to; i += 1) h = (Math.imul(h, base) + text.charCodeAt(i)) | 0;
+  return h;
+}
+
+/**
+ * Finds and removes known secret values in text, whatever way the text encodes them (see
+ * readings.ts). Values are looked up by length and a rolling hash, then compared, so the cost
+ * per character of text grows with the number of distinct lengths, not of secrets (100k
+ * listed apikey tokens share one or two lengths).
+ */
+export class SecretScrubber {
+  /** One table per length, longest first. */
+  #tables: LengthTable[] = [];
+  /** First code units of known values: most positions of a text are rejected by one lookup. */
+  readonly #heads = new Uint8Array(0x10000);
+  /** One bit per bucket of hashes of known values: most hash lookups end here. */
+  readonly #filter = new Uint8Array(filterBits >>> 3);
+  /** Whether a known value holds a space (only then is `+` read as one). */
+  #spaces = false;
+  #longest = 0;
+
+  constructor(values: Iterable<string> = []) {
+    for (const value of values) this.add(value);
+  }
+
+  /** Registers a value; shorter than minSecretLength it is ignored. */
+  add(value: string): void {
+    for (const form of variants(value)) {
+      const { byHash } = this.#table(form.length);
+      const hash = hashOf(form, 0, form.length);
+      const values = byHash.get(hash);
+      if (values === undefined) byHash.set(hash, form);
+      else if (typeof values === 'string') {
+        if (values !== form) byHash.set(hash, [values, form]);
+      } else if (!values.includes(form)) values.push(form);
+      this.#heads[form.charCodeAt(0)] = 1;
+      const bucket = hash >>> filterShift;
+      this.#filter[bucket >>> 3]! |= 1 << (bucket & 7);
+      if (form.includes(' ')) this.#spaces = true;
+      this.#longest = Math.max(this.#longest, form.length);
+    }
+  }
+
+  #table(length: number): LengthTable {
+    const existing = this.#tables.find((t) => t.length === length);
+    if (existing) return existing;
+    let power = 1;
+    for (let k = 0; k < length; k += 1) power = Math.imul(power, base);
+    const table = { length, power, byHash: new Map() };
+    this.#tables = [...this.#tables, table].sort((a, b) => b.length - a.length);
+    return table;
+  }
+
+  get empty(): boolean {
+    return this.#tables.length === 0;
+  }
+
+  /** Code units of text an excerpt must read past its cut so a secret straddling it is still seen whole. */
+  get margin(): number {
+    return this.#longest * maxExpansion;
+  }
+
+  /** Where known values occur in `text`, in any reading, as ranges of `text`. */
+  find(text: string): Range[] {
+    if (this.empty || text.length < minSecretLength) return [];
+    const found: Range[] = [];
+    for (const reading of readings(text, { plusIsSpace: this.#spaces })) this.#findIn(reading, found);
+    return found.length === 0 ? found : mergeRanges(found);
+  }
+
+  #findIn(reading: Reading, found: Range[]): void {
+    const { text, start, end } = reading;
+    const n = text.length;
+    // prefix[i]: hash of text[0, i); the hash of text[p, p + L) is prefix[p + L] - prefix[p] * base^L.
+    const prefix = new Int32Array(n + 1);
+    for (let i = 0; i < n; i += 1) prefix[i + 1] = (Math.imul(prefix[i]!, base) + text.charCodeAt(i)) | 0;
+    const heads = this.#heads;
+    const filter = this.#filter;
+    const tables = this.#tables;
+    for (let p = 0; p <= n - minSecretLength; p += 1) {
+      if (heads[text.charCodeAt(p)] === 0) continue;
+      for (const { length, power, byHash } of tables) {
+        if (p + length > n) continue;
+        const hash = (prefix[p + length]! - Math.imul(prefix[p]!, power)) | 0;
+        const bucket = hash >>> filterShift;
+        if ((filter[bucket >>> 3]! & (1 << (bucket & 7))) === 0) continue;
+        const candidates = byHash.get(hash);
+        if (candidates === undefined || !(typeof candidates === 'string' ? text.startsWith(candidates, p) : candidates.some((c) => text.startsWith(c, p)))) continue;
+        found.push([start ? start[p]! : p, end ? end[p + length - 1]! : p + length]);
+        // Longest first: a shorter value inside this one is covered by it.
+        break;
+      }
+    }
+  }
+}
+
+/** `text` up to `keepTo` with each range replaced by the mark; a range that starts before keepTo is replaced whole. */
+export function replaceRanges(text: string, ranges: readonly Range[], keepTo: number): string {
+  if (ranges.length === 0) return keepTo >= text.length ? text : text.slice(0, keepTo);
+  const parts: string[] = [];
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start >= keepTo) break;
+    parts.push(text.slice(at, start), redactedMark);
+    at = end;
+  }
+  if (at < keepTo) parts.push(text.slice(at, keepTo));
+  return parts.join('');
+}
