@@ -1,5 +1,5 @@
 import { ApiError } from './api-error.js';
-import { ListingIncompleteError } from './listing-incomplete-error.js';
+import { ListingIncompleteError, pageFailed } from './listing-incomplete-error.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface RawPage<T> {
@@ -53,12 +53,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       raw = await options.fetchPage(cursor);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      throw new ListingIncompleteError('listing_incomplete', `GET ${route}: listing incomplete after ${index} pages: ${error.message}`, {
-        route,
-        pagesRead: index,
-        itemsRead,
-        cause: error,
-      });
+      throw pageFailed(route, index, itemsRead, error);
     }
     const fresh: T[] = [];
     for (const item of raw.items) {

@@ -1,7 +1,7 @@
-import { Command, CommanderError } from 'commander';
-import { AmsyncError, exitCodeFor, exitCodes, InvalidInputError } from '../errors.js';
-import { formatDiagnostic } from './format-diagnostic.js';
+import { Command } from 'commander';
+import { exitCodes } from '../errors.js';
 import { registerCommands } from './commands.js';
+import { reportError, trackWrites, wantsJson } from './report-error.js';
 import { version } from './version.js';
 
 /**
@@ -39,35 +39,15 @@ export async function run(argv: readonly string[]): Promise<number> {
       exitCode = code;
     },
   });
+  const stdout = trackWrites(process.stdout);
   try {
     await program.parseAsync([...argv]);
     return exitCode;
   } catch (error) {
-    return reportError(error);
+    return reportError(error, { stdout: process.stdout, stderr: process.stderr, json: wantsJson(argv), stdoutUsed: stdout.used() });
+  } finally {
+    stdout.restore();
   }
-}
-
-function reportError(error: unknown): number {
-  if (error instanceof CommanderError) {
-    // Help and version are successes; every other commander error is a bad command line.
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
-      return exitCodes.ok;
-    }
-    return exitCodes.usage;
-  }
-  if (error instanceof InvalidInputError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    for (const d of error.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-    return exitCodeFor(error);
-  }
-  if (error instanceof AmsyncError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    return exitCodeFor(error);
-  }
-  // An unexpected error is a bug; print its stack (it never holds a secret: secrets are
-  // Secret objects that render as [redacted]).
-  process.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return exitCodes.failure;
 }
 
 function flushStdio(): Promise<void> {

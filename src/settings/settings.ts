@@ -1,3 +1,4 @@
+import { defaultRetryOptions } from '../api/retry-policy.js';
 import type { Secret } from '../secrets/secret.js';
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -76,7 +77,14 @@ export const defaultSettings: Settings = {
   http: { timeoutMs: 30_000, allowInsecureHttp: false },
   initialRate: 10,
   concurrency: 8,
-  retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
+  // The client's defaults, so the CLI and the client cannot disagree (they once did on maxElapsedMs).
+  retry: {
+    maxAttempts: defaultRetryOptions.maxAttempts,
+    baseDelayMs: defaultRetryOptions.baseDelayMs,
+    maxDelayMs: defaultRetryOptions.maxDelayMs,
+    maxElapsedMs: defaultRetryOptions.maxElapsedMs,
+    retryAfterCapMs: defaultRetryOptions.maxRetryAfterMs,
+  },
   pageSize: 100,
   maxDeletes: 10,
   daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000 },

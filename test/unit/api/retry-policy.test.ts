@@ -9,7 +9,7 @@ const options = (random = 0.5, overrides: Partial<RetryPolicyOptions> = {}): Ret
   ...overrides,
 });
 const status = (method: HttpMethod, code: number): AttemptFailure => ({ kind: 'status', method, status: code });
-const network = (method: HttpMethod, errorCode: string, sent: boolean): AttemptFailure => ({ kind: 'network', method, errorCode, sent });
+const network = (method: HttpMethod, errorCode: string, sent: boolean, reached = false): AttemptFailure => ({ kind: 'network', method, errorCode, sent, reached });
 const timeout = (method: HttpMethod, sent: boolean): AttemptFailure => ({ kind: 'timeout', method, sent });
 
 describe('what is retried', () => {
@@ -118,7 +118,10 @@ describe('bounded attempts and elapsed time', () => {
   it('does not schedule a retry that would end past maxElapsedMs', () => {
     const policy = options(0.5, { maxElapsedMs: 10_000 });
     expect(decideRetry(1, status('GET', 503), '5', now, 5_000, policy)).toEqual({ delayMs: 5000, source: 'retry_after' });
-    expect(decideRetry(1, status('GET', 503), '6', now, 5_000, policy)).toEqual({ stop: 'max_elapsed' });
+    // The server's wait does not fit what is left: the stop says how long it asked for.
+    expect(decideRetry(1, status('GET', 503), '6', now, 5_000, policy)).toEqual({ stop: 'retry_after_exceeds_budget', retryAfterMs: 6000, budgetLeftMs: 5000 });
+    // A backoff that would end past the bound stops too.
+    expect(decideRetry(8, status('GET', 503), undefined, now, 9_000, options(0.5, { maxElapsedMs: 10_000, maxAttempts: 100 }))).toEqual({ stop: 'max_elapsed' });
   });
 
   it('a final failure stops even on the first attempt, before any bound', () => {
