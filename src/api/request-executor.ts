@@ -53,6 +53,7 @@ interface Attempted {
 }
 
 type Stop = Extract<RetryDecision, { stop: unknown }>;
+type TokenReload = 'none' | 'unchanged' | 'changed';
 
 function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
   const value = headers[name];
@@ -125,7 +126,7 @@ export class RequestExecutor {
     const { limiter, timers, retry } = this.#deps;
     const started = timers.now();
     // A 401 re-reads the token file once per call: none yet, or what the re-read found.
-    let reload: 'none' | 'unchanged' | 'changed' = 'none';
+    let reload: TokenReload = 'none';
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
@@ -136,7 +137,7 @@ export class RequestExecutor {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         throw error;
       }
-      const { outcome, generation, answeredAt } = attempted;
+      const { outcome, answeredAt } = attempted;
       let failure: AttemptFailure;
       let retryAfter: string | undefined;
       if (outcome.kind === 'response') {
@@ -147,47 +148,11 @@ export class RequestExecutor {
           return this.#parse(call, outcome.body, status, attempt);
         }
         if (status === 401) {
-          if (reload === 'none' && this.#deps.tokens.rotatable) {
-            const changed = await this.#deps.tokens.refresh(generation, call.method, call.path, call.route);
-            reload = changed ? 'changed' : 'unchanged';
-            emitSafely(this.#deps.events, 'token', { method: call.method, route: call.route, changed });
-            if (changed) {
-              this.#requestEvent(call, attempt, attempted, 0);
-              emitSafely(this.#deps.events, 'retry', {
-                method: call.method,
-                route: call.route,
-                attempt,
-                delayMs: 0,
-                reason: 'unauthorized',
-                status,
-                source: 'token_reloaded',
-              });
-              continue;
-            }
-          }
-          this.#requestEvent(call, attempt, attempted);
-          const reread = {
-            none: '',
-            unchanged: '; the token file was re-read and held no other token',
-            changed: '; the token re-read from the token file was refused too',
-          }[reload];
-          throw this.#error('unauthorized', call, attempt, `token rejected (401): missing, expired or wrong (AMSYNC_TOKEN, AMSYNC_TOKEN_FILE)${reread}`, { status });
+          reload = await this.#reloadToken(call, attempt, attempted, reload);
+          continue;
         }
-        if (status === 403) {
-          this.#requestEvent(call, attempt, attempted);
-          throw this.#error(
-            'forbidden',
-            call,
-            attempt,
-            'forbidden (403): the token has no permission for this API or method (is it a read-only token?)',
-            { status, errors: serviceErrors(outcome.body, this.#secrets(call)) },
-          );
-        }
-        if (status >= 300 && status < 400) {
-          this.#requestEvent(call, attempt, attempted);
-          // Following it would send the bearer token wherever the Location points.
-          throw this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
-        }
+        const refusal = this.#refusal(call, attempt, attempted);
+        if (refusal !== undefined) throw refusal;
         failure = { kind: 'status', method: call.method, status };
         retryAfter = header(outcome.headers, 'retry-after');
       } else {
@@ -214,6 +179,48 @@ export class RequestExecutor {
     }
     // Unreachable: the policy stops by maxAttempts. Kept so the loop is visibly bounded.
     throw this.#error('unavailable', call, retry.maxAttempts + 1, 'gave up after too many attempts');
+  }
+
+  /**
+   * A 401: the token file is re-read once per call. Returns 'changed' when the call should be
+   * repeated with the new token; throws `unauthorized` otherwise.
+   */
+  async #reloadToken(call: Call<unknown>, attempt: number, attempted: Attempted, reload: TokenReload): Promise<TokenReload> {
+    const status = 401;
+    if (reload === 'none' && this.#deps.tokens.rotatable) {
+      const changed = await this.#deps.tokens.refresh(attempted.generation, call.method, call.path, call.route);
+      emitSafely(this.#deps.events, 'token', { method: call.method, route: call.route, changed });
+      if (changed) {
+        this.#requestEvent(call, attempt, attempted, 0);
+        emitSafely(this.#deps.events, 'retry', { method: call.method, route: call.route, attempt, delayMs: 0, reason: 'unauthorized', status, source: 'token_reloaded' });
+        return 'changed';
+      }
+      reload = 'unchanged';
+    }
+    this.#requestEvent(call, attempt, attempted);
+    const reread = {
+      none: '',
+      unchanged: '; the token file was re-read and held no other token',
+      changed: '; the token re-read from the token file was refused too',
+    }[reload];
+    throw this.#error('unauthorized', call, attempt, `token rejected (401): missing, expired or wrong (AMSYNC_TOKEN, AMSYNC_TOKEN_FILE)${reread}`, { status });
+  }
+
+  /** A 403 or a redirect: final answers that are not the service's fault, never retried. */
+  #refusal(call: Call<unknown>, attempt: number, attempted: Attempted): ApiError | undefined {
+    const { outcome } = attempted;
+    if (outcome.kind !== 'response') return undefined;
+    const { status } = outcome;
+    if (status !== 403 && (status < 300 || status >= 400)) return undefined;
+    this.#requestEvent(call, attempt, attempted);
+    if (status === 403) {
+      return this.#error('forbidden', call, attempt, 'forbidden (403): the token has no permission for this API or method (is it a read-only token?)', {
+        status,
+        errors: serviceErrors(outcome.body, this.#secrets(call)),
+      });
+    }
+    // Following it would send the bearer token wherever the Location points.
+    return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
