@@ -119,9 +119,10 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
 }
 
 /**
- * One debug line per attempt, a retried one included (it says how long until the next): a
- * retry that works is not news, and one that does not ends in the call's error, which whoever
- * called reports once. Throttling and token re-reads change how the run goes: info.
+ * One debug line per attempt, a retried one included (it says how long until the next, a
+ * Retry-After pause too, and `rate` shows the limiter slowing down): a retry that works is not
+ * news, and one that does not ends in the call's error, which whoever called reports once.
+ * Throttling is counted in the daemon's metrics. A token re-read is info: it changes the run.
  */
 function attachClientLogging(client: AmClient, logger: Logger): void {
   const log = logger.child({ component: 'client' });
@@ -130,6 +131,6 @@ function attachClientLogging(client: AmClient, logger: Logger): void {
     if (e.retryDelayMs === undefined) log.debug(fields, 'request');
     else log.debug({ ...fields, retryInMs: Math.round(e.retryDelayMs) }, 'request failed; retrying');
   });
-  client.events.on('throttle', (e) => log.info({ route: e.route, status: e.status, rate: e.rate, previousRate: e.previousRate, pauseMs: e.pauseMs }, 'service pushed back; slowing down'));
+
   client.events.on('token', (e) => log.info({ changed: e.changed }, 'token file re-read after 401'));
 }

@@ -105,6 +105,26 @@ describe('retried failures log one line per attempt, at debug', () => {
     expect(await retriedOnce('info')).toEqual([]);
   });
 
+  it('a 503 storm that passes: nothing at info; at debug, one line per attempt', async () => {
+    const storm = async (level: 'info' | 'debug') => {
+      const out = sink();
+      const file = settingsFile('retry:\n  baseDelayMs: 1\n  maxDelayMs: 1\n');
+      context = await createServiceContext({ settings: file }, env, { logger: createLogger({ level, destination: out.stream }) });
+      service().get('/api/sshusers/7').times(3).reply(503).get('/api/sshusers/7').reply(200, user);
+      await context.client().fetchSshUser(7);
+      context.close();
+      return out.lines().filter((line) => line.component === 'client');
+    };
+    expect(await storm('info')).toEqual([]);
+    const debug = await storm('debug');
+    expect(debug.map((line) => [line.attempt, line.status, line.msg])).toEqual([
+      [1, 503, 'request failed; retrying'],
+      [2, 503, 'request failed; retrying'],
+      [3, 503, 'request failed; retrying'],
+      [4, 200, 'request'],
+    ]);
+  });
+
   it('at debug: one line per attempt, the retried one saying when the next comes', async () => {
     const lines = await retriedOnce('debug');
     expect(lines).toHaveLength(2);
