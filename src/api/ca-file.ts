@@ -26,9 +26,9 @@ function readText(caFile: string): string {
 /**
  * Reads and parses a private CA bundle before anything is sent. Node accepts a file that holds
  * no certificate without a word and then fails every handshake as "self-signed"; here such a
- * file is a configuration error that names the file. Returns the certificates found.
+ * file is a configuration error that names the file.
  */
-export function checkCaFile(caFile: string): number {
+export function checkCaFile(caFile: string): void {
   const blocks = readText(caFile).match(pemBlock) ?? [];
   if (blocks.length === 0) throw caFileError(caFile, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
   blocks.forEach((block, index) => {
@@ -38,7 +38,6 @@ export function checkCaFile(caFile: string): number {
       throw caFileError(caFile, `holds a certificate that does not parse (the ${ordinal(index + 1)} PEM block)`);
     }
   });
-  return blocks.length;
 }
 
 function ordinal(n: number): string {
