@@ -14,6 +14,8 @@ export type ApiErrorCode =
   | 'unavailable'
   | 'server_error'
   | 'network'
+  /** The TLS handshake failed: the service does not speak TLS, or its certificate is not trusted. */
+  | 'tls'
   | 'timeout'
   | 'bad_response'
   | 'unknown_outcome'
@@ -43,9 +45,17 @@ export interface ApiErrorDetails {
   readonly attempts?: number;
   /** A sanitised cause: never the HTTP library's error, whose options hold the bearer token. */
   readonly cause?: unknown;
+  /** What happened, without the `METHOD path: ` the message starts with. @default the message */
+  readonly detail?: string;
+  /** It concerns the service as a whole (unreachable, TLS), not this request. @default false */
+  readonly serviceWide?: boolean;
 }
 
-/** A call to the service failed. `code` says how; the message never contains a secret. */
+/**
+ * A call to the service failed. `code` says how; the message never contains a secret. The
+ * message is `METHOD path: detail`, or only the detail when the failure concerns the whole
+ * service (nothing listens at the URL, its certificate is not trusted): the route adds nothing.
+ */
 export class ApiError extends AmsyncError {
   declare readonly code: ApiErrorCode;
   readonly method: string;
@@ -54,6 +64,8 @@ export class ApiError extends AmsyncError {
   readonly status: number | undefined;
   readonly errors: readonly ServiceFieldError[];
   readonly attempts: number;
+  readonly detail: string;
+  readonly serviceWide: boolean;
 
   constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails) {
     super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -64,5 +76,7 @@ export class ApiError extends AmsyncError {
     this.status = details.status;
     this.errors = details.errors ?? [];
     this.attempts = details.attempts ?? 1;
+    this.detail = details.detail ?? message;
+    this.serviceWide = details.serviceWide ?? false;
   }
 }

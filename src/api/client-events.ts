@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ApiErrorCode } from './api-error.js';
 
-/** One attempt of one request, when it ended. Carries no ids, bodies or tokens. */
+/** One attempt of one request, once it is known whether the call goes on. Carries no ids, bodies or tokens. */
 export interface RequestEvent {
   readonly method: string;
   /** Route template, e.g. `/api/sshusers/{id}`: low cardinality, fit for metric labels. */
@@ -15,6 +15,8 @@ export interface RequestEvent {
   readonly attempt: number;
   /** The limiter's rate (req/s) when the attempt was sent. */
   readonly rate: number;
+  /** Set when the call goes on: the wait before the next attempt (a `retry` event follows). */
+  readonly retryDelayMs?: number | undefined;
 }
 
 /** A failed attempt will be repeated. */

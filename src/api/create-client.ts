@@ -1,6 +1,7 @@
 import type { SecretValue } from '../model/secret-value.js';
 import { AdaptiveLimiter, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
+import { checkCaFile } from './ca-file.js';
 import { ClientConfigError } from './client-config-error.js';
 import { createClientEvents, type ClientEvents } from './client-events.js';
 import { RequestExecutor } from './request-executor.js';
@@ -114,15 +115,16 @@ function checkOptions(options: ClientOptions): void {
   check('listDeadlineMs', options.listDeadlineMs, positive, 'a number above 0');
   const retry = options.retry ?? {};
   check('retry.maxAttempts', retry.maxAttempts, countingNumber, 'an integer from 1 upwards');
-  for (const key of ['maxElapsedMs', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs'] as const) {
+  for (const key of ['maxElapsedMs', 'maxConnectElapsedMs', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs'] as const) {
     check(`retry.${key}`, retry[key], (value) => Number.isFinite(value) && value >= 0, 'a number from 0 upwards');
   }
 }
 
-/** Builds a client. Throws ClientConfigError for a bad URL or option; sends nothing. */
+/** Builds a client. Throws ClientConfigError for a bad URL, option or CA file; sends nothing. */
 export function createClient(options: ClientOptions): AmClient {
   checkOptions(options);
   const baseUrl = checkBaseUrl(options.url, options.allowInsecureHttp ?? false);
+  if (options.caFile !== undefined) checkCaFile(options.caFile);
   const timers = options.timers ?? systemTimers;
   const concurrency = options.concurrency ?? 8;
   const transport = new Transport({
@@ -141,6 +143,7 @@ export function createClient(options: ClientOptions): AmClient {
   });
   const events = createClientEvents();
   const executor = new RequestExecutor({
+    target: { url: baseUrl, ...(options.caFile === undefined ? {} : { caFile: options.caFile }) },
     transport,
     limiter,
     tokens: new TokenProvider({

@@ -1,10 +1,11 @@
 import type { ApiErrorCode } from './api-error.js';
+import { isTlsCause, networkCause } from './network-errors.js';
 import type { AttemptFailure } from './retry-policy.js';
 
 /** The code a failure ends with when it is not retried (or retries run out). Pure. */
 export function errorCodeFor(failure: AttemptFailure): ApiErrorCode {
   if (failure.kind === 'timeout') return 'timeout';
-  if (failure.kind === 'network') return 'network';
+  if (failure.kind === 'network') return isTlsCause(networkCause(failure.errorCode)) ? 'tls' : 'network';
   const { status } = failure;
   switch (status) {
     case 401:
@@ -42,7 +43,7 @@ const statusNames: Readonly<Record<number, string>> = {
   504: 'gateway timeout',
 };
 
-/** "503 service unavailable", "timeout", "network error ECONNRESET". */
+/** "503 service unavailable", "timed out connecting", "network error ECONNRESET". */
 export function describeFailure(failure: AttemptFailure): string {
   if (failure.kind === 'timeout') return failure.sent ? 'timed out waiting for the answer' : 'timed out connecting';
   if (failure.kind === 'network') return `network error ${failure.errorCode}`;

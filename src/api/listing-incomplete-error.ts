@@ -1,4 +1,5 @@
 import { AmsyncError } from '../errors.js';
+import type { ApiError } from './api-error.js';
 
 /**
  * `listing_incomplete`: a page failed or the page bound was reached; `cursor_loop`: a cursor
@@ -33,4 +34,17 @@ export class ListingIncompleteError extends AmsyncError {
     this.pagesRead = details.pagesRead;
     this.itemsRead = details.itemsRead;
   }
+}
+
+/**
+ * The error for a page that failed: `GET /api/sshusers: listing incomplete after 2 pages: 503
+ * service unavailable (gave up after 8 attempts)`. Each part is said once: the route is not
+ * repeated from the cause, and a failure of the whole service (nothing listens at the URL, an
+ * untrusted certificate) is its own message, as no page was the problem.
+ */
+export function pageFailed(route: string, pagesRead: number, itemsRead: number, cause: ApiError): ListingIncompleteError {
+  const details = { route, pagesRead, itemsRead, cause };
+  if (cause.serviceWide) return new ListingIncompleteError('listing_incomplete', cause.message, details);
+  const progress = pagesRead === 0 ? '' : `listing incomplete after ${pagesRead} page${pagesRead === 1 ? '' : 's'}: `;
+  return new ListingIncompleteError('listing_incomplete', `${cause.method} ${route}: ${progress}${cause.detail}`, details);
 }

@@ -1,5 +1,5 @@
 import { ApiError } from './api-error.js';
-import { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
+import { ListingIncompleteError, pageFailed, type ListingIncompleteCode } from './listing-incomplete-error.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface RawPage<T> {
@@ -98,7 +98,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       raw = await options.fetchPage(cursor, size);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      throw incomplete('listing_incomplete', index, `listing incomplete after ${index} pages: ${error.message}`, error);
+      throw pageFailed(route, index, itemsRead, error);
     }
     const fresh: T[] = [];
     for (const item of raw.items) {

@@ -2,10 +2,11 @@ import type { AdaptiveLimiter } from './adaptive-limiter.js';
 import { ApiError, type ApiErrorCode, type ServiceFieldError } from './api-error.js';
 import { emitSafely, type ClientEvents } from './client-events.js';
 import { describeFailure, errorCodeFor } from './error-codes.js';
+import { describeServiceFailure, type ServiceTarget } from './network-errors.js';
 import type { DispatchStamp } from './rate-controller.js';
 import { bodyExcerpt, redactText, textExcerpt } from './redact.js';
 import { parseRetryAfter } from './retry-after.js';
-import { decideRetry, type AttemptFailure, type HttpMethod, type RetryPolicyOptions, type StopReason } from './retry-policy.js';
+import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, type RetryPolicyOptions } from './retry-policy.js';
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from './timers.js';
 import { LimiterClosedError } from './pacer.js';
@@ -33,7 +34,9 @@ export interface Call<T> {
 }
 
 export interface ExecutorDeps {
-  readonly transport: Transport;
+  /** The service, for messages about reaching it. */
+  readonly target: ServiceTarget;
+  readonly transport: Pick<Transport, 'send'>;
   readonly limiter: AdaptiveLimiter;
   readonly tokens: TokenProvider;
   readonly events: ClientEvents;
@@ -46,7 +49,13 @@ interface Attempted {
   readonly generation: number;
   /** Wall-clock ms when the answer came: the one instant a Retry-After date is read against. */
   readonly answeredAt: number;
+  readonly durationMs: number;
+  /** The limiter's rate when the attempt was sent. */
+  readonly rate: number;
 }
+
+type Stop = Extract<RetryDecision, { stop: unknown }>;
+type TokenReload = 'none' | 'unchanged' | 'changed';
 
 function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
   const value = headers[name];
@@ -82,10 +91,17 @@ function explainServiceErrors(errors: readonly ServiceFieldError[]): string {
     .join('; ');
 }
 
-const stopHints: Partial<Record<StopReason, string>> = {
-  unknown_outcome:
-    'the service may or may not have carried it out; it is not repeated, so nothing is created twice (look the item up)',
-};
+const unknownOutcomeHint = 'the service may or may not have carried it out; it is not repeated, so nothing is created twice (look the item up)';
+
+/** "150 s", "1.9 s": waits and budgets as people read them. */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return `${s >= 10 ? Math.round(s) : Math.round(s * 10) / 10} s`;
+}
+
+function attemptsTried(attempts: number, elapsedMs: number): string {
+  return attempts === 1 ? '' : `${attempts} attempts in ${seconds(elapsedMs)}`;
+}
 
 /**
  * Runs one call to completion: every attempt through the limiter, retries as the pure policy
@@ -96,6 +112,8 @@ export class RequestExecutor {
   readonly #deps: ExecutorDeps;
   readonly #sleeper: Sleeper;
   #closed = false;
+  /** Some answer came from the service: a connection that fails later is a restart, not a wrong URL. */
+  #reached = false;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -112,7 +130,7 @@ export class RequestExecutor {
     const { limiter, timers, retry } = this.#deps;
     const started = timers.now();
     // A 401 re-reads the token file once per call: none yet, or what the re-read found.
-    let reload: 'none' | 'unchanged' | 'changed' = 'none';
+    let reload: TokenReload = 'none';
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
@@ -124,65 +142,38 @@ export class RequestExecutor {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         throw error;
       }
-      const { outcome, generation, answeredAt } = attempted;
+      const { outcome, answeredAt } = attempted;
       // Neither is worth repeating: the same answer would be as large; the caller gave up.
       if (outcome.kind === 'failure' && outcome.failure === 'too_large') throw this.#error('response_too_large', call, attempt, outcome.message);
       if (outcome.kind === 'failure' && outcome.failure === 'cancelled') throw this.#cancelledError(call, attempt);
       let failure: AttemptFailure;
       let retryAfter: string | undefined;
       if (outcome.kind === 'response') {
+        this.#reached = true;
         const { status } = outcome;
-        if (status >= 200 && status < 300) return this.#parse(call, outcome.body, status, attempt);
+        if (status >= 200 && status < 300) {
+          this.#requestEvent(call, attempt, attempted);
+          return this.#parse(call, outcome.body, status, attempt);
+        }
         if (status === 401) {
-          if (reload === 'none' && this.#deps.tokens.rotatable) {
-            const changed = await this.#deps.tokens.refresh(generation, call.method, call.path, call.route);
-            reload = changed ? 'changed' : 'unchanged';
-            emitSafely(this.#deps.events, 'token', { method: call.method, route: call.route, changed });
-            if (changed) {
-              emitSafely(this.#deps.events, 'retry', {
-                method: call.method,
-                route: call.route,
-                attempt,
-                delayMs: 0,
-                reason: 'unauthorized',
-                status,
-                source: 'token_reloaded',
-              });
-              continue;
-            }
-          }
-          const reread = {
-            none: '',
-            unchanged: '; the token file was re-read and held no other token',
-            changed: '; the token re-read from the token file was refused too',
-          }[reload];
-          throw this.#error('unauthorized', call, attempt, `token missing or expired (401)${reread}`, status);
+          reload = await this.#reloadToken(call, attempt, attempted, reload);
+          continue;
         }
-        if (status === 403) {
-          throw this.#error(
-            'forbidden',
-            call,
-            attempt,
-            'forbidden (403): the token has no permission for this API or method (is it a read-only token?)',
-            status,
-            serviceErrors(outcome.body, this.#secrets(call)),
-          );
-        }
-        if (status >= 300 && status < 400) {
-          // Following it would send the bearer token wherever the Location points.
-          throw this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, status);
-        }
+        const refusal = this.#refusal(call, attempt, attempted);
+        if (refusal !== undefined) throw refusal;
         failure = { kind: 'status', method: call.method, status };
         retryAfter = header(outcome.headers, 'retry-after');
       } else {
         failure =
           outcome.failure === 'timeout'
             ? { kind: 'timeout', method: call.method, sent: outcome.sent }
-            : { kind: 'network', method: call.method, errorCode: outcome.errorCode, sent: outcome.sent };
+            : { kind: 'network', method: call.method, errorCode: outcome.errorCode, sent: outcome.sent, reached: this.#reached };
       }
 
-      const decision = decideRetry(attempt, failure, retryAfter, answeredAt, timers.now() - started, retry);
-      if ('stop' in decision) throw this.#finalError(call, attempt, failure, outcome, decision.stop);
+      const elapsedMs = timers.now() - started;
+      const decision = decideRetry(attempt, failure, retryAfter, answeredAt, elapsedMs, retry);
+      this.#requestEvent(call, attempt, attempted, 'stop' in decision ? undefined : decision.delayMs);
+      if ('stop' in decision) throw this.#finalError(call, attempt, elapsedMs, failure, outcome, decision);
       emitSafely(this.#deps.events, 'retry', {
         method: call.method,
         route: call.route,
@@ -198,6 +189,48 @@ export class RequestExecutor {
     }
     // Unreachable: the policy stops by maxAttempts. Kept so the loop is visibly bounded.
     throw this.#error('unavailable', call, retry.maxAttempts + 1, 'gave up after too many attempts');
+  }
+
+  /**
+   * A 401: the token file is re-read once per call. Returns 'changed' when the call should be
+   * repeated with the new token; throws `unauthorized` otherwise.
+   */
+  async #reloadToken(call: Call<unknown>, attempt: number, attempted: Attempted, reload: TokenReload): Promise<TokenReload> {
+    const status = 401;
+    if (reload === 'none' && this.#deps.tokens.rotatable) {
+      const changed = await this.#deps.tokens.refresh(attempted.generation, call.method, call.path, call.route);
+      emitSafely(this.#deps.events, 'token', { method: call.method, route: call.route, changed });
+      if (changed) {
+        this.#requestEvent(call, attempt, attempted, 0);
+        emitSafely(this.#deps.events, 'retry', { method: call.method, route: call.route, attempt, delayMs: 0, reason: 'unauthorized', status, source: 'token_reloaded' });
+        return 'changed';
+      }
+      reload = 'unchanged';
+    }
+    this.#requestEvent(call, attempt, attempted);
+    const reread = {
+      none: '',
+      unchanged: '; the token file was re-read and held no other token',
+      changed: '; the token re-read from the token file was refused too',
+    }[reload];
+    throw this.#error('unauthorized', call, attempt, `token rejected (401): missing, expired or wrong (AMSYNC_TOKEN, AMSYNC_TOKEN_FILE)${reread}`, { status });
+  }
+
+  /** A 403 or a redirect: final answers that are not the service's fault, never retried. */
+  #refusal(call: Call<unknown>, attempt: number, attempted: Attempted): ApiError | undefined {
+    const { outcome } = attempted;
+    if (outcome.kind !== 'response') return undefined;
+    const { status } = outcome;
+    if (status !== 403 && (status < 300 || status >= 400)) return undefined;
+    this.#requestEvent(call, attempt, attempted);
+    if (status === 403) {
+      return this.#error('forbidden', call, attempt, 'forbidden (403): the token has no permission for this API or method (is it a read-only token?)', {
+        status,
+        errors: serviceErrors(outcome.body, this.#secrets(call)),
+      });
+    }
+    // Following it would send the bearer token wherever the Location points.
+    return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
@@ -216,15 +249,6 @@ export class RequestExecutor {
     );
     const durationMs = timers.now() - sentAt;
     const answeredAt = timers.wallNow();
-    emitSafely(events, 'request', {
-      method: call.method,
-      route: call.route,
-      status: outcome.kind === 'response' ? outcome.status : undefined,
-      error: outcome.kind === 'response' ? undefined : 'errorCode' in outcome ? outcome.errorCode : outcome.failure,
-      durationMs,
-      attempt,
-      rate: stamp.rate,
-    });
     if (outcome.kind === 'response') {
       const { status } = outcome;
       if (status === 503 || status === 429) {
@@ -247,31 +271,53 @@ export class RequestExecutor {
         limiter.success(stamp);
       }
     }
-    return { outcome, generation: current.generation, answeredAt };
+    return { outcome, generation: current.generation, answeredAt, durationMs, rate: stamp.rate };
+  }
+
+  /** One event per attempt, once it is known whether the call goes on (`retryDelayMs`). */
+  #requestEvent(call: Call<unknown>, attempt: number, attempted: Attempted, retryDelayMs?: number): void {
+    const { outcome } = attempted;
+    emitSafely(this.#deps.events, 'request', {
+      method: call.method,
+      route: call.route,
+      status: outcome.kind === 'response' ? outcome.status : undefined,
+      error: outcome.kind === 'response' ? undefined : 'errorCode' in outcome ? outcome.errorCode : outcome.failure,
+      durationMs: attempted.durationMs,
+      attempt,
+      rate: attempted.rate,
+      retryDelayMs,
+    });
   }
 
   #parse<T>(call: Call<T>, body: string, status: number, attempts: number): T {
     const result = call.parse(status, body);
     if (result.ok) return result.value;
     const excerpt = bodyExcerpt(body, this.#secrets(call));
-    throw this.#error('bad_response', call, attempts, `unexpected response (${status}): ${result.problem}; body: ${excerpt}`, status);
+    throw this.#error('bad_response', call, attempts, `unexpected response (${status}): ${result.problem}; body: ${excerpt}`, { status });
   }
 
-  #finalError(call: Call<unknown>, attempts: number, failure: AttemptFailure, outcome: WireOutcome, stop: StopReason): ApiError {
-    const code: ApiErrorCode = stop === 'unknown_outcome' ? 'unknown_outcome' : errorCodeFor(failure);
+  #finalError(call: Call<unknown>, attempts: number, elapsedMs: number, failure: AttemptFailure, outcome: WireOutcome, stop: Stop): ApiError {
+    const code: ApiErrorCode = stop.stop === 'unknown_outcome' ? 'unknown_outcome' : errorCodeFor(failure);
     const secrets = this.#secrets(call);
+    const status = failure.kind === 'status' ? failure.status : undefined;
+    const cause =
+      outcome.kind === 'failure' && 'errorCode' in outcome ? Object.assign(new Error(redactText(outcome.message, secrets)), { code: outcome.errorCode }) : undefined;
+    if (failure.kind === 'network') {
+      const serviceWide = describeServiceFailure(failure.errorCode, this.#deps.target, attemptsTried(attempts, elapsedMs));
+      if (serviceWide !== undefined) return this.#error(code, call, attempts, serviceWide, { cause, serviceWide: true });
+    }
     const errors = outcome.kind === 'response' ? serviceErrors(outcome.body, secrets) : [];
     let detail = describeFailure(failure);
     if (errors.length > 0) detail += `: ${explainServiceErrors(errors)}`;
     else if (outcome.kind === 'response' && failure.kind === 'status' && failure.status >= 400 && outcome.body.trim() !== '') {
       detail += `: ${bodyExcerpt(outcome.body, secrets, 120)}`;
     }
-    const hint = stopHints[stop];
-    if (hint !== undefined) detail += `; ${hint}`;
-    if (stop === 'max_attempts' || stop === 'max_elapsed') detail += ` (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`;
-    const cause =
-      outcome.kind === 'failure' && 'errorCode' in outcome ? Object.assign(new Error(redactText(outcome.message, secrets)), { code: outcome.errorCode }) : undefined;
-    return this.#error(code, call, attempts, detail, failure.kind === 'status' ? failure.status : undefined, errors, cause);
+    if (stop.stop === 'unknown_outcome') detail += `; ${unknownOutcomeHint}`;
+    if (stop.stop === 'retry_after_exceeds_budget') {
+      detail += `: the service asked to wait ${seconds(stop.retryAfterMs)} (Retry-After), more than the ${seconds(stop.budgetLeftMs)} retry budget left (retry.maxElapsedMs)`;
+    }
+    if (stop.stop === 'max_attempts' || stop.stop === 'max_elapsed') detail += ` (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`;
+    return this.#error(code, call, attempts, detail, { status, errors, cause });
   }
 
   #closedError(call: Call<unknown>, attempts: number): ApiError {
@@ -286,25 +332,28 @@ export class RequestExecutor {
     return [...this.#deps.tokens.knownValues, ...(call.secrets ?? [])];
   }
 
-  #error(
-    code: ApiErrorCode,
-    call: Call<unknown>,
-    attempts: number,
-    detail: string,
-    status?: number,
-    errors?: readonly ServiceFieldError[],
-    cause?: unknown,
-  ): ApiError {
+  #error(code: ApiErrorCode, call: Call<unknown>, attempts: number, detail: string, extra: ErrorExtra = {}): ApiError {
+    const secrets = this.#secrets(call);
     // Belt and braces: every message passes the scrubber, whatever it was built from.
-    const message = redactText(`${call.method} ${call.path}: ${detail}`, this.#secrets(call));
+    const scrubbed = redactText(detail, secrets);
+    const message = extra.serviceWide === true ? scrubbed : redactText(`${call.method} ${call.path}: ${detail}`, secrets);
     return new ApiError(code, message, {
       method: call.method,
       path: call.path,
       route: call.route,
-      ...(status === undefined ? {} : { status }),
-      ...(errors === undefined ? {} : { errors }),
+      ...(extra.status === undefined ? {} : { status: extra.status }),
+      ...(extra.errors === undefined ? {} : { errors: extra.errors }),
       attempts,
-      ...(cause === undefined ? {} : { cause }),
+      ...(extra.cause === undefined ? {} : { cause: extra.cause }),
+      detail: scrubbed,
+      serviceWide: extra.serviceWide === true,
     });
   }
+}
+
+interface ErrorExtra {
+  readonly status?: number | undefined;
+  readonly errors?: readonly ServiceFieldError[];
+  readonly cause?: unknown;
+  readonly serviceWide?: boolean;
 }

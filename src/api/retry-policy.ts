@@ -1,3 +1,4 @@
+import { isTlsCause, networkCause } from './network-errors.js';
 import { parseRetryAfter } from './retry-after.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -9,14 +10,27 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
  */
 export type AttemptFailure =
   | { readonly kind: 'status'; readonly method: HttpMethod; readonly status: number }
-  | { readonly kind: 'network'; readonly method: HttpMethod; readonly errorCode: string; readonly sent: boolean }
+  | {
+      readonly kind: 'network';
+      readonly method: HttpMethod;
+      readonly errorCode: string;
+      readonly sent: boolean;
+      /** The service has answered this client before: a refused connection is then a restart, not a wrong URL. */
+      readonly reached: boolean;
+    }
   | { readonly kind: 'timeout'; readonly method: HttpMethod; readonly sent: boolean };
 
 export interface RetryOptions {
   /** Attempts in all, the first included. @default 8 */
   readonly maxAttempts: number;
-  /** No retry is scheduled that would end later than this after the first attempt. @default 300_000 */
+  /** No retry is scheduled that would end later than this after the first attempt. @default 120_000 */
   readonly maxElapsedMs: number;
+  /**
+   * The same bound while the service has never answered and the connection cannot be made
+   * (refused, DNS, no route): a wrong URL or a service that is not running fails in about
+   * two seconds instead of the whole budget. @default 2_000
+   */
+  readonly maxConnectElapsedMs: number;
   /** Backoff base: the n-th retry waits a random time in [0, min(cap, base * 2^(n-1))). @default 250 */
   readonly baseDelayMs: number;
   /** Backoff cap. @default 30_000 */
@@ -25,9 +39,11 @@ export interface RetryOptions {
   readonly maxRetryAfterMs: number;
 }
 
+/** The one set of defaults: the settings' defaults (src/settings/settings.ts) are taken from it. */
 export const defaultRetryOptions: RetryOptions = {
   maxAttempts: 8,
-  maxElapsedMs: 300_000,
+  maxElapsedMs: 120_000,
+  maxConnectElapsedMs: 2_000,
   baseDelayMs: 250,
   maxDelayMs: 30_000,
   maxRetryAfterMs: 300_000,
@@ -44,11 +60,22 @@ export type StopReason =
   /** A POST may or may not have been applied: it is never repeated blindly. */
   | 'unknown_outcome'
   | 'max_attempts'
-  | 'max_elapsed';
+  | 'max_elapsed'
+  /** The server asked for a longer wait than the retry budget has left: waiting would be in vain. */
+  | 'retry_after_exceeds_budget';
+
+type PlainStopReason = Exclude<StopReason, 'retry_after_exceeds_budget'>;
 
 export type RetryDecision =
   | { readonly delayMs: number; readonly source: 'retry_after' | 'backoff' }
-  | { readonly stop: StopReason };
+  | { readonly stop: PlainStopReason }
+  | {
+      readonly stop: 'retry_after_exceeds_budget';
+      /** What the server asked for (before the cap). */
+      readonly retryAfterMs: number;
+      /** What was left of maxElapsedMs. */
+      readonly budgetLeftMs: number;
+    };
 
 const retriedForEveryMethod = new Set([102, 429, 503]);
 const retriedWhenIdempotent = new Set([500, 502, 504]);
@@ -59,7 +86,7 @@ function isIdempotent(method: HttpMethod): boolean {
   return method !== 'POST';
 }
 
-function classify(failure: AttemptFailure): 'retry' | StopReason {
+function classify(failure: AttemptFailure): 'retry' | PlainStopReason {
   if (failure.kind === 'status') {
     if (retriedForEveryMethod.has(failure.status)) return 'retry';
     if (retriedWhenIdempotent.has(failure.status)) {
@@ -68,8 +95,16 @@ function classify(failure: AttemptFailure): 'retry' | StopReason {
     }
     return 'not_retryable';
   }
+  // A handshake that fails the same way every time: a wrong scheme or an untrusted certificate.
+  if (failure.kind === 'network' && isTlsCause(networkCause(failure.errorCode))) return 'not_retryable';
   if (!failure.sent) return 'retry';
   return isIdempotent(failure.method) ? 'retry' : 'unknown_outcome';
+}
+
+/** Before the service ever answered, a connection that cannot be made gets the short budget. */
+function budgetFor(failure: AttemptFailure, options: RetryOptions): number {
+  const connectPhase = failure.kind === 'network' && !failure.sent && !failure.reached && networkCause(failure.errorCode) !== 'other';
+  return connectPhase ? Math.min(options.maxElapsedMs, options.maxConnectElapsedMs) : options.maxElapsedMs;
 }
 
 /**
@@ -94,16 +129,19 @@ export function decideRetry(
   if (verdict !== 'retry') return { stop: verdict };
   if (attempt >= options.maxAttempts) return { stop: 'max_attempts' };
 
+  const budgetMs = budgetFor(failure, options);
   const serverDelay = failure.kind === 'status' ? parseRetryAfter(retryAfter, wallNowMs) : undefined;
-  let decision: RetryDecision;
   if (serverDelay !== undefined) {
-    decision = { delayMs: Math.min(serverDelay, options.maxRetryAfterMs), source: 'retry_after' };
-  } else {
-    // Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"): spreads retries of
-    // many callers evenly instead of in synchronised waves.
-    const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
-    decision = { delayMs: Math.floor(options.random() * ceiling), source: 'backoff' };
+    const delayMs = Math.min(serverDelay, options.maxRetryAfterMs);
+    if (elapsedMs + delayMs > budgetMs) {
+      return { stop: 'retry_after_exceeds_budget', retryAfterMs: serverDelay, budgetLeftMs: Math.max(0, budgetMs - elapsedMs) };
+    }
+    return { delayMs, source: 'retry_after' };
   }
-  if (elapsedMs + decision.delayMs > options.maxElapsedMs) return { stop: 'max_elapsed' };
-  return decision;
+  // Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"): spreads retries of
+  // many callers evenly instead of in synchronised waves.
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+  const delayMs = Math.floor(options.random() * ceiling);
+  if (elapsedMs + delayMs > budgetMs) return { stop: 'max_elapsed' };
+  return { delayMs, source: 'backoff' };
 }

@@ -1,9 +1,9 @@
-import { Command, CommanderError } from 'commander';
-import { AmsyncError, exitCodeFor, exitCodes, InvalidInputError } from '../errors.js';
-import { formatDiagnostic } from './format-diagnostic.js';
+import { Command } from 'commander';
+import { exitCodes } from '../errors.js';
 import { registerCommands } from './commands.js';
+import { reportError, trackWrites, wantsJson } from './report-error.js';
 import { version } from './version.js';
-import { writeErr } from './output.js';
+import { writeErr, writeOut } from './output.js';
 
 /**
  * The CLI entry: builds the command tree, runs it, and maps every outcome to an exit code.
@@ -40,35 +40,16 @@ export async function run(argv: readonly string[]): Promise<number> {
       exitCode = code;
     },
   });
+  const stdout = trackWrites(process.stdout);
   try {
     await program.parseAsync([...argv]);
     return exitCode;
   } catch (error) {
-    return reportError(error);
+    // Through the one redaction step: an error message may quote what the service said.
+    return reportError(error, { stdout: { write: writeOut }, stderr: { write: writeErr }, json: wantsJson(argv), stdoutUsed: stdout.used() });
+  } finally {
+    stdout.restore();
   }
-}
-
-function reportError(error: unknown): number {
-  if (error instanceof CommanderError) {
-    // Help and version are successes; every other commander error is a bad command line.
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
-      return exitCodes.ok;
-    }
-    return exitCodes.usage;
-  }
-  if (error instanceof InvalidInputError) {
-    writeErr(`error: ${error.message}\n`);
-    for (const d of error.diagnostics) writeErr(`${formatDiagnostic(d)}\n`);
-    return exitCodeFor(error);
-  }
-  if (error instanceof AmsyncError) {
-    writeErr(`error: ${error.message}\n`);
-    return exitCodeFor(error);
-  }
-  // An unexpected error is a bug; print its stack (it never holds a secret: secrets are
-  // Secret objects that render as [redacted]).
-  writeErr(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return exitCodes.failure;
 }
 
 function flushStdio(): Promise<void> {

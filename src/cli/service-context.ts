@@ -13,6 +13,7 @@ import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
 import { checkLocalInputs } from './check-local-inputs.js';
+import { clientOptionsFrom } from './client-options.js';
 import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -77,21 +78,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     }
     checkLocalInputs(settings);
     try {
-      client = createClient({
-        url: settings.url,
-        token: settings.token,
-        tokenFile: settings.tokenFile,
-        timeoutMs: settings.http.timeoutMs,
-        caFile: settings.http.caFile,
-        allowInsecureHttp: settings.http.allowInsecureHttp,
-        rate: settings.rate,
-        initialRate: settings.initialRate,
-        concurrency: settings.concurrency,
-        pageSize: settings.pageSize,
-        listDeadlineMs: settings.listDeadlineMs,
-        maxResponseBytes: settings.http.maxResponseBytes,
-        retry: settings.retry,
-      });
+      client = createClient(clientOptionsFrom(settings, settings.url));
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
       // the command line or the settings are wrong, nothing was sent.
@@ -150,11 +137,19 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
   };
 }
 
-/** Requests at debug, retries and throttles at info: what an operator wants to see. */
+/**
+ * One debug line per attempt, a retried one included (it says how long until the next, a
+ * Retry-After pause too, and `rate` shows the limiter slowing down): a retry that works is not
+ * news, and one that does not ends in the call's error, which whoever called reports once.
+ * Throttling is counted in the daemon's metrics. A token re-read is info: it changes the run.
+ */
 function attachClientLogging(client: AmClient, logger: Logger): void {
   const log = logger.child({ component: 'client' });
-  client.events.on('request', (e) => log.debug({ method: e.method, route: e.route, status: e.status, error: e.error, durationMs: Math.round(e.durationMs), attempt: e.attempt, rate: e.rate }, 'request'));
-  client.events.on('retry', (e) => log.info({ method: e.method, route: e.route, status: e.status, reason: e.reason, attempt: e.attempt, delayMs: Math.round(e.delayMs) }, 'retrying'));
-  client.events.on('throttle', (e) => log.info({ route: e.route, status: e.status, rate: e.rate, previousRate: e.previousRate, pauseMs: e.pauseMs }, 'service pushed back; slowing down'));
+  client.events.on('request', (e) => {
+    const fields = { method: e.method, route: e.route, status: e.status, error: e.error, durationMs: Math.round(e.durationMs), attempt: e.attempt, rate: e.rate };
+    if (e.retryDelayMs === undefined) log.debug(fields, 'request');
+    else log.debug({ ...fields, retryInMs: Math.round(e.retryDelayMs) }, 'request failed; retrying');
+  });
+
   client.events.on('token', (e) => log.info({ changed: e.changed }, 'token file re-read after 401'));
 }

@@ -1,3 +1,4 @@
+import { defaultRetryOptions } from '../api/retry-policy.js';
 import type { Secret } from '../secrets/secret.js';
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -86,7 +87,14 @@ export const defaultSettings: Settings = {
   http: { timeoutMs: 30_000, allowInsecureHttp: false, maxResponseBytes: 32 * 1024 * 1024 },
   initialRate: 10,
   concurrency: 8,
-  retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
+  // The client's defaults, so the CLI and the client cannot disagree (they once did on maxElapsedMs).
+  retry: {
+    maxAttempts: defaultRetryOptions.maxAttempts,
+    baseDelayMs: defaultRetryOptions.baseDelayMs,
+    maxDelayMs: defaultRetryOptions.maxDelayMs,
+    maxElapsedMs: defaultRetryOptions.maxElapsedMs,
+    retryAfterCapMs: defaultRetryOptions.maxRetryAfterMs,
+  },
   pageSize: 1000,
   listDeadlineMs: 300_000,
   maxDeletes: 10,

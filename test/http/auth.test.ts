@@ -54,7 +54,7 @@ describe('a 401 re-reads the token file once, so rotated tokens work', () => {
     const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.code).toBe('unauthorized');
-    expect(error.message).toContain('token missing or expired');
+    expect(error.message).toContain('token rejected (401): missing, expired or wrong');
     expect(error.message).not.toContain('token-stale-3333');
   });
 

@@ -9,7 +9,7 @@ const options = (random = 0.5, overrides: Partial<RetryPolicyOptions> = {}): Ret
   ...overrides,
 });
 const status = (method: HttpMethod, code: number): AttemptFailure => ({ kind: 'status', method, status: code });
-const network = (method: HttpMethod, errorCode: string, sent: boolean): AttemptFailure => ({ kind: 'network', method, errorCode, sent });
+const network = (method: HttpMethod, errorCode: string, sent: boolean, reached = false): AttemptFailure => ({ kind: 'network', method, errorCode, sent, reached });
 const timeout = (method: HttpMethod, sent: boolean): AttemptFailure => ({ kind: 'timeout', method, sent });
 
 describe('what is retried', () => {
@@ -118,7 +118,10 @@ describe('bounded attempts and elapsed time', () => {
   it('does not schedule a retry that would end past maxElapsedMs', () => {
     const policy = options(0.5, { maxElapsedMs: 10_000 });
     expect(decideRetry(1, status('GET', 503), '5', now, 5_000, policy)).toEqual({ delayMs: 5000, source: 'retry_after' });
-    expect(decideRetry(1, status('GET', 503), '6', now, 5_000, policy)).toEqual({ stop: 'max_elapsed' });
+    // The server's wait does not fit what is left: the stop says how long it asked for.
+    expect(decideRetry(1, status('GET', 503), '6', now, 5_000, policy)).toEqual({ stop: 'retry_after_exceeds_budget', retryAfterMs: 6000, budgetLeftMs: 5000 });
+    // A backoff that would end past the bound stops too.
+    expect(decideRetry(8, status('GET', 503), undefined, now, 9_000, options(0.5, { maxElapsedMs: 10_000, maxAttempts: 100 }))).toEqual({ stop: 'max_elapsed' });
   });
 
   it('a final failure stops even on the first attempt, before any bound', () => {
@@ -129,5 +132,79 @@ describe('bounded attempts and elapsed time', () => {
     const a = decideRetry(3, status('PUT', 502), undefined, now, 1000, options(0.3));
     const b = decideRetry(3, status('PUT', 502), undefined, now, 1000, options(0.3));
     expect(a).toEqual(b);
+  });
+});
+
+/** Runs the policy as the executor would, attempts taking no time: the attempts and the time spent. */
+function simulate(failure: AttemptFailure, policy: RetryPolicyOptions): { attempts: number; elapsedMs: number; stop: string } {
+  let elapsedMs = 0;
+  for (let attempt = 1; ; attempt += 1) {
+    const decision = decideRetry(attempt, failure, undefined, now, elapsedMs, policy);
+    if ('stop' in decision) return { attempts: attempt, elapsedMs, stop: decision.stop };
+    elapsedMs += decision.delayMs;
+  }
+}
+
+describe('a service that cannot be reached fails fast', () => {
+  const connectCodes = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'];
+
+  it.each(connectCodes.flatMap((code) => [0, 0.5, 0.999].map((random) => [code, random] as const)))(
+    '%s before the service ever answered: retried within the two-second connect budget (random %d)',
+    (code, random) => {
+      const run = simulate(network('GET', code, false), options(random));
+      expect(run.attempts).toBeGreaterThan(1);
+      expect(run.elapsedMs).toBeLessThanOrEqual(2000);
+      expect(run.stop).toMatch(/^max_(elapsed|attempts)$/);
+    },
+  );
+
+  it('the same failure after the service has answered is a restart: the full budget and attempts', () => {
+    const run = simulate(network('GET', 'ECONNREFUSED', false, true), options(0.5));
+    expect(run).toEqual({ attempts: 8, elapsedMs: 125 + 250 + 500 + 1000 + 2000 + 4000 + 8000, stop: 'max_attempts' });
+  });
+
+  it('the connect budget never exceeds maxElapsedMs', () => {
+    const run = simulate(network('GET', 'ECONNREFUSED', false), options(0.999, { maxElapsedMs: 500 }));
+    expect(run.elapsedMs).toBeLessThanOrEqual(500);
+  });
+
+  const tlsCodes = [
+    'EPROTO',
+    'ERR_SSL_WRONG_VERSION_NUMBER',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'CERT_HAS_EXPIRED',
+    'ERR_TLS_CERT_ALTNAME_INVALID',
+  ];
+  it.each((['GET', 'POST', 'PUT', 'DELETE'] as const).flatMap((method) => tlsCodes.map((code) => [method, code] as const)))(
+    '%s failing with %s is never retried (a TLS failure does not pass by itself)',
+    (method, code) => {
+      expect(decideRetry(1, network(method, code, true), undefined, now, 0, options())).toEqual({ stop: 'not_retryable' });
+      expect(decideRetry(1, network(method, code, false), undefined, now, 0, options())).toEqual({ stop: 'not_retryable' });
+    },
+  );
+});
+
+describe('a Retry-After longer than the budget left', () => {
+  it('stops at once and says how long the service asked for and what was left', () => {
+    expect(decideRetry(1, status('POST', 503), '150', now, 0, options(0.5, { maxElapsedMs: 120_000 }))).toEqual({
+      stop: 'retry_after_exceeds_budget',
+      retryAfterMs: 150_000,
+      budgetLeftMs: 120_000,
+    });
+  });
+
+  it('names the wait the service asked for, not the capped one', () => {
+    expect(decideRetry(2, status('GET', 429), '86400', now, 30_000, options())).toEqual({
+      stop: 'retry_after_exceeds_budget',
+      retryAfterMs: 86_400_000,
+      budgetLeftMs: 90_000,
+    });
+  });
+
+  it('a wait that fits is waited', () => {
+    expect(decideRetry(1, status('GET', 503), '119', now, 0, options(0.5, { maxElapsedMs: 120_000 }))).toEqual({ delayMs: 119_000, source: 'retry_after' });
   });
 });
