@@ -23,6 +23,11 @@ export interface SyncInput {
   readonly tokenSink?: TokenSink;
   /** Called for each result as it is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
+  /**
+   * Called with the plan once the guards passed, before anything is written: the CLI shows
+   * the plan there and, at a terminal, asks. false cancels the run with nothing written.
+   */
+  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
 }
 
 export interface SyncOutcome {
@@ -36,6 +41,8 @@ export interface SyncOutcome {
   /** Present when the plan was applied. */
   readonly results?: readonly ChangeResult[];
   readonly tokensWritten: number;
+  /** beforeApply said no: nothing was written. */
+  readonly cancelled?: boolean;
 }
 
 /**
@@ -50,6 +57,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
   const actualFingerprint = stateFingerprint(actual);
   const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  if (input.beforeApply && !(await input.beforeApply(plan))) return { actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
 
   const { results, tokensWritten } = await executePlan({
     plan,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import { renderMarkdown, toJsonDocument, type Report } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
+import { markdownMaxChars } from './render-report.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -21,7 +22,7 @@ export interface PublishOptions {
  * the `--report` file. Both are built by the redacting renderers, so neither holds a secret.
  */
 export async function publishReport(report: Report, options: PublishOptions): Promise<void> {
-  await appendStepSummary(options.env, renderMarkdown(report));
+  await appendStepSummary(options.env, renderMarkdown(report, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) }));
   if (options.reportFile !== undefined) {
     const refusal = options.refusal ? { code: options.refusal.code, message: options.refusal.message } : undefined;
     await writeReportFile(options.reportFile, reportDocument(report, options.now, refusal));

@@ -4,16 +4,16 @@ import { clientService } from '../apply/client-service.js';
 import { runSync, type SyncOutcome } from '../apply/run-sync.js';
 import type { ServiceWriter } from '../apply/service-writer.js';
 import { UsageError } from '../errors.js';
-import type { ChangeResult, DesiredState, Diagnostic } from '../model/index.js';
+import type { ChangeResult, DesiredState, Diagnostic, Plan } from '../model/index.js';
 import { createLogger, type Logger } from '../obs/logger.js';
 import { openPasswordState, type PasswordState } from '../secrets/state-file.js';
 import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
 import { checkLocalInputs } from './check-local-inputs.js';
+import type { CliIo, OutputStream } from './io.js';
+import { observedClient, observedService, type ServiceObserver } from './observed-service.js';
 import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 export interface LoadedDesiredState {
   readonly desired: DesiredState;
@@ -29,6 +29,16 @@ export interface SyncOptions {
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly onResult?: (result: ChangeResult) => void;
+  /** Shown the plan before anything is written; false cancels (see runSync). */
+  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
+  /** Told of every page listed and every write started (the live output). */
+  readonly observer?: ServiceObserver;
+}
+
+export interface ContextOverrides {
+  readonly logger?: Logger;
+  /** Where the logs go when no logger is given. @default io.stderr */
+  readonly logStream?: OutputStream;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -51,10 +61,13 @@ export interface ServiceContext {
 export const noUrlMessage =
   'no service URL: set --url or AMSYNC_URL. To try amsync without a service, run `amsync demo`, or start the emulator with `amsync emulator --port 0 --token dev` and point --url at it';
 
-export async function createServiceContext(opts: ServiceOptions, env: Env, overrides: { logger?: Logger } = {}): Promise<ServiceContext> {
+export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
+  const env = io.env;
   const settings = await resolveSettings(opts, env);
   const file = resolveDesiredFile(opts, env);
-  const logger = overrides.logger ?? createLogger({ level: settings.logLevel });
+  const logger =
+    overrides.logger ??
+    createLogger({ level: settings.logLevel, destination: overrides.logStream ?? io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
   let client: AmClient | undefined;
 
   const getClient = (): AmClient => {
@@ -109,7 +122,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     passwordState,
     tokenSink,
     async sync(desired, options) {
-      const service = clientService(getClient());
+      const observer = options.observer;
+      const service = observer ? observedService(clientService(observedClient(getClient(), observer)), observer) : clientService(getClient());
       return runSync({
         desired,
         service,
@@ -121,6 +135,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         dryRun: options.dryRun,
         tokenSink: tokenSink(),
         onResult: options.onResult,
+        beforeApply: options.beforeApply,
       });
     },
     close() {

@@ -4,12 +4,13 @@ import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { registerCommands } from '../../../src/cli/commands.js';
+import { processIo } from '../../../src/cli/io.js';
 import { root } from '../../helpers/cli.js';
 
 /** The real command tree, as `amsync --help` shows it. */
 function program(): Command {
   const p = new Command('amsync');
-  registerCommands(p, { setExitCode: () => undefined });
+  registerCommands(p, { setExitCode: () => undefined, io: processIo() });
   return p;
 }
 
