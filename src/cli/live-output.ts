@@ -128,7 +128,7 @@ export class LiveOutput implements ServiceObserver {
       const kinds = [...this.#listed].map(([kind, k]) => `${count(k.items)} ${kindNames[kind]}`);
       return `Listing: ${kinds.length > 0 ? kinds.join(', ') : 'nothing yet'} in ${count(pages)} page${pages === 1 ? '' : 's'} · ${rate(pages, seconds)} pages/s`;
     }
-    return `Applying: ${count(this.#done)} of ${count(this.#total)} done, ${count(this.#total - this.#done)} left · ${rate(this.#done, seconds)}/s · ${this.#inFlight.size} in flight`;
+    return `Applying: ${count(this.#done)} of ${count(this.#total)} done, ${count(this.#total - this.#done)} left · ${rate(this.#done, seconds)}/s · ${this.#inFlight.size} under way`;
   }
 
   #around(write: () => void): void {

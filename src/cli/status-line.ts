@@ -12,8 +12,20 @@ export class StatusLine {
   #text = '';
 
   constructor(stream: OutputStream) {
+    // A pseudo-terminal without a window size (script, CI runners) reports 0 rows and columns,
+    // and log-update would then draw nothing: assume the usual 80 × 24 instead.
+    const sized = {
+      write: (chunk: string) => stream.write(chunk),
+      isTTY: stream.isTTY,
+      get columns() {
+        return stream.columns || 80;
+      },
+      get rows() {
+        return stream.rows || 24;
+      },
+    };
     // showCursor: true leaves the cursor alone (hiding it writes to process.stderr, whatever the stream).
-    this.#update = createLogUpdate(stream as NodeJS.WriteStream, { showCursor: true });
+    this.#update = createLogUpdate(sized as unknown as NodeJS.WriteStream, { showCursor: true });
   }
 
   set(text: string): void {
