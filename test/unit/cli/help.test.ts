@@ -70,7 +70,7 @@ async function accepts(name: string, option: Option): Promise<boolean> {
   }
 }
 
-function commands(): Command[] {
+function commands(): readonly Command[] {
   return buildProgram(io(), { setExitCode: () => undefined }).commands;
 }
 
