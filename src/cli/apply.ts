@@ -11,7 +11,8 @@ import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { renderReport } from './render-report.js';
 import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
-import { useColor, type CliIo, type Env } from './io.js';
+import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
+import { LiveOutput } from './live-output.js';
 import { createServiceContext, type ServiceContext } from './service-context.js';
 import {
   addConnectionOptions,
@@ -85,10 +86,16 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   const before = await hashIfReadable(desiredFile);
   if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before);
 
-  const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, io);
+  // The progress of the listing and the writes, on a terminal; logs pass above it.
+  const live = new LiveOutput(io, { streamResults: false, color: false });
+  live.expect(saved.plan);
+  const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, io, live.logStream).catch((error: unknown) => {
+    live.close();
+    throw error;
+  });
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) io.stderr.write(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) live.printError(`${formatDiagnostic(w)}\n`);
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
     const outcome = await applySavedPlan({
@@ -97,17 +104,21 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desiredFile,
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
-      service: context.service(),
+      service: context.service(live),
       passwordState: await context.passwordState(),
       tokenSink: context.tokenSink(),
-      onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
-    });
+      onResult: (r) => {
+        log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+        live.onResult(r);
+      },
+    }).finally(() => live.close());
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwOnFailures(outcome.plan, outcome.results);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } finally {
+    live.close();
     context.close();
   }
 }
@@ -116,12 +127,12 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
  * The service the plan was made for: the plan's URL unless one is configured, and a
  * configured one must be the same (a plan reviewed for staging is not applied to production).
  */
-async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, io: CliIo): Promise<ServiceContext> {
-  const context = await createServiceContext(opts, io);
+async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, io: CliIo, logStream: OutputStream): Promise<ServiceContext> {
+  const context = await createServiceContext(opts, io, { logStream });
   const configured = context.settings.url;
   if (configured === undefined) {
     context.close();
-    return createServiceContext({ ...opts, url: saved.serviceUrl }, io);
+    return createServiceContext({ ...opts, url: saved.serviceUrl }, io, { logStream });
   }
   if (trimSlashes(configured) !== trimSlashes(saved.serviceUrl)) {
     context.close();

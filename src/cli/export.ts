@@ -9,6 +9,7 @@ import { limits, parseDesired, renderAccessSchema, stringifyDesired } from '../s
 import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
 import type { CliIo } from './io.js';
+import { LiveOutput } from './live-output.js';
 import { createServiceContext } from './service-context.js';
 import { addConnectionOptions, refuseOptions, type ServiceOptions } from './shared-options.js';
 
@@ -59,10 +60,16 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   const output = opts.output;
   if (opts.writeSchema === true && output === undefined) throw new UsageError(`--write-schema writes ${schemaFileName} beside the export: name the export with -o FILE`, 'conflicting_flags');
   if (opts.writeSchema === true && opts.schema !== undefined) throw new UsageError('--write-schema and --schema both set the `$schema` reference: give one', 'conflicting_flags');
-  const context = await createServiceContext(opts, io);
+  // The progress of a long listing, on a terminal; logs pass above it.
+  const live = new LiveOutput(io, { streamResults: false, color: false });
+  const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
+    live.close();
+    throw error;
+  });
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
-    const { state } = await readActualState(context.service());
+    const read = readActualState(context.service(live));
+    const { state } = await read.finally(() => live.close());
     const exported = desiredFromActual(state);
     const schemaRef = opts.writeSchema === true ? `./${schemaFileName}` : (opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output))));
     const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
@@ -84,6 +91,7 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
     io.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
+    live.close();
     context.close();
   }
 }

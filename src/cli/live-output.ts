@@ -87,13 +87,22 @@ export class LiveOutput implements ServiceObserver {
 
   /** The plan is approved and its writes begin. */
   startApply(plan: Plan): void {
+    this.expect(plan);
     this.#phase = 'applying';
     this.#phaseStart = this.#timers.now();
+  }
+
+  /** The plan whose writes will follow the listing (a saved plan): the apply phase begins with its first write. */
+  expect(plan: Plan): void {
     this.#total = plan.changes.length;
     for (const change of plan.changes) this.#byRef.set(refOf(change.kind, change.action, change.id === null ? change.key : change.id), change);
   }
 
   onWriteStart(write: WriteStart): void {
+    if (this.#phase !== 'applying') {
+      this.#phase = 'applying';
+      this.#phaseStart = this.#timers.now();
+    }
     const change = this.#byRef.get(refOf(write.kind, write.action, write.key ?? write.id ?? ''));
     // A write that is not one of the plan's (drift handling re-planned the item) belongs to a change already in flight.
     if (!change) return;

@@ -49,7 +49,8 @@ export interface ServiceContext {
   loadDesired(): Promise<LoadedDesiredState>;
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
-  service(): ServiceWriter;
+  /** The service; with an observer, every page listed and every write started is reported to it. */
+  service(observer?: ServiceObserver): ServiceWriter;
   /** The password state file of this service (fingerprints of applied passwords). */
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
@@ -101,6 +102,8 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
     return client;
   };
 
+  const serviceFor = (observer?: ServiceObserver): ServiceWriter =>
+    observer ? observedService(clientService(observedClient(getClient(), observer)), observer) : clientService(getClient());
   const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
   const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
 
@@ -118,12 +121,11 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
       };
     },
     client: getClient,
-    service: () => clientService(getClient()),
+    service: serviceFor,
     passwordState,
     tokenSink,
     async sync(desired, options) {
-      const observer = options.observer;
-      const service = observer ? observedService(clientService(observedClient(getClient(), observer)), observer) : clientService(getClient());
+      const service = serviceFor(options.observer);
       return runSync({
         desired,
         service,

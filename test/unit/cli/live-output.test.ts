@@ -72,6 +72,18 @@ describe('the live output of an apply', () => {
     expect(lastScreenLine(stderr.text)).toBe('');
   });
 
+  it('for a saved plan (amsync apply), the apply phase begins with the first write after the listing', async () => {
+    const { timers, stderr, live } = setup(true);
+    live.expect(planOf([change('deploy', 'create'), change('old', 'delete', 7)]));
+    live.onPage('sshUser', 2);
+    await timers.advance(1_000);
+    expect(lastScreenLine(stderr.text)).toMatch(/^Listing: 2 SSH users in 1 page/);
+    live.onWriteStart({ kind: 'sshUser', action: 'delete', id: 7 });
+    await timers.advance(2_000);
+    expect(lastScreenLine(stderr.text)).toBe('Applying: 0 of 2 done, 2 left · 0.0/s · 1 under way');
+    live.close();
+  });
+
   it('writes logs and results above the progress line, which comes back after them', async () => {
     const { timers, stderr, stdout, live } = setup(true);
     live.onPage('sshUser', 100);
