@@ -10,7 +10,7 @@ import { screen } from '../helpers/terminal-screen.js';
 /**
  * `amsync sync` on a real pseudo-terminal, through util-linux `script` (on most Linux
  * machines and CI images; tmux is often missing there). test/e2e/sync-terminal.test.ts runs
- * the same flows in-process, so a machine without `script` still covers them.
+ * the same flows (and the answers that cancel) in-process, so a machine without `script` still covers them.
  */
 const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
 if (!hasScript) console.warn('terminal-pty.test.ts skipped: util-linux `script` is not installed (the in-process terminal tests still run)');
@@ -58,13 +58,6 @@ function onTerminal(args: string[], answer: string): Promise<{ code: number | nu
 }
 
 describe.skipIf(!hasScript)('amsync sync on a pseudo-terminal', () => {
-  it('"no" cancels: nothing written, exit 1', async () => {
-    const run = await onTerminal(['sync'], 'no');
-    expect(run.code).toBe(1);
-    expect(run.output).toContain('Apply cancelled.');
-    expect(emu.requests().filter((r) => r.method !== 'GET')).toEqual([]);
-  });
-
   it('shows the plan, asks, streams each result under a live progress line, and ends with the summary', async () => {
     const run = await onTerminal(['sync'], 'yes');
     expect(run.code, run.output).toBe(0);
