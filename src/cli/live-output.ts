@@ -112,7 +112,7 @@ export class LiveOutput implements ServiceObserver {
 
   onResult(result: ChangeResult): void {
     this.#done += 1;
-    for (const [id, f] of this.#inFlight) if (f.change.kind === result.kind && f.change.key === result.key && f.change.action === result.action) this.#inFlight.delete(id);
+    this.#inFlight.delete(itemId(result));
     if (this.#options.streamResults) {
       this.print(`${this.#resultsShown === 0 ? '\n' : ''}${renderResultLine(result, { color: this.#options.color })}\n`);
       this.#resultsShown += 1;
@@ -176,8 +176,9 @@ function refOf(kind: Kind, action: Action, keyOrId: string | number): string {
   return `${kind}\u0000${action}\u0000${typeof keyOrId === 'number' ? `#${keyOrId}` : keyOrId}`;
 }
 
-function itemId(change: Change): string {
-  return `${change.kind}\u0000${change.action}\u0000${change.key}`;
+/** One change while it is under way: its result carries the same kind, action and key. */
+function itemId(item: Pick<Change, 'kind' | 'action' | 'key'>): string {
+  return `${item.kind}\u0000${item.action}\u0000${item.key}`;
 }
 
 function count(n: number): string {
