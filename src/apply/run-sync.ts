@@ -32,6 +32,11 @@ export interface SyncInput {
   readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt, lost lease, run deadline). */
   readonly signal?: AbortSignal;
+  /**
+   * Called with the plan once the guards passed, before anything is written: the CLI shows
+   * the plan there and, at a terminal, asks. false cancels the run with nothing written.
+   */
+  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
 }
 
 export interface SyncOutcome {
@@ -49,6 +54,8 @@ export interface SyncOutcome {
   readonly stateSaveError?: unknown;
   /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
   readonly tokenErrors?: readonly TokenError[];
+  /** beforeApply said no: nothing was written. */
+  readonly cancelled?: boolean;
 }
 
 /**
@@ -70,6 +77,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const actualFingerprint = stateFingerprint(actual);
   const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  if (input.beforeApply && !(await input.beforeApply(plan))) return { actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan,

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../apply/apply-saved-plan.js';
 import { readSavedPlan } from '../apply/saved-plan-file.js';
 import { StalePlanError } from '../apply/stale-plan-error.js';
-import { SafetyError, UsageError } from '../errors.js';
+import { SafetyError } from '../errors.js';
 import { mdText, renderStaleMarkdown, type Report, type SavedPlan } from '../plan/index.js';
 import { readBounded } from '../spec/load.js';
 import type { CommandContext } from './commands.js';
@@ -12,24 +12,36 @@ import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { renderReport } from './render-report.js';
 import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
+import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
+import { LiveOutput } from './live-output.js';
 import { createServiceContext, type ServiceContext } from './service-context.js';
-import { addServiceOptions, resolveFormat, type OutputFormat, type ServiceOptions } from './shared-options.js';
+import {
+  addConnectionOptions,
+  addFileOption,
+  addLocalStateOptions,
+  addWriterOptions,
+  addOutputOptions,
+  refuseOptions,
+  resolveFormat,
+  type OutputFormat,
+  type ServiceOptions,
+} from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
 import { version } from './version.js';
-import { writeErr, writeOut } from './output.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { errText } from './output.js';
 
 export interface ApplyCommandOptions extends ServiceOptions {
   readonly report?: string;
 }
 
 /** Flags that shape a new plan; a saved plan carries the values it was made with. */
-const planShapingFlags: readonly { key: keyof ApplyCommandOptions; flag: string }[] = [
-  { key: 'prune', flag: '--prune' },
-  { key: 'maxDeletes', flag: '--max-deletes' },
-  { key: 'out', flag: '--out' },
-  { key: 'detailedExitcode', flag: '--detailed-exitcode' },
+const planShapingFlags: readonly { flags: string; flag: string }[] = [
+  { flags: '--prune', flag: '--prune' },
+  { flags: '--max-deletes <N>', flag: '--max-deletes' },
+  { flags: '--out <PLANFILE>', flag: '--out' },
+  { flags: '--detailed-exitcode', flag: '--detailed-exitcode' },
+  { flags: '--rotate-passwords', flag: '--rotate-passwords' },
+  { flags: '--allow-empty-prune', flag: '--allow-empty-prune' },
 ];
 
 /**
@@ -37,26 +49,30 @@ const planShapingFlags: readonly { key: keyof ApplyCommandOptions; flag: string 
  * moved", for the remote service itself. Refuses (exit 3, nothing written) when the desired
  * file or the service changed since the plan was made, and says what changed.
  */
-export function registerApplyCommand(program: Command, _ctx: CommandContext): void {
+export function registerApplyCommand(program: Command, ctx: CommandContext): void {
   const cmd = program
     .command('apply')
     .argument('<PLANFILE>', 'a plan saved by `amsync plan --out PLANFILE`')
     .description('apply a saved plan exactly as reviewed, or refuse (exit 3, nothing written) if the desired file or the service changed since it was made');
-  addReportOption(addServiceOptions(cmd)).action(async (planFile: string, opts: ApplyCommandOptions) => {
-    await runApplyCommand(planFile, opts, process.env);
+  addFileOption(cmd, 'the desired-state file where it is now, when it moved since the plan was made (default: the plan\'s)');
+  addReportOption(addOutputOptions(addWriterOptions(addLocalStateOptions(addConnectionOptions(cmd)))));
+  refuseOptions(
+    cmd,
+    planShapingFlags.map(({ flags, flag }) => ({
+      flags,
+      message: `${flag} shapes a new plan; \`amsync apply\` applies a saved plan with the settings it was made with. Plan again: amsync plan ${flag} … --out PLANFILE`,
+    })),
+  ).action(async (planFile: string, opts: ApplyCommandOptions) => {
+    await runApplyCommand(planFile, opts, ctx.io);
   });
 }
 
-export async function runApplyCommand(planFile: string, opts: ApplyCommandOptions, env: Env): Promise<void> {
-  for (const { key, flag } of planShapingFlags) {
-    if (opts[key] !== undefined && opts[key] !== false) {
-      throw new UsageError(`${flag} shapes a new plan; \`amsync apply\` applies a saved plan with the settings it was made with. Plan again: amsync plan ${flag} … --out ${planFile}`, 'conflicting_flags');
-    }
-  }
+export async function runApplyCommand(planFile: string, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
+  const env = io.env;
   const format = resolveFormat(opts);
   const saved = await readSavedPlan(resolve(planFile), planFile);
   try {
-    await applyChecked(saved, planFile, format, opts, env);
+    await applyChecked(saved, planFile, format, opts, io);
   } catch (error) {
     // A refusal also goes to the step summary and the report: a CI run's page says why
     // nothing was applied.
@@ -65,18 +81,25 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
   }
 }
 
-async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, env: Env): Promise<void> {
+async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
+  const env = io.env;
   checkSavedPlan(saved, planFile, version);
   // -f points at the file where it is now (another checkout); it must still be the same bytes.
   const desiredFile = opts.file ?? saved.desiredFile;
   const before = await hashIfReadable(desiredFile);
   if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before);
 
-  const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, env);
-  const interrupts = catchInterrupts(process, (s) => writeErr(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  // The progress of the listing and the writes, on a terminal; logs pass above it.
+  const live = new LiveOutput(io, { streamResults: false, color: false });
+  live.expect(saved.plan);
+  const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, io, live.logStream).catch((error: unknown) => {
+    live.close();
+    throw error;
+  });
+  const interrupts = catchInterrupts(process, (s) => live.printError(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
     const outcome = await applySavedPlan({
@@ -85,22 +108,26 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desiredFile,
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
-      service: context.service(),
+      service: context.service(live),
       passwordState: await context.passwordState(),
       tokenSink: context.tokenSink(),
-      onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
+      onResult: (r) => {
+        log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+        live.onResult(r);
+      },
       acquireLock: context.writerLock,
       maxInFlight: context.settings.concurrency,
       signal: interrupts.signal,
-    });
+    }).finally(() => live.close());
     const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
-    writeOut(renderReport(report, format, env));
+    io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
-    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } finally {
     interrupts.dispose();
+    live.close();
     context.close();
   }
 }
@@ -112,8 +139,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
  * plan's, else the bearer token would go wherever the file says. A plan reviewed for staging
  * is not applied to production either. Both refusals come before any request.
  */
-async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, env: Env): Promise<ServiceContext> {
-  const context = await createServiceContext(opts, env);
+async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, io: CliIo, logStream: OutputStream): Promise<ServiceContext> {
+  const context = await createServiceContext(opts, io, { logStream });
   const configured = context.settings.url;
   if (configured === undefined) {
     context.close();

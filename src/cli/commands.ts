@@ -4,12 +4,16 @@ import { registerDaemonCommand } from './daemon.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEmulatorCommand } from './emulator.js';
 import { registerExportCommand } from './export.js';
+import type { CliIo } from './io.js';
 import { registerPlanCommand } from './plan.js';
+import { registerSchemaCommand } from './schema.js';
 import { registerSyncCommand } from './sync.js';
 import { registerValidateCommand } from './validate.js';
+import { registerVersionCommand } from './version-command.js';
 
-/** What a command may tell the entry besides throwing: the exit code of a success path. */
+/** What a command gets from the entry: its streams and environment, and a way to set a success path's exit code. */
 export interface CommandContext {
+  readonly io: CliIo;
   setExitCode(code: number): void;
 }
 
@@ -20,7 +24,9 @@ export function registerCommands(program: Command, ctx: CommandContext): void {
   registerSyncCommand(program, ctx);
   registerApplyCommand(program, ctx);
   registerExportCommand(program, ctx);
+  registerSchemaCommand(program, ctx);
   registerDaemonCommand(program, ctx);
   registerEmulatorCommand(program, ctx);
   registerDemoCommand(program, ctx);
+  registerVersionCommand(program, ctx);
 }

@@ -12,10 +12,10 @@ import { parseLeaseRef } from '../settings/lease-ref.js';
 import type { Settings } from '../settings/index.js';
 import type { CommandContext } from './commands.js';
 import { createServiceContext } from './service-context.js';
-import { addServiceOptions, type ServiceOptions } from './shared-options.js';
+import type { CliIo, Env } from './io.js';
+import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Exit codes of a stop forced by a second signal: the shell's 128 + signal number. */
 const forcedExitCodes = { SIGINT: 130, SIGTERM: 143, stop: 1 } as const;
@@ -30,24 +30,23 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
   const cmd = program
     .command('daemon')
     .description('the sidecar: sync at start, on every change of the file or its secret files, and on a schedule; serve /healthz, /readyz and /metrics');
-  addServiceOptions(cmd)
+  addDeleteOptions(addWriterOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd)))))
     .option('--listen <HOST:PORT>', 'address of /healthz, /readyz and /metrics (AMSYNC_DAEMON_LISTEN; default 127.0.0.1:9477)')
     .option('--schedule <CRON>', 'drift-correcting re-sync; five cron fields, or six with seconds first (AMSYNC_DAEMON_SCHEDULE; default "*/5 * * * *")')
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
     .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
     .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
     .action(async (opts: ServiceOptions) => {
-      const code = await runDaemon(opts, process.env);
+      const code = await runDaemon(opts, ctx.io);
       if (code !== 0) ctx.setExitCode(code);
     });
 }
 
-/** Runs the daemon until it stops; returns the exit code. */
-export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number> {
-  let service = await createServiceContext(opts, env);
+/** Runs the daemon until it stops; returns the exit code. Its signals stay the process's own (daemon/signals.ts). */
+export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number> {
+  let service = await createServiceContext(opts, io);
   const logger = service.logger;
   const log = logger.child({ component: 'daemon' });
-  warnIgnoredFlags(opts, log);
   const metrics = createMetrics({ version, processMetrics: true });
   let detach: () => void;
   try {
@@ -61,7 +60,7 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
   let elector: LeaseElector | undefined;
   let daemon: RunningDaemon | undefined;
   try {
-    elector = await startLeaderElection(service.settings, env, metrics, log, () => daemon?.trigger('leader'));
+    elector = await startLeaderElection(service.settings, io.env, metrics, log, () => daemon?.trigger('leader'));
     daemon = await startDaemon({
       loadDesired: () => service.loadDesired(),
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
@@ -71,7 +70,7 @@ export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number>
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
-        const next = await createServiceContext(opts, env, { logger });
+        const next = await createServiceContext(opts, io, { logger });
         // Children take their level when made: set both, before the new client's logger is made.
         const previousLevel = logger.level;
         logger.level = next.settings.logLevel;
@@ -170,17 +169,6 @@ function attachClientMetrics(client: AmClient, metrics: ClientMetrics): () => vo
     client.events.off('retry', onRetry);
     client.events.off('throttle', onThrottle);
   };
-}
-
-/** Flags of the shared set that mean nothing to a daemon: say so rather than ignore them silently. */
-function warnIgnoredFlags(opts: ServiceOptions, log: Logger): void {
-  const ignored = [
-    opts.out !== undefined ? '--out' : '',
-    opts.detailedExitcode ? '--detailed-exitcode' : '',
-    opts.json ? '--json' : '',
-    opts.format !== undefined ? '--format' : '',
-  ].filter(Boolean);
-  if (ignored.length > 0) log.warn({ flags: ignored }, 'these flags have no effect on the daemon: it prints no plan (see the logs and /metrics)');
 }
 
 /** Lets buffered log lines out before the entry exits; bounded, so a stuck transport cannot hold the exit. */

@@ -9,17 +9,17 @@ import { startEmulator } from '../emulator/index.js';
 import type { Report } from '../plan/index.js';
 import { createLogger } from '../obs/logger.js';
 import type { CommandContext } from './commands.js';
-import { renderReport, useColor } from './render-report.js';
+import { useColor, type CliIo } from './io.js';
+import { renderReport } from './render-report.js';
 import { createServiceContext } from './service-context.js';
 import { resolveFormat, type OutputFormat } from './shared-options.js';
-import { writeOut } from './output.js';
 
 /** The demo's own secret values for examples/access.yaml: fake, printed nowhere. */
 const demoSecrets = { DEPLOY_PASSWORD: 'demo-deploy-password' };
 
 const exampleFile = fileURLToPath(new URL('../../examples/access.yaml', import.meta.url));
 
-export function registerDemoCommand(program: Command, _ctx: CommandContext): void {
+export function registerDemoCommand(program: Command, ctx: CommandContext): void {
   program
     .command('demo')
     .description('start the emulator in-process, sync examples/access.yaml to it, and plan again')
@@ -27,7 +27,7 @@ export function registerDemoCommand(program: Command, _ctx: CommandContext): voi
     .option('--json', 'print the reports as JSON (same as --format json)')
     .option('--format <FORMAT>', 'text, json or markdown (default: text)')
     .action(async (opts: { file: string; json?: boolean; format?: OutputFormat }) => {
-      await runDemo(opts.file, resolveFormat(opts));
+      await runDemo(opts.file, resolveFormat(opts), ctx.io);
     });
 }
 
@@ -35,14 +35,15 @@ export function registerDemoCommand(program: Command, _ctx: CommandContext): voi
  * A newcomer's first ten seconds: a real sync (the same code path as `amsync sync`) against
  * the built-in emulator, seeded with drift, then a second plan that shows nothing to do.
  */
-async function runDemo(file: string, format: OutputFormat): Promise<void> {
+async function runDemo(file: string, format: OutputFormat, io: CliIo): Promise<void> {
   const token = randomBytes(16).toString('hex');
   const emulator = await startEmulator({ tokens: [token] });
   const work = await mkdtemp(join(tmpdir(), 'amsync-demo-'));
   // The demo is for people: headings go to stdout with text reports, so they stay in order;
   // with JSON or Markdown, stdout keeps only the documents.
-  const out = format === 'text' ? process.stdout : process.stderr;
-  const say = (line: string) => out.write(`${useColor(process.env) ? `\u001b[1m${line}\u001b[22m` : line}\n`);
+  const out = format === 'text' ? io.stdout : io.stderr;
+  const color = useColor(io.stdout, io.env);
+  const say = (line: string) => out.write(`${color ? `\u001b[1m${line}\u001b[22m` : line}\n`);
   try {
     // Drift, as a service in use would have it: an account made by hand, one that should be
     // gone, and a key with the wrong roles.
@@ -56,23 +57,21 @@ async function runDemo(file: string, format: OutputFormat): Promise<void> {
     say(`amsync demo: emulator on ${emulator.url}, seeded with drift (a hand-made user "intruder", a leftover "old-contractor", a key with the wrong roles)`);
     say(`Desired state: ${relative(process.cwd(), file) || file}\n`);
 
-    const env = { ...demoSecrets, AMSYNC_URL: emulator.url, AMSYNC_TOKEN: token, NO_COLOR: process.env.NO_COLOR };
-    const context = await createServiceContext(
-      { file, stateFile: join(work, 'state.json'), tokensDir: join(work, 'tokens') },
-      env,
-      { logger: createLogger({ level: 'warn' }) },
-    );
+    const env = { ...demoSecrets, AMSYNC_URL: emulator.url, AMSYNC_TOKEN: token, NO_COLOR: io.env.NO_COLOR };
+    const context = await createServiceContext({ file, stateFile: join(work, 'state.json'), tokensDir: join(work, 'tokens') }, { env, stderr: io.stderr }, {
+      logger: createLogger({ level: 'warn', destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !io.env.NO_COLOR }),
+    });
     try {
       const { desired } = await context.loadDesired();
       say('== 1. amsync sync ==');
       const first = await context.sync(desired, { dryRun: false });
-      writeOut(renderReport(asReport(first, false, file), format, env));
+      io.stdout.write(renderReport(asReport(first, false, file), format, { color }));
       if (first.refusal) throw first.refusal;
       const failed = first.results?.filter((r) => r.status !== 'applied').length ?? 0;
       if (failed > 0 || first.plan.problems.length > 0) throw new ChangesFailedError(failed, `the demo sync did not apply cleanly (${failed} failed, ${first.plan.problems.length} not planned)`);
       say('\n== 2. amsync plan (again) ==');
       const second = await context.sync(desired, { dryRun: true });
-      writeOut(renderReport(asReport(second, true, file), format, env));
+      io.stdout.write(renderReport(asReport(second, true, file), format, { color }));
       const writes = emulator.requests().filter((r) => r.method !== 'GET').length;
       say(`\nThe emulator saw ${emulator.requests().length} requests, ${writes} of them writes, all from the first sync.`);
       say('Next: `amsync emulator --port 8080 --token dev` in one terminal, then `AMSYNC_URL=http://127.0.0.1:8080 AMSYNC_TOKEN=dev amsync plan -f your-access.yaml`.');

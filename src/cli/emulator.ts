@@ -26,7 +26,7 @@ interface EmulatorFlags {
 }
 
 /** `amsync emulator`: the service emulator as a process, until SIGINT or SIGTERM. */
-export function registerEmulatorCommand(program: Command, _ctx: CommandContext): void {
+export function registerEmulatorCommand(program: Command, ctx: CommandContext): void {
   program
     .command('emulator')
     .description('Run the Access Management Service emulator: the whole API on a local port, for trying an access file, tests and CI.')
@@ -49,10 +49,10 @@ export function registerEmulatorCommand(program: Command, _ctx: CommandContext):
     .action(async (flags: EmulatorFlags) => {
       const options = await toOptions(flags);
       const emulator = await start(options);
-      process.stdout.write(`amsync emulator listening on ${emulator.url}\n`);
-      process.stderr.write(`${describe(options, emulator.seedValue, emulator.url)}\n`);
+      ctx.io.stdout.write(`amsync emulator listening on ${emulator.url}\n`);
+      ctx.io.stderr.write(`${describe(options, emulator.seedValue, emulator.url)}\n`);
       await untilSignal();
-      process.stderr.write('amsync emulator: stopping\n');
+      ctx.io.stderr.write('amsync emulator: stopping\n');
       await emulator.close();
     });
 }

@@ -1,35 +1,40 @@
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
 import type { ActualState } from '../model/index.js';
 import { desiredFromActual, plan, type DesiredFromActual } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { limits, parseDesired, stringifyDesired } from '../spec/index.js';
+import { limits, parseDesired, renderAccessSchema, stringifyDesired } from '../spec/index.js';
 import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
+import type { CliIo } from './io.js';
+import { LiveOutput } from './live-output.js';
 import { createServiceContext } from './service-context.js';
-import { addServiceOptions, type ServiceOptions } from './shared-options.js';
-import { writeErr } from './output.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { addConnectionOptions, refuseOptions, type ServiceOptions } from './shared-options.js';
 
 export interface ExportOptions extends ServiceOptions {
   readonly output?: string;
   readonly schema?: string;
+  /** `--write-schema`: the JSON Schema beside the output, and `$schema` pointing at it. */
+  readonly writeSchema?: boolean;
 }
+
+/** The name of the schema `--write-schema` writes beside the export. */
+export const schemaFileName = 'access.schema.json';
 
 /** The installed JSON Schema of the desired-state file (dist/cli/ and src/cli/ alike). */
 const installedSchema = fileURLToPath(new URL('../../config/access.schema.json', import.meta.url));
 
-/** Shared flags that mean nothing to an export: refused, not silently ignored. */
-const unusedFlags: readonly { key: keyof ExportOptions; flag: string; hint: string }[] = [
-  { key: 'file', flag: '-f/--file', hint: 'export writes a desired-state file: name it with -o FILE' },
-  { key: 'prune', flag: '--prune', hint: 'an export never prunes: it leaves prune off' },
-  { key: 'maxDeletes', flag: '--max-deletes', hint: 'an export deletes nothing' },
-  { key: 'detailedExitcode', flag: '--detailed-exitcode', hint: 'an export has no plan' },
-  { key: 'json', flag: '--json', hint: 'an export is YAML, a desired-state file' },
-  { key: 'format', flag: '--format', hint: 'an export is YAML, a desired-state file' },
+/** Flags of the other commands that mean nothing to an export: refused with why, not silently ignored. */
+const unusedFlags: readonly { flags: string; flag: string; hint: string }[] = [
+  { flags: '-f, --file <FILE>', flag: '-f/--file', hint: 'export writes a desired-state file: name it with -o FILE' },
+  { flags: '--out <FILE>', flag: '--out', hint: 'name the output with -o/--output FILE' },
+  { flags: '--prune', flag: '--prune', hint: 'an export never prunes: it leaves prune off' },
+  { flags: '--max-deletes <N>', flag: '--max-deletes', hint: 'an export deletes nothing' },
+  { flags: '--detailed-exitcode', flag: '--detailed-exitcode', hint: 'an export has no plan' },
+  { flags: '--json', flag: '--json', hint: 'an export is YAML, a desired-state file' },
+  { flags: '--format <FORMAT>', flag: '--format', hint: 'an export is YAML, a desired-state file' },
 ];
 
 /**
@@ -37,46 +42,56 @@ const unusedFlags: readonly { key: keyof ExportOptions; flag: string; hint: stri
  * validates and plans zero changes against the same service (the import round trip that
  * Terraform's import-verify checks). amsync checks that round trip itself before writing.
  */
-export function registerExportCommand(program: Command, _ctx: CommandContext): void {
+export function registerExportCommand(program: Command, ctx: CommandContext): void {
   const cmd = program.command('export').description('write the actual state as a desired-state file (no secrets) that plans zero changes: the way to start managing a service');
-  addServiceOptions(cmd)
+  addConnectionOptions(cmd)
     .option('-o, --output <FILE>', 'write to FILE (atomically) instead of stdout')
-    .option('--schema <REF>', 'the `$schema` reference in the header (default: the installed config/access.schema.json, relative to the output)')
-    .action(async (opts: ExportOptions) => {
-      await runExport(opts, process.env);
-    });
+    .option('--schema <REF>', 'the `$schema` reference in the header (default: the installed config/access.schema.json, relative to the output, when it lies there)')
+    .option('--write-schema', `also write the JSON Schema beside the output, as ${schemaFileName}, and point \`$schema\` at it (needs -o)`);
+  refuseOptions(
+    cmd,
+    unusedFlags.map(({ flags, flag, hint }) => ({ flags, message: `${flag} has no meaning for export: ${hint}` })),
+  ).action(async (opts: ExportOptions) => {
+    await runExport(opts, ctx.io);
+  });
 }
 
-export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
-  for (const { key, flag, hint } of unusedFlags) {
-    if (opts[key] !== undefined && opts[key] !== false) throw new UsageError(`${flag} has no meaning for export: ${hint}`, 'conflicting_flags');
-  }
-  if (opts.output !== undefined && opts.out !== undefined) throw new UsageError('-o/--output and --out both name the output: give one', 'conflicting_flags');
-  const output = opts.output ?? opts.out;
-  const context = await createServiceContext(opts, env);
+export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
+  const output = opts.output;
+  if (opts.writeSchema === true && output === undefined) throw new UsageError(`--write-schema writes ${schemaFileName} beside the export: name the export with -o FILE`, 'conflicting_flags');
+  if (opts.writeSchema === true && opts.schema !== undefined) throw new UsageError('--write-schema and --schema both set the `$schema` reference: give one', 'conflicting_flags');
+  // The progress of a long listing, on a terminal; logs pass above it.
+  const live = new LiveOutput(io, { streamResults: false, color: false });
+  const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
+    live.close();
+    throw error;
+  });
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
-    const { state } = await readActualState(context.service());
+    const read = readActualState(context.service(live));
+    const { state } = await read.finally(() => live.close());
     const exported = desiredFromActual(state);
-    const schemaRef = opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output)));
+    const schemaRef = opts.writeSchema === true ? `./${schemaFileName}` : (opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output))));
     const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
     verifyRoundTrip(text, state);
     const bytes = Buffer.byteLength(text);
     if (bytes > limits.maxFileBytes) {
-      writeErr(
+      io.stderr.write(
         `warning: the export is ${(bytes / 1024 / 1024).toFixed(1)} MB, more than the ${limits.maxFileBytes / 1024 / 1024} MB a desired-state file may have; validate and plan will refuse it\n`,
       );
     }
     if (output === undefined) {
-      process.stdout.write(text);
+      io.stdout.write(text);
       return;
     }
     // Not a secret, so the usual mode; atomic, so an existing file is never left half written.
+    if (opts.writeSchema === true) await writeFileAtomic(join(dirname(resolve(output)), schemaFileName), renderAccessSchema(), 0o644);
     await writeFileAtomic(resolve(output), text, 0o644);
     const { desired, skipped, pinned } = exported;
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
-    writeErr(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
+    io.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
+    live.close();
     context.close();
   }
 }
@@ -85,11 +100,10 @@ export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
  * The header: what the file is, why it holds no secrets, and what was left out. Names are
  * JSON-quoted in comments, so a name with a line break cannot end the comment and inject YAML.
  */
-export function exportHeader(serviceUrl: string, schemaRef: string, exported: DesiredFromActual): string {
+export function exportHeader(serviceUrl: string, schemaRef: string | undefined, exported: DesiredFromActual): string {
   const url = new URL(serviceUrl);
   const lines = [
-    `yaml-language-server: $schema=${schemaRef}`,
-    '',
+    ...(schemaRef === undefined ? [] : [`yaml-language-server: $schema=${schemaRef}`, '']),
     `The actual state of ${url.origin}${url.pathname.replace(/\/+$/, '')} as a desired-state file, written by \`amsync export\`.`,
     'As it is, it plans zero changes against that service (`amsync plan --detailed-exitcode` exits 0).',
     '',
@@ -99,7 +113,9 @@ export function exportHeader(serviceUrl: string, schemaRef: string, exported: De
     '- Values equal to the defaults are left out: level n1, superuser false, roles [].',
     ...(exported.pinned > 0 ? ['- Apikeys that share a name carry `id:`, which tells them apart (names are not unique).'] : []),
     '- prune is off: an item removed from this file is left alone on the service, not deleted.',
-    ...(schemaRef === 'access.schema.json' ? ["- Point $schema above at amsync's config/access.schema.json for completion in editors."] : []),
+    ...(schemaRef === undefined
+      ? [`- For completion in editors: \`amsync export --write-schema -o FILE\` writes the JSON Schema beside the file and points to it (or \`amsync schema > ${schemaFileName}\`).`]
+      : []),
   ];
   if (exported.skipped.length > 0) {
     lines.push('- Left out, as a desired-state file cannot declare them (they stay unmanaged):');
@@ -112,12 +128,13 @@ export function exportHeader(serviceUrl: string, schemaRef: string, exported: De
  * The installed schema, relative to the folder the file is written to (a language server
  * resolves it from there), when that path stays inside the folder's tree or leads into a
  * node_modules: a path that climbs out to wherever amsync happens to be installed would be
- * meaningless in a repository. Otherwise the schema's bare name, for the user to point.
+ * meaningless in a repository. Otherwise none: a reference that resolves nowhere is worse
+ * than none (the header says how to get one: --write-schema).
  */
-export function schemaRefFor(folder: string, schemaPath: string = installedSchema): string {
+export function schemaRefFor(folder: string, schemaPath: string = installedSchema): string | undefined {
   const ref = relative(folder, schemaPath).split('\\').join('/');
   if (!isAbsolute(ref) && (!ref.startsWith('../') || ref.includes('/node_modules/'))) return ref;
-  return 'access.schema.json';
+  return undefined;
 }
 
 /**

@@ -1,9 +1,11 @@
 import { Command } from 'commander';
-import { exitCodes } from '../errors.js';
+import { exitCodes, InvalidInputError } from '../errors.js';
+import { annotateDiagnostics } from './annotations.js';
 import { registerCommands } from './commands.js';
-import { reportError, trackWrites, wantsJson } from './report-error.js';
+import { processIo, type CliIo } from './io.js';
+import { errText, redactedIo } from './output.js';
+import { reportError, wantsJson } from './report-error.js';
 import { version } from './version.js';
-import { writeErr, writeOut } from './output.js';
 
 /**
  * The CLI entry: builds the command tree, runs it, and maps every outcome to an exit code.
@@ -16,40 +18,64 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
     throw error;
   });
-  const code = await run(argv);
+  const code = await run(argv, processIo());
   // Let stdout/stderr drain before leaving; process.exit would cut piped output short.
   process.exitCode = code;
   await flushStdio();
   process.exit(code);
 }
 
-/** Runs the CLI and returns the exit code, without exiting (main() exits with it). */
-export async function run(argv: readonly string[]): Promise<number> {
-  const program = new Command('amsync')
-    .description('Keep the Access Management Service in the state a YAML file describes.')
-    .version(version, '-V, --version')
-    .showSuggestionAfterError(true)
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => process.stdout.write(s),
-      writeErr: (s) => process.stderr.write(s),
-    });
+/**
+ * Runs the CLI and returns the exit code, without exiting: `argv` as process.argv has it
+ * (node, script, arguments...), every stream and the environment from `io`. The tests call
+ * it in-process (test/helpers/in-process.ts).
+ */
+export async function run(argv: readonly string[], given: CliIo): Promise<number> {
+  // Every write goes through the one redaction step, whatever the text was built from.
+  const io = redactedIo(given);
   let exitCode: number = exitCodes.ok;
-  registerCommands(program, {
+  const program = buildProgram(io, {
     setExitCode: (code: number) => {
       exitCode = code;
     },
   });
-  const stdout = trackWrites(process.stdout);
+  const args = argv.slice(2);
+  // A bare `amsync` is a request for help, not a mistake (git, kubectl and terraform agree).
+  if (args.length === 0) {
+    io.stdout.write(program.helpInformation());
+    return exitCodes.ok;
+  }
+  // `-v` as well as commander's `-V, --version` (and the `version` command).
+  if (args.length === 1 && args[0] === '-v') {
+    io.stdout.write(`${version}\n`);
+    return exitCodes.ok;
+  }
   try {
     await program.parseAsync([...argv]);
     return exitCode;
   } catch (error) {
-    // Through the one redaction step: an error message may quote what the service said.
-    return reportError(error, { stdout: { write: writeOut }, stderr: { write: writeErr }, json: wantsJson(argv), stdoutUsed: stdout.used() });
-  } finally {
-    stdout.restore();
+    if (error instanceof InvalidInputError) annotateDiagnostics(io, error.diagnostics);
+    // A message may quote what the service said: control and bidi characters escaped too.
+    const stderr = { write: (text: string) => io.stderr.write(errText(text)) };
+    return reportError(error, { stdout: io.stdout, stderr, json: wantsJson(argv), stdoutUsed: io.stdoutUsed() });
   }
+}
+
+/** The command tree, writing to `io`; exported for the test that checks every command's help. */
+export function buildProgram(io: CliIo, ctx: { setExitCode(code: number): void }): Command {
+  const program = new Command('amsync')
+    .description('Keep the Access Management Service in the state a YAML file describes.')
+    .version(version, '-V, --version', 'print the version (also -v, amsync version)')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      getOutHelpWidth: () => io.stdout.columns ?? 80,
+      getErrHelpWidth: () => io.stderr.columns ?? 80,
+    });
+  registerCommands(program, { ...ctx, io });
+  return program;
 }
 
 function flushStdio(): Promise<void> {

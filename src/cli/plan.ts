@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import type { CommandContext } from './commands.js';
-import { addServiceOptions } from './shared-options.js';
-import { addPlanOptions, runSyncCommand, type SyncCommandOptions } from './sync.js';
+import { addPlanCommandOptions, runSyncCommand, type SyncCommandOptions } from './sync.js';
 
 export function registerPlanCommand(program: Command, ctx: CommandContext): void {
   const cmd = program.command('plan').description('show what a sync would change, and change nothing (same as `sync --dry-run`)');
-  addPlanOptions(addServiceOptions(cmd)).action(async (opts: SyncCommandOptions) => {
+  addPlanCommandOptions(cmd).action(async (opts: SyncCommandOptions) => {
     await runSyncCommand(opts, true, ctx);
   });
 }

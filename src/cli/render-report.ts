@@ -2,13 +2,18 @@ import type { Report } from '../plan/index.js';
 import { renderJson, renderMarkdown, renderText } from '../plan/index.js';
 import type { OutputFormat } from './shared-options.js';
 
-/** Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org). */
-export function useColor(env: Readonly<Record<string, string | undefined>>): boolean {
-  return Boolean(process.stdout.isTTY) && !env.NO_COLOR;
+export interface RenderOptions {
+  /** ANSI colours in text (see useColor). */
+  readonly color: boolean;
+  /** `--report FILE`: where a cut Markdown summary sends its reader for the rest. */
+  readonly reportFile?: string;
 }
 
-export function renderReport(report: Report, format: OutputFormat, env: Readonly<Record<string, string | undefined>>): string {
+/** GitHub refuses a comment over 65,536 characters: the Markdown summary stays under it. */
+export const markdownMaxChars = 60_000;
+
+export function renderReport(report: Report, format: OutputFormat, options: RenderOptions): string {
   if (format === 'json') return renderJson(report);
-  if (format === 'markdown') return renderMarkdown(report);
-  return renderText(report, { color: useColor(env) });
+  if (format === 'markdown') return renderMarkdown(report, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) });
+  return renderText(report, { color: options.color });
 }

@@ -5,6 +5,7 @@ import { renderMarkdown, toJsonDocument, type Report } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
 import { scrub } from '../secrets/known-secrets.js';
 import { jsonSafe } from '../text/safe-text.js';
+import { markdownMaxChars } from './render-report.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -24,7 +25,7 @@ export interface PublishOptions {
  * redaction step on the way out, so neither holds a secret.
  */
 export async function publishReport(report: Report, options: PublishOptions): Promise<void> {
-  await appendStepSummary(options.env, renderMarkdown(report));
+  await appendStepSummary(options.env, renderMarkdown(report, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) }));
   if (options.reportFile !== undefined) {
     const refusal = options.refusal ? { code: options.refusal.code, message: options.refusal.message } : undefined;
     await writeReportFile(options.reportFile, reportDocument(report, options.now, refusal));

@@ -6,7 +6,7 @@ import { acquireWriterLock, writerLockPath } from '../apply/writer-lock.js';
 import type { HeldLock } from '../apply/with-writer-lock.js';
 import type { ServiceWriter } from '../apply/service-writer.js';
 import { UsageError } from '../errors.js';
-import type { ChangeResult, DesiredState, Diagnostic } from '../model/index.js';
+import type { ChangeResult, DesiredState, Diagnostic, Plan } from '../model/index.js';
 import { createLogger, type Logger } from '../obs/logger.js';
 import { openPasswordState, type PasswordState } from '../secrets/state-file.js';
 import { TokenSink } from '../secrets/token-sink.js';
@@ -14,9 +14,9 @@ import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
 import { checkLocalInputs } from './check-local-inputs.js';
 import { clientOptionsFrom } from './client-options.js';
+import type { CliIo, OutputStream } from './io.js';
+import { observedClient, observedService, type ServiceObserver } from './observed-service.js';
 import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 export interface LoadedDesiredState {
   readonly desired: DesiredState;
@@ -40,6 +40,16 @@ export interface SyncOptions {
    * unlike `signal`, which cancels them.
    */
   readonly stopWrites?: AbortSignal;
+  /** Shown the plan before anything is written; false cancels (see runSync). */
+  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
+  /** Told of every page listed and every write started (the live output). */
+  readonly observer?: ServiceObserver;
+}
+
+export interface ContextOverrides {
+  readonly logger?: Logger;
+  /** Where the logs go when no logger is given. @default io.stderr */
+  readonly logStream?: OutputStream;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -50,7 +60,8 @@ export interface ServiceContext {
   loadDesired(): Promise<LoadedDesiredState>;
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
-  service(): ServiceWriter;
+  /** The service; with an observer, every page listed and every write started is reported to it. */
+  service(observer?: ServiceObserver): ServiceWriter;
   /** The password state file of this service (fingerprints of applied passwords). */
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
@@ -64,10 +75,13 @@ export interface ServiceContext {
 export const noUrlMessage =
   'no service URL: set --url or AMSYNC_URL. To try amsync without a service, run `amsync demo`, or start the emulator with `amsync emulator --port 0 --token dev` and point --url at it';
 
-export async function createServiceContext(opts: ServiceOptions, env: Env, overrides: { logger?: Logger } = {}): Promise<ServiceContext> {
+export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
+  const env = io.env;
   const settings = await resolveSettings(opts, env);
   const file = resolveDesiredFile(opts, env);
-  const logger = overrides.logger ?? createLogger({ level: settings.logLevel });
+  const logger =
+    overrides.logger ??
+    createLogger({ level: settings.logLevel, destination: overrides.logStream ?? io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
   let client: AmClient | undefined;
 
   const getClient = (): AmClient => {
@@ -89,6 +103,11 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
     return client;
   };
 
+  // `signal` cancels every request (the daemon's run deadline); `observer` sees pages and writes.
+  const serviceFor = (observer?: ServiceObserver, signal?: AbortSignal): ServiceWriter => {
+    const client = signal === undefined ? getClient() : getClient().withSignal(signal);
+    return observer ? observedService(clientService(observedClient(client, observer)), observer) : clientService(client);
+  };
   const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
   const writerLock = () => acquireWriterLock(writerLockPath(resolve(settings.stateFile)), { timeoutMs: settings.lockTimeoutMs });
   const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
@@ -107,13 +126,12 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
       };
     },
     client: getClient,
-    service: () => clientService(getClient()),
+    service: serviceFor,
     passwordState,
     tokenSink,
     writerLock,
     async sync(desired, options) {
-      const client = getClient();
-      const service = clientService(options.signal === undefined ? client : client.withSignal(options.signal));
+      const service = serviceFor(options.observer, options.signal);
       return runSync({
         desired,
         service,
@@ -129,6 +147,7 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         acquireLock: writerLock,
         maxInFlight: settings.concurrency,
         signal: options.stopWrites,
+        beforeApply: options.beforeApply,
       });
     },
     close() {

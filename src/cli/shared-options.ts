@@ -14,7 +14,7 @@ export type OutputFormat = (typeof outputFormats)[number];
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The options addServiceOptions registers, as commander hands them over (camelCase). */
+/** The options the commands that talk to the service register, as commander hands them over (camelCase). */
 export interface ServiceOptions {
   readonly file?: string;
   readonly url?: string;
@@ -68,30 +68,25 @@ function tokenFlagError(): UsageError {
   );
 }
 
+/** `-f`: the desired-state file. */
+export function addFileOption(cmd: Command, description = 'desired-state file (default: $AMSYNC_FILE, else ./access.yaml)'): Command {
+  return cmd.option('-f, --file <FILE>', description);
+}
+
 /**
- * Registers the options of every command that talks to the service (DESIGN.md §5). Values are
- * checked as they are parsed, so a bad one is a UsageError (exit 64) naming the flag.
+ * How to reach the service and how hard to press it: every command that talks to it. Values
+ * are checked as they are parsed, so a bad one is a UsageError (exit 64) naming the flag.
  */
-export function addServiceOptions(cmd: Command): Command {
+export function addConnectionOptions(cmd: Command): Command {
   cmd
-    .option('-f, --file <FILE>', 'desired-state file (default: $AMSYNC_FILE, else ./access.yaml)')
     .option('--url <URL>', 'base URL of the service (AMSYNC_URL); no default', checked('--url', rules.url))
     .option('--token-file <PATH>', 'file holding the bearer token, re-read on 401 (AMSYNC_TOKEN_FILE); the token itself only via AMSYNC_TOKEN', checked('--token-file', rules.path))
     .option('--settings <FILE>', 'settings file (AMSYNC_SETTINGS); see config/default.yaml')
-    .option('--json', 'print one JSON document on stdout (same as --format json)')
-    .addOption(new Option('--format <FORMAT>', 'output: text, json or markdown (default: text)').argParser(checked('--format', formatRule)))
-    .option('--out <PLANFILE>', 'also save the plan to PLANFILE, for `amsync apply`')
-    .option('--detailed-exitcode', 'exit 2 when changes are pending (dry-run)')
-    .option('--max-deletes <N>', 'refuse a plan with more deletes than N (AMSYNC_MAX_DELETES; default 10)', checked('--max-deletes', rules.int0))
-    .option('--lock-timeout <MS>', 'wait this long for another writer to finish (AMSYNC_LOCK_TIMEOUT_MS; default 0: exit 3 at once)', checked('--lock-timeout', rules.int0))
-    .option('--prune', 'delete remote items that are not declared, for both kinds')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
     .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
     .option('--page-size <N>', "the largest list page asked for; the service's own largest is learned below it (AMSYNC_PAGE_SIZE; default 1000)", checked('--page-size', rules.int1))
     .option('--list-deadline-ms <MS>', 'a listing that takes longer is incomplete and nothing is planned (AMSYNC_LIST_DEADLINE_MS; default 300000)', checked('--list-deadline-ms', rules.int1))
     .option('--max-response-bytes <N>', 'largest answer body read; a larger one is an error (AMSYNC_HTTP_MAX_RESPONSE_BYTES; default 33554432, 32 MiB)', checked('--max-response-bytes', rules.int1))
-    .option('--tokens-dir <DIR>', 'write new apikey tokens here, one 0600 file each (AMSYNC_TOKENS_DIR)', checked('--tokens-dir', rules.path))
-    .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path))
     .option('--log-level <LEVEL>', `${logLevels.join(', ')} (AMSYNC_LOG_LEVEL; default info)`, checked('--log-level', rules.logLevel))
     .option('--allow-insecure-http', 'allow plain http:// to a host that is not loopback (AMSYNC_ALLOW_INSECURE_HTTP)')
     .option('--ca-file <PATH>', 'PEM bundle of a private CA (AMSYNC_CA_FILE); TLS verification stays on', checked('--ca-file', rules.path))
@@ -104,6 +99,54 @@ export function addServiceOptions(cmd: Command): Command {
     .hook('preAction', (command) => {
       if (command.opts<ServiceOptions>().token !== undefined) throw tokenFlagError();
     });
+  return cmd;
+}
+
+/** What lives beside the service: password fingerprints and apikey token files (commands that write). */
+export function addLocalStateOptions(cmd: Command): Command {
+  return cmd
+    .option('--tokens-dir <DIR>', 'write new apikey tokens here, one 0600 file each (AMSYNC_TOKENS_DIR)', checked('--tokens-dir', rules.path))
+    .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path));
+}
+
+/** `--lock-timeout`: commands that write (sync, apply, daemon) take the writer lock. */
+export function addWriterOptions(cmd: Command): Command {
+  return cmd.option('--lock-timeout <MS>', 'wait this long for another writer to finish (AMSYNC_LOCK_TIMEOUT_MS; default 0: exit 3 at once)', checked('--lock-timeout', rules.int0));
+}
+
+/** `--json` and `--format`: commands that print a report. */
+export function addOutputOptions(cmd: Command): Command {
+  return cmd
+    .option('--json', 'print one JSON document on stdout (same as --format json)')
+    .addOption(new Option('--format <FORMAT>', 'output: text, json or markdown (default: text)').argParser(checked('--format', formatRule)));
+}
+
+/** `--prune` and `--max-deletes`: what a plan may delete (plan, sync, daemon). */
+export function addDeleteOptions(cmd: Command): Command {
+  return cmd
+    .option('--max-deletes <N>', 'refuse a plan with more deletes than N (AMSYNC_MAX_DELETES; default 10)', checked('--max-deletes', rules.int0))
+    .option('--prune', 'delete remote items that are not declared, for both kinds');
+}
+
+/** `--out` and `--detailed-exitcode`: a plan to review (plan, sync --dry-run). */
+export function addPlanOutputOptions(cmd: Command): Command {
+  return cmd
+    .option('--out <PLANFILE>', 'also save the plan to PLANFILE, for `amsync apply` (with a dry-run)')
+    .option('--detailed-exitcode', 'exit 2 when changes are pending (dry-run)');
+}
+
+/**
+ * Flags users reach for that a command has no use for: refused with why and what to do
+ * instead (exit 64), and hidden from its help, which lists only what the command accepts.
+ */
+export function refuseOptions(cmd: Command, refused: readonly { readonly flags: string; readonly message: string }[]): Command {
+  for (const { flags, message } of refused) {
+    cmd.addOption(
+      new Option(flags).hideHelp().argParser(() => {
+        throw new UsageError(message, 'conflicting_flags');
+      }),
+    );
+  }
   return cmd;
 }
 

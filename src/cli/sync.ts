@@ -1,20 +1,34 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeSavedPlan } from '../apply/saved-plan-file.js';
-import type { TokenError } from '../apply/execute-plan.js';
 import type { SyncOutcome } from '../apply/run-sync.js';
+import type { TokenError } from '../apply/execute-plan.js';
 import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
-import { passwordReferences, toSavedPlan, type Report } from '../plan/index.js';
+import { applySummary, passwordReferences, renderPlanText, toSavedPlan, type Report } from '../plan/index.js';
+import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './commands.js';
+import { askApproval } from './confirm.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
+import { isInteractive, useColor } from './io.js';
+import { LiveOutput } from './live-output.js';
+import { errText } from './output.js';
 import { renderReport } from './render-report.js';
 import { publishReport } from './report-outputs.js';
 import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
-import { addServiceOptions, resolveFormat, type ServiceOptions } from './shared-options.js';
+import {
+  addConnectionOptions,
+  addDeleteOptions,
+  addFileOption,
+  addLocalStateOptions,
+  addWriterOptions,
+  addOutputOptions,
+  addPlanOutputOptions,
+  resolveFormat,
+  type ServiceOptions,
+} from './shared-options.js';
 import { version } from './version.js';
-import { writeErr, writeOut } from './output.js';
 
 export interface SyncCommandOptions extends ServiceOptions {
   readonly dryRun?: boolean;
@@ -23,20 +37,24 @@ export interface SyncCommandOptions extends ServiceOptions {
   readonly deleteDuplicateApikeys?: boolean;
   /** `--report FILE`: the results as JSON. */
   readonly report?: string;
+  /** `--auto-approve`: apply without asking at a terminal. */
+  readonly autoApprove?: boolean;
 }
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
   const cmd = program
     .command('sync')
-    .description('plan, then apply the plan (unless --dry-run)')
-    .option('--dry-run', 'show the plan and change nothing (same as `amsync plan`)');
-  addPlanOptions(addServiceOptions(cmd)).action(async (opts: SyncCommandOptions) => {
+    .description('plan, then apply the plan (unless --dry-run); at a terminal, asks before writing')
+    .option('--dry-run', 'show the plan and change nothing (same as `amsync plan`)')
+    .option('--auto-approve', 'apply without asking for approval at a terminal (elsewhere, as in CI, sync never asks)');
+  addPlanCommandOptions(addWriterOptions(cmd)).action(async (opts: SyncCommandOptions) => {
     await runSyncCommand(opts, Boolean(opts.dryRun), ctx);
   });
 }
 
-/** Options that shape a plan, shared by `plan` and `sync`. */
-export function addPlanOptions(cmd: Command): Command {
+/** The options of `plan`, and of `sync` besides its own. */
+export function addPlanCommandOptions(cmd: Command): Command {
+  addPlanOutputOptions(addDeleteOptions(addOutputOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd))))));
   return addReportOption(
     cmd
       .option('--rotate-passwords', 'set every declared password, whether or not it changed')
@@ -52,52 +70,90 @@ export function addReportOption(cmd: Command): Command {
 
 /**
  * plan / sync: load and check the file (nothing is sent if it is invalid), list, plan, guard,
- * apply unless a dry-run, print the report, and turn the outcome into an exit code. With
- * `--out`, a dry-run also saves the plan for `amsync apply`.
+ * show the plan, ask at a terminal, apply unless a dry-run (each result printed as it is
+ * known), and turn the outcome into an exit code. With `--out`, a dry-run also saves the
+ * plan for `amsync apply`.
  */
 export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, ctx: CommandContext): Promise<void> {
-  const env = process.env;
+  const { io } = ctx;
+  const env = io.env;
   const format = resolveFormat(opts);
   if (opts.out !== undefined && !dryRun) {
     throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
   }
-  const context = await createServiceContext(opts, env);
+  const ask = !dryRun && opts.autoApprove !== true && isInteractive(io);
+  if (ask && format !== 'text') {
+    // As terraform apply -json: one document cannot hold a question and its answer.
+    throw new UsageError(`amsync cannot ask for approval while printing ${format === 'json' ? 'one JSON document' : 'Markdown'}: add --auto-approve, or plan first (amsync plan --out plan.json) and apply that plan (amsync apply plan.json)`, 'approval_needed');
+  }
+  const color = useColor(io.stdout, env);
+  const live = new LiveOutput(io, { streamResults: format === 'text' && !dryRun, color });
+  const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
+    live.close();
+    throw error;
+  });
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
-  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => writeErr(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => live.printError(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
   try {
     const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) writeErr(`${formatDiagnostic(w)}\n`);
+    for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
+    annotateDiagnostics(io, loaded.warnings);
     context.client(); // a missing URL or token is a usage error, found before any request
     const log = context.logger.child({ component: 'sync' });
+    let shown = false;
     const outcome = await context.sync(loaded.desired, {
       dryRun,
       rotatePasswords: opts.rotatePasswords,
       pruneAll: opts.prune,
       allowEmptyPrune: opts.allowEmptyPrune,
       deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
-      onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
       ...(interrupts ? { stopWrites: interrupts.signal } : {}),
+      observer: live,
+      onResult: (r) => {
+        log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+        live.onResult(r);
+      },
+      beforeApply: async (plan) => {
+        live.pause();
+        if (format === 'text') {
+          live.print(renderPlanText({ plan, dryRun: false, file: context.file }, { color }));
+          shown = true;
+        }
+        if (plan.changes.length > 0 && ask && !(await askApproval(io, interrupts?.signal))) return false;
+        live.startApply(plan);
+        return true;
+      },
     });
+    live.close();
+    annotatePlan(io, outcome.plan);
+    if (outcome.cancelled) {
+      io.stdout.write('Apply cancelled.\n');
+      ctx.setExitCode(exitCodes.failure);
+      return;
+    }
     // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
     // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
     const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
     const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
-    writeOut(renderReport(report, format, env));
+    // The plan and each result are out already; what is left is the apply's summary line.
+    if (shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? applySummary(outcome.results) : '');
+    else io.stdout.write(renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
-    if (planFile !== undefined) writeErr(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
+    if (planFile !== undefined) io.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
 
     if (outcome.refusal) {
-      if (opts.out !== undefined) writeErr(`No plan was saved to ${opts.out}: the plan was refused.\n`);
+      if (opts.out !== undefined) io.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
       throw outcome.refusal;
     }
-    if (opts.out !== undefined && planFile === undefined) writeErr(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
+    if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
-    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
   } finally {
     interrupts?.dispose();
+    live.close();
     context.close();
   }
 }
@@ -106,10 +162,10 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
  * Exit 1 when declared items could not be planned or changes did not apply (the others did):
  * the same rule for `sync` and `amsync apply`.
  */
-export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined, tokenErrors: readonly TokenError[] = []): void {
+export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined, tokenErrors: readonly TokenError[] = [], stderr?: { write(text: string): unknown }): void {
   const failed = results?.filter((r) => r.status !== 'applied').length ?? 0;
   // Each one names its key and file; they go to stderr beside the report, before the summary line.
-  for (const t of tokenErrors) writeErr(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`);
+  for (const t of tokenErrors) stderr?.write(errText(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`));
   if (plan.problems.length > 0) {
     throw new AmsyncError('plan_problems', `${plan.problems.length} declared item${plan.problems.length === 1 ? '' : 's'} could not be planned (see above)${failed > 0 ? `, and ${failed} change${failed === 1 ? '' : 's'} did not apply` : ''}`);
   }

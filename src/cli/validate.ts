@@ -4,10 +4,12 @@ import type { DesiredState } from '../model/desired-state.js';
 import type { Diagnostic } from '../model/source-position.js';
 import { loadSettings } from '../settings/load-settings.js';
 import { loadDesired } from '../spec/load.js';
+import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import type { Env } from './io.js';
 import { resolveDesiredFile } from './shared-options.js';
-import { writeErr, writeOut } from './output.js';
+import { errText } from './output.js';
 
 interface ValidateOptions {
   readonly file?: string;
@@ -15,8 +17,6 @@ interface ValidateOptions {
   readonly settings?: string;
   readonly requireSecrets?: boolean;
 }
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 export interface ValidateCounts {
   readonly sshUsers: number;
@@ -40,7 +40,8 @@ export interface ValidateReport {
  * opens a connection: nothing here imports the service client. Like `terraform validate`, it
  * passes without the secrets at hand (a missing one is a warning) unless --require-secrets.
  */
-export function registerValidateCommand(program: Command, _ctx: CommandContext): void {
+export function registerValidateCommand(program: Command, ctx: CommandContext): void {
+  const { io } = ctx;
   program
     .command('validate')
     .description('check a desired-state file (and the settings) offline; sends nothing')
@@ -49,16 +50,17 @@ export function registerValidateCommand(program: Command, _ctx: CommandContext):
     .option('--settings <FILE>', 'also check this settings file (AMSYNC_SETTINGS)')
     .option('--require-secrets', 'fail (65) when a password variable is unset or a secret file unreadable, as plan and sync do; by default that is a warning, so CI jobs without secrets can validate')
     .action(async (opts: ValidateOptions) => {
-      const report = await validate(opts, process.env);
-      if (opts.json === true) writeOut(`${JSON.stringify(report, null, 2)}\n`);
+      const report = await validate(opts, io.env);
+      if (opts.json === true) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       if (!report.valid) {
         // The entry prints these to stderr and exits 65.
         const inFile = report.errors.filter((d) => d.position?.file === report.file || d.code === 'file_unreadable').length;
         const what = inFile > 0 ? report.file : 'settings';
         throw new InvalidInputError(`${what}: invalid — ${plural(report.errors.length, 'error')}; nothing was sent`, [...report.errors, ...report.warnings], inFile > 0 ? 'desired_invalid' : 'settings_invalid');
       }
-      for (const w of report.warnings) writeErr(`${formatDiagnostic(w)}\n`);
-      if (opts.json !== true) writeOut(`${summaryLine(report)}\n`);
+      for (const w of report.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
+      annotateDiagnostics(io, report.warnings);
+      if (opts.json !== true) io.stdout.write(`${summaryLine(report)}\n`);
     });
 }
 

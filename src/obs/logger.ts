@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import { scrub } from '../secrets/known-secrets.js';
 import { jsonSafe } from '../text/safe-text.js';
 
@@ -27,6 +28,8 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Pretty lines for people; default: when stderr is a TTY and no destination is given. */
   pretty?: boolean;
+  /** Colours in pretty lines. @default true */
+  colorize?: boolean;
 }
 
 /**
@@ -54,7 +57,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const redact = { paths: [...redactPaths], censor: '[redacted]' };
   if (options.destination) {
-    return pino({ level, redact, hooks: { streamWrite: safeLogLine }, base: { name: 'amsync' } }, options.destination);
+    if (options.pretty !== true) return pino({ level, redact, hooks: { streamWrite: safeLogLine }, base: { name: 'amsync' } }, options.destination);
+    // Formatted in this thread, in order with everything else written to the same stream
+    // (a transport's worker thread would interleave with the CLI's own lines).
+    const format = prettyFactory({ colorize: options.colorize ?? true, ignore: 'pid,hostname,name' });
+    const out = options.destination;
+    return pino({ level, redact, hooks: { streamWrite: safePrettyLine } }, { write: (line: string) => out.write(format(line)) });
   }
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   if (pretty) {

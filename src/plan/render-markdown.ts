@@ -7,47 +7,110 @@ import { summarize } from './summary.js';
 const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
 const status = { applied: '✅ applied', failed: '❌ failed', skipped: '⏭️ skipped' } as const;
 
+export interface MarkdownOptions {
+  /**
+   * Longest output, in characters: the tables and lists are cut to fit, each with an exact
+   * count of what was left out. GitHub refuses a comment over 65,536. @default no bound
+   */
+  readonly maxChars?: number;
+  /** The `--report` file, named where a cut table sends its reader for the rest. */
+  readonly reportFile?: string;
+}
+
+/** Room kept for the lines that say what was cut (each well under 400 characters). */
+const footerRoom = 2_000;
+
 /**
  * A redacted summary for a pull request comment or GITHUB_STEP_SUMMARY. Every value that
  * came from a file or the service is escaped, so a name cannot inject Markdown or HTML.
+ * With maxChars, the sections are kept in order of importance (heading, summary, problems,
+ * changes, results, unmanaged, protected) and cut where the room ends.
  */
-export function renderMarkdown(report: Report): string {
+export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
   const { plan } = report;
   const s = summarize(plan);
   const title = `amsync ${report.command ?? (report.dryRun ? 'plan' : 'sync')}`;
-  const lines: string[] = [];
+  const out = new Budget(options.maxChars === undefined ? Number.POSITIVE_INFINITY : options.maxChars - footerRoom);
   const target = report.file ? ` for \`${code(report.file)}\`` : '';
-  lines.push(`### ${title}${target}`, '');
+  out.push(`### ${title}${target}`, '');
   if (report.planFile !== undefined) {
     const planFile = `\`${code(report.planFile)}\``;
-    lines.push(report.dryRun ? `Saved as ${planFile}: \`amsync apply\` applies exactly these changes, and refuses if the file or the service changed first.` : `Applied from the saved plan ${planFile}, exactly as reviewed.`, '');
+    out.push(report.dryRun ? `Saved as ${planFile}: \`amsync apply\` applies exactly these changes, and refuses if the file or the service changed first.` : `Applied from the saved plan ${planFile}, exactly as reviewed.`, '');
   }
   if (plan.changes.length === 0) {
-    lines.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+    out.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
   } else {
-    lines.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+    out.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
   }
-  for (const p of plan.problems) lines.push('', `> [!CAUTION]`, `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`);
-  for (const n of plan.notes) lines.push('', `> [!NOTE]`, `> ${text(n)}`);
+  const rest = whereTheRestIs(report, options);
+  out.items(plan.problems, (p) => ['', '> [!CAUTION]', `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`], (n) => ['', `> [!CAUTION]`, `> … and ${count(n)} more declared items could not be planned; ${rest}.`]);
+  for (const n of plan.notes) out.push('', `> [!NOTE]`, `> ${text(n)}`);
   if (plan.changes.length > 0) {
-    lines.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
-    for (const c of plan.changes) lines.push(changeRow(c));
+    out.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
+    out.items(plan.changes, (c) => [changeRow(c)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
   }
   if (report.results && report.results.length > 0) {
-    lines.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
-    for (const r of report.results) lines.push(resultRow(r));
+    out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
+    out.items(report.results, (r) => [resultRow(r)], (n) => ['', `**${count(n)} of ${count(report.results!.length)} results are not shown**; ${rest}.`]);
   }
-  if (plan.unmanaged.length > 0) {
-    lines.push('', `<details><summary>${plan.unmanaged.length} unmanaged (not in the file, not pruned)</summary>`, '');
-    for (const u of plan.unmanaged) lines.push(`- ${u.kind} \`${code(u.key)}\` (id ${u.id})`);
-    lines.push('', '</details>');
+  itemList(out, plan.unmanaged, 'unmanaged (not in the file, not pruned)', rest);
+  itemList(out, plan.protected, 'protected (left alone by a protect glob)', rest);
+  return `${out.lines.join('\n')}\n`;
+}
+
+function itemList(out: Budget, items: Report['plan']['unmanaged'], what: string, rest: string): void {
+  if (items.length === 0) return;
+  out.push('', `<details><summary>${count(items.length)} ${what}</summary>`, '');
+  out.items(items, (i) => [`- ${i.kind} \`${code(i.key)}\` (id ${i.id})`], (n) => [`- … and ${count(n)} more; ${rest}`]);
+  out.push('', '</details>');
+}
+
+/** The saved plan and the report hold every item; without either, how to get them. */
+function whereTheRestIs(report: Report, options: MarkdownOptions): string {
+  const where = [
+    report.planFile !== undefined ? `the saved plan \`${code(report.planFile)}\`` : '',
+    options.reportFile !== undefined ? `the report \`${code(options.reportFile)}\`` : '',
+  ].filter(Boolean);
+  return where.length > 0 ? `every one is in ${where.join(' and in ')}` : 'run `amsync plan --json` (or add `--report FILE`) for every one';
+}
+
+/** Lines within a character budget; once an item does not fit, the rest are counted instead. */
+class Budget {
+  readonly lines: string[] = [];
+  #used = 0;
+  #full = false;
+
+  constructor(readonly room: number) {}
+
+  push(...lines: string[]): void {
+    for (const line of lines) {
+      this.lines.push(line);
+      this.#used += line.length + 1;
+    }
   }
-  if (plan.protected.length > 0) {
-    lines.push('', `<details><summary>${plan.protected.length} protected (left alone by a protect glob)</summary>`, '');
-    for (const p of plan.protected) lines.push(`- ${p.kind} \`${code(p.key)}\` (id ${p.id})`);
-    lines.push('', '</details>');
+
+  items<T>(items: readonly T[], render: (item: T) => string[], omitted: (n: number) => string[]): void {
+    let shown = 0;
+    for (const item of items) {
+      const lines = render(item);
+      const size = lines.reduce((n, l) => n + l.length + 1, 0);
+      if (this.#full || this.#used + size > this.room) break;
+      this.push(...lines);
+      shown += 1;
+    }
+    if (shown < items.length) {
+      this.#full = true;
+      // Footers go past the room: footerRoom keeps space for them.
+      for (const line of omitted(items.length - shown)) {
+        this.lines.push(line);
+        this.#used += line.length + 1;
+      }
+    }
   }
-  return `${lines.join('\n')}\n`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
 }
 
 function changeRow(c: Change): string {

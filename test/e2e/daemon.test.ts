@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { startDaemonProcess, bin, root, type DaemonProcess } from '../helpers/daemon-process.js';
 import { parseExposition } from '../helpers/daemon-prom-parse.js';
 import { call } from '../helpers/emulator-client.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 /**
  * `amsync daemon` as a child process (the build in dist/) against the emulator over
@@ -314,7 +315,8 @@ describe('amsync daemon: refusing to start', () => {
       [['-f', file, '--url', 'http://127.0.0.1:1', '--mode', 'yolo'], /apply|observe/],
     ];
     for (const [args, message] of cases) {
-      const result = await runToExit(args, { AMSYNC_TOKEN: TOKEN });
+      // Refused before the daemon starts anything (no signal handler, no listener): in-process.
+      const result = await runInProcess(['daemon', ...args], { cwd: dir, env: { AMSYNC_TOKEN: TOKEN } });
       expect(result.code, args.join(' ')).toBe(64);
       expect(result.stderr).toMatch(message);
     }

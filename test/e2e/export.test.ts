@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { renderAccessSchema } from '../../src/spec/index.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 const TOKEN = 'CANARY-bearer-export-8e21';
 
@@ -11,7 +12,6 @@ let emu: RunningEmulator;
 let dir: string;
 
 beforeAll(async () => {
-  assertBuilt();
   emu = await startEmulator({ tokens: [TOKEN] });
   dir = await mkdtemp(join(tmpdir(), 'amsync-export-'));
   // At least 500 of each kind, and the awkward cases an import must survive: apikeys that share
@@ -37,12 +37,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const amsync = (args: string[]) => runCli(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
+const amsync = (args: string[]) => runInProcess(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
 const writes = () => emu.requests().filter((r) => r.method !== 'GET');
 
 describe('amsync export: the import round trip', () => {
   it('writes a file that validates and plans zero changes against the same service', async () => {
-    const exported = await amsync(['export', '-o', 'access.yaml', '--page-size', '100']);
+    const exported = await amsync(['export', '-o', 'access.yaml', '--page-size', '100', '--write-schema']);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stderr).toContain('Exported 522 SSH users and 515 apikeys to access.yaml (3 apikeys pinned by id; 1 left out, see the header).');
     const text = await readFile(join(dir, 'access.yaml'), 'utf8');
@@ -83,11 +83,36 @@ describe('amsync export: the import round trip', () => {
     for (const canary of [TOKEN, 'CANARY-pw-export-1', ...tokens]) expect(first.stdout + first.stderr).not.toContain(canary);
   });
 
+  it('writes a $schema reference that resolves where the file is written, or none', async () => {
+    await mkdir(join(dir, 'nested', 'team'), { recursive: true });
+    const withSchema = await amsync(['export', '-o', 'nested/team/access.yaml', '--write-schema']);
+    expect(withSchema.code, withSchema.stderr).toBe(0);
+    const text = await readFile(join(dir, 'nested', 'team', 'access.yaml'), 'utf8');
+    const ref = /^# yaml-language-server: \$schema=(\S+)$/m.exec(text)![1]!;
+    // An editor resolves the reference from the file's own folder.
+    const schema = JSON.parse(await readFile(resolve(dir, 'nested', 'team', ref), 'utf8'));
+    expect(schema).toEqual(JSON.parse(renderAccessSchema()));
+    expect((await amsync(['schema'])).stdout).toBe(renderAccessSchema());
+
+    // Outside amsync's own tree, the installed schema is no path a repository can keep: no reference at all.
+    const without = await amsync(['export', '-o', 'plain.yaml']);
+    expect(without.code).toBe(0);
+    const plain = await readFile(join(dir, 'plain.yaml'), 'utf8');
+    expect(plain).not.toContain('$schema=');
+    expect(plain).toContain('--write-schema');
+    expect((await amsync(['export', '--write-schema'])).code).toBe(64);
+  });
+
   it('refuses flags that mean nothing to an export (64), before any request', async () => {
     emu.clearRequests();
     const run = await amsync(['export', '-f', 'out.yaml']);
     expect(run.code).toBe(64);
     expect(run.stderr).toContain('name it with -o FILE');
+    for (const flags of [['--prune'], ['--json'], ['--out', 'x.yaml'], ['--max-deletes', '3']]) {
+      const refused = await amsync(['export', ...flags]);
+      expect(refused.code, flags.join(' ')).toBe(64);
+      expect(refused.stderr).toContain('has no meaning for export');
+    }
     expect(emu.requests()).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
-import { assertBuilt, runCli, type CliRun } from '../helpers/cli.js';
+import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 
 const TOKEN = 'CANARY-bearer-gitops-3f9a';
 const RO_TOKEN = 'CANARY-readonly-gitops-71c2';
@@ -14,7 +14,6 @@ let emu: RunningEmulator;
 let dir: string;
 
 beforeAll(async () => {
-  assertBuilt();
   emu = await startEmulator({ tokens: [TOKEN], readOnlyTokens: [RO_TOKEN] });
 });
 afterAll(async () => {
@@ -63,7 +62,7 @@ interface Run {
 }
 
 function amsync(args: string[], run: Run = {}): Promise<CliRun> {
-  return runCli(args, {
+  return runInProcess(args, {
     cwd: dir,
     env: {
       AMSYNC_URL: emu.url,

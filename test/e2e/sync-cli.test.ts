@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 const TOKEN = 'CANARY-bearer-5e1d7a';
 const RO_TOKEN = 'CANARY-readonly-0b9c';
@@ -13,7 +13,6 @@ let emu: RunningEmulator;
 let dir: string;
 
 beforeAll(async () => {
-  assertBuilt();
   emu = await startEmulator({ tokens: [TOKEN], readOnlyTokens: [RO_TOKEN] });
 });
 afterAll(async () => {
@@ -42,7 +41,7 @@ apikeys:
 
 async function amsync(args: string[], opts: { file?: string; token?: string; env?: Record<string, string> } = {}) {
   await writeFile(join(dir, 'access.yaml'), opts.file ?? baseFile);
-  return runCli(args, {
+  return runInProcess(args, {
     cwd: dir,
     env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: opts.token ?? TOKEN, DEPLOY_PASSWORD: PASSWORD, ...opts.env },
   });
@@ -159,7 +158,7 @@ describe('exit codes', () => {
     const bad = await amsync(['sync', '--rate', 'fast']);
     expect(bad.code).toBe(64);
     expect(bad.stderr).toContain('--rate');
-    const noUrl = await runCli(['plan'], { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD } });
+    const noUrl = await runInProcess(['plan'], { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD } });
     expect(noUrl.code).toBe(64);
     expect(noUrl.stderr).toContain('amsync demo');
     expect(emu.requests()).toEqual([]);

@@ -1,29 +1,13 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the built CLI as a user would, with only the environment given (no AMSYNC_* leaks in). */
-function amsync(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/amsync.js', ...args],
-      { env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+/** Runs the CLI in-process from the repository root, with only the environment given (no AMSYNC_* leaks in). */
+function amsync(args: string[], env: Record<string, string> = {}): Promise<InProcessRun> {
+  return runInProcess(args, { env });
 }
 
 const exampleEnv = { DEPLOY_PASSWORD: 'demo-deploy' };
@@ -31,7 +15,6 @@ const fixture = (name: string) => `test/fixtures/spec/${name}`;
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync('dist/cli/main.js')) throw new Error('dist/ is missing: run `npm run build` (npm test builds first)');
   dir = mkdtempSync(join(tmpdir(), 'amsync-validate-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

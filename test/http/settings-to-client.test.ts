@@ -63,7 +63,7 @@ describe('every retry setting reaches the client under the client’s name', () 
 
   it('retry.retryAfterCapMs from a settings file caps the wait the client makes (it was ignored)', async () => {
     const file = settingsFile('retry:\n  retryAfterCapMs: 100\n');
-    context = await createServiceContext({ settings: file }, env, { logger: createLogger({ level: 'silent' }) });
+    context = await createServiceContext({ settings: file }, { env, stderr: process.stderr }, { logger: createLogger({ level: 'silent' }) });
     const client = context.client();
     const retries: RetryEvent[] = [];
     client.events.on('retry', (event) => retries.push(event));
@@ -95,7 +95,7 @@ describe('retried failures log one line per attempt, at debug', () => {
   async function retriedOnce(level: 'info' | 'debug'): Promise<Record<string, unknown>[]> {
     const out = sink();
     const file = settingsFile('retry:\n  baseDelayMs: 1\n  maxDelayMs: 1\n');
-    context = await createServiceContext({ settings: file }, env, { logger: createLogger({ level, destination: out.stream }) });
+    context = await createServiceContext({ settings: file }, { env, stderr: process.stderr }, { logger: createLogger({ level, destination: out.stream }) });
     service().get('/api/sshusers/7').reply(500).get('/api/sshusers/7').reply(200, user);
     await context.client().fetchSshUser(7);
     return out.lines().filter((line) => line.component === 'client');
@@ -109,7 +109,7 @@ describe('retried failures log one line per attempt, at debug', () => {
     const storm = async (level: 'info' | 'debug') => {
       const out = sink();
       const file = settingsFile('retry:\n  baseDelayMs: 1\n  maxDelayMs: 1\n');
-      context = await createServiceContext({ settings: file }, env, { logger: createLogger({ level, destination: out.stream }) });
+      context = await createServiceContext({ settings: file }, { env, stderr: process.stderr }, { logger: createLogger({ level, destination: out.stream }) });
       service().get('/api/sshusers/7').times(3).reply(503).get('/api/sshusers/7').reply(200, user);
       await context.client().fetchSshUser(7);
       context.close();

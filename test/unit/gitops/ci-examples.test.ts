@@ -6,6 +6,7 @@ import { Command, type Option } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
 import { registerCommands } from '../../../src/cli/commands.js';
+import { processIo } from '../../../src/cli/io.js';
 import { root } from '../../helpers/cli.js';
 import { installFakeAmsync, runActionStep } from '../../helpers/github-action.js';
 
@@ -13,7 +14,7 @@ import { installFakeAmsync, runActionStep } from '../../helpers/github-action.js
 function program(): Command {
   // The program options src/cli/main.ts adds (help comes with every command).
   const p = new Command('amsync').version('0.0.0', '-V, --version');
-  registerCommands(p, { setExitCode: () => undefined });
+  registerCommands(p, { setExitCode: () => undefined, io: processIo() });
   return p;
 }
 

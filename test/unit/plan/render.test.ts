@@ -42,7 +42,8 @@ describe('the text plan', () => {
             ~ roles = [1] -> [3, 7]
           }
 
-      Unmanaged (not in the file, not pruned): apikey "manual|\`key\`" (id 9)
+      Unmanaged (not in the file, not pruned):
+        apikey "manual|\`key\`" (id 9)
 
       Plan: 1 to create, 1 to update, 1 to delete, 0 unchanged, 1 unmanaged.
       "

@@ -1,7 +1,24 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { resolveDesiredFile, resolveFormat, resolveSettings, addServiceOptions, settingsFromFlags, type ServiceOptions } from '../../../src/cli/shared-options.js';
+import {
+  addConnectionOptions,
+  addDeleteOptions,
+  addFileOption,
+  addLocalStateOptions,
+  addOutputOptions,
+  addPlanOutputOptions,
+  resolveDesiredFile,
+  resolveFormat,
+  resolveSettings,
+  settingsFromFlags,
+  type ServiceOptions,
+} from '../../../src/cli/shared-options.js';
 import { exitCodeFor, UsageError } from '../../../src/errors.js';
+
+/** Every shared option group, as `amsync plan` registers them. */
+function addServiceOptions(cmd: Command): Command {
+  return addPlanOutputOptions(addDeleteOptions(addOutputOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd))))));
+}
 
 /** Parses argv with a throwaway command carrying the shared options; returns its options. */
 async function parseArgs(args: string[]): Promise<ServiceOptions> {
