@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
 import { EmulatorError, startEmulator, type EmulatorOptions } from '../emulator/index.js';
 import { checkRoles } from '../emulator/options.js';
+import type { RoleInput } from '../emulator/types.js';
 import type { CommandContext } from './commands.js';
 
 interface EmulatorFlags {
@@ -36,7 +37,7 @@ export function registerEmulatorCommand(program: Command, _ctx: CommandContext):
     .option('--read-only-token <token>', 'a token that may only read: writes answer 403 (repeatable)', collect)
     .option('--expired-token <token>', 'a token that answers 401 as expired (repeatable)', collect)
     .option('--data <file>', 'load state from FILE at start and save it after every write (default: in memory)')
-    .option('--roles <file>', 'roles as JSON or YAML: [{id, name}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin)')
+    .option('--roles <file>', 'roles as JSON or YAML: [{id, name, scopes: [{name, read, write}]}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin, with scopes)')
     .option('--page-size-default <n>', 'page size when a list asks for none (default 25)')
     .option('--page-size-max <n>', 'largest page size; larger ones are clamped (default 100)')
     .option('--rate-limit <r>', 'requests per second (token bucket); excess answers 503 with Retry-After')
@@ -98,7 +99,7 @@ async function start(options: EmulatorOptions) {
   }
 }
 
-async function readRoles(file: string): Promise<{ id: number; name: string }[]> {
+async function readRoles(file: string): Promise<RoleInput[]> {
   let doc: unknown;
   try {
     // YAML is a superset of JSON, so one parser reads both.

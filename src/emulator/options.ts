@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { EmulatorError } from './errors.js';
-import type { FaultSettings, RoleView } from './types.js';
+import type { FaultSettings, RoleInput, ScopeView } from './types.js';
 
 export interface EmulatorOptions {
   /** @default '127.0.0.1' */
@@ -15,8 +15,8 @@ export interface EmulatorOptions {
   expiredTokens?: string[];
   /** Load at start, persist after every write; in memory when absent. */
   dataFile?: string;
-  /** @default 1 viewer, 2 operator, 3 auditor, 4 admin */
-  roles?: { id: number; name: string }[];
+  /** Roles and their scopes. @default defaultRoles: 1 viewer, 2 operator, 3 auditor, 4 admin */
+  roles?: RoleInput[];
   /** @default 25 */
   pageSizeDefault?: number;
   /** Larger sizes are clamped to it. @default 100 */
@@ -39,11 +39,18 @@ export interface EmulatorOptions {
   onError?: (error: unknown) => void;
 }
 
-export const defaultRoles: readonly RoleView[] = [
-  { id: 1, name: 'viewer' },
-  { id: 2, name: 'operator' },
-  { id: 3, name: 'auditor' },
-  { id: 4, name: 'admin' },
+const scope = (name: string, write: boolean): ScopeView => ({ name, read: true, write });
+
+/**
+ * Roles with plausible scopes, one per part of the API a role can reach: viewers read, an
+ * operator manages SSH users, an auditor reads everything including the audit trail, an
+ * admin writes everything.
+ */
+export const defaultRoles: readonly RoleInput[] = [
+  { id: 1, name: 'viewer', scopes: [scope('sshusers', false), scope('apikeys', false), scope('roles', false)] },
+  { id: 2, name: 'operator', scopes: [scope('sshusers', true), scope('apikeys', false), scope('roles', false)] },
+  { id: 3, name: 'auditor', scopes: [scope('sshusers', false), scope('apikeys', false), scope('roles', false), scope('audit', false)] },
+  { id: 4, name: 'admin', scopes: [scope('sshusers', true), scope('apikeys', true), scope('roles', true), scope('audit', false)] },
 ];
 
 export interface ResolvedOptions {
@@ -53,7 +60,7 @@ export interface ResolvedOptions {
   readOnlyTokens: string[];
   expiredTokens: string[];
   dataFile: string | undefined;
-  roles: RoleView[];
+  roles: RoleInput[];
   pageSizeDefault: number;
   pageSizeMax: number;
   faults: Partial<FaultSettings>;
@@ -92,7 +99,7 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     readOnlyTokens,
     expiredTokens,
     dataFile: o.dataFile,
-    roles: checkRoles(o.roles ?? [...defaultRoles]),
+    roles: checkRoles(o.roles ?? defaultRoles),
     pageSizeDefault,
     pageSizeMax,
     faults: {
@@ -108,19 +115,31 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
   };
 }
 
-/** Roles must have unique positive integer ids and names. */
-export function checkRoles(roles: unknown): RoleView[] {
-  if (!Array.isArray(roles)) fail('roles', 'an array of {id, name}', roles);
+/** Roles must have unique positive integer ids, names, and well-formed scopes (default none). */
+export function checkRoles(roles: unknown): RoleInput[] {
+  if (!Array.isArray(roles)) fail('roles', 'an array of {id, name, scopes?}', roles);
   const seen = new Set<number>();
   return (roles as unknown[]).map((r, i) => {
-    const role = r as Partial<RoleView> | null;
+    const role = r as Partial<RoleInput> | null;
     if (typeof role !== 'object' || role === null || !Number.isSafeInteger(role.id) || (role.id as number) < 1 || typeof role.name !== 'string' || role.name === '') {
-      fail(`roles[${i}]`, 'an object {id: positive integer, name: non-empty string}', r);
+      fail(`roles[${i}]`, 'an object {id: positive integer, name: non-empty string, scopes?: [{name, read, write}]}', r);
     }
-    const { id, name } = role as RoleView;
+    const { id, name } = role as RoleInput;
     if (seen.has(id)) fail(`roles[${i}].id`, 'an id not used by another role', id);
     seen.add(id);
-    return { id, name };
+    return { id, name, scopes: checkScopes(role.scopes, `roles[${i}].scopes`) };
+  });
+}
+
+function checkScopes(scopes: unknown, where: string): ScopeView[] {
+  if (scopes === undefined) return [];
+  if (!Array.isArray(scopes)) fail(where, 'an array of {name, read, write}', scopes);
+  return (scopes as unknown[]).map((s, i) => {
+    const sc = s as Partial<ScopeView> | null;
+    if (typeof sc !== 'object' || sc === null || typeof sc.name !== 'string' || sc.name === '' || typeof sc.read !== 'boolean' || typeof sc.write !== 'boolean') {
+      fail(`${where}[${i}]`, 'an object {name: non-empty string, read: boolean, write: boolean}', s);
+    }
+    return { name: sc.name as string, read: sc.read as boolean, write: sc.write as boolean };
   });
 }
 

@@ -92,14 +92,19 @@ describe('amsync emulator (process)', () => {
 
   it('exits 0 on SIGINT and honours --roles, --data, --page-size-default and --no-control', async () => {
     const roles = join(dir, 'roles.yaml');
-    await writeFile(roles, '- { id: 7, name: seven }\n- { id: 8, name: eight }\n');
+    await writeFile(roles, '- { id: 7, name: seven, scopes: [{ name: sshusers, read: true, write: true }] }\n- { id: 8, name: eight }\n');
     const data = join(dir, 'state.json');
     const args = ['--port', '0', '--token', 't', '--roles', roles, '--data', data, '--page-size-default', '1', '--no-control', '--seed', '5'];
     const run = await startCli(args);
     let url = '';
     try {
       url = run.firstLine.slice('amsync emulator listening on '.length);
-      expect((await call(url, 'GET', '/api/roles', { token: 't' })).json).toEqual({ roles: [{ id: 7, name: 'seven' }, { id: 8, name: 'eight' }] });
+      const listed = (await call(url, 'GET', '/api/roles?cursor=0&size=10', { token: 't' })).json as { cursor: { next: unknown }; roles: unknown[] };
+      expect(listed.cursor.next).toBeNull();
+      expect(listed.roles).toEqual([
+        expect.objectContaining({ id: 7, name: 'seven', scopes: [{ name: 'sshusers', read: true, write: true }] }),
+        expect.objectContaining({ id: 8, name: 'eight', scopes: [] }),
+      ]);
       expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'a', roles: [8] } })).status).toBe(200);
       expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'b' } })).status).toBe(200);
       expect(((await call(url, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: unknown[] }).apikeys).toHaveLength(1);
