@@ -50,6 +50,7 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
   }
   const { store } = deps;
   if (route.resource === 'roles') return list('roles', req, deps);
+  if (route.resource === 'userInfo') return { status: 200, body: userInfo(req.access) };
   if (req.concurrentWrite !== undefined) await interfere(req.concurrentWrite, route.resource, route.id, req.body, deps);
 
   if (route.id === undefined) {
@@ -102,6 +103,22 @@ function list(resource: ListedKind, req: ApiRequest, deps: ApiDeps): Reply {
   const items: readonly unknown[] = req.listMode === 'reorderPage' ? shuffled<unknown>(page.items, deps.random) : page.items;
   const body = { cursor: { current: page.current, next, previous: page.previous }, [listKeys[resource]]: items };
   return { status: 200, body };
+}
+
+/**
+ * `GET /api/user/info`: who the token belongs to and what it may do. Scopes follow the
+ * token's access, the one permission model the emulator enforces.
+ */
+function userInfo(access: Access): { owner_type: string; scopes: { name: string; read: boolean; write: boolean }[] } {
+  const write = access === 'read-write';
+  return {
+    owner_type: 'integrator',
+    scopes: [
+      { name: 'sshusers', read: true, write },
+      { name: 'apikeys', read: true, write },
+      { name: 'roles', read: true, write: false },
+    ],
+  };
 }
 
 /** Fisher-Yates with the seeded generator, so a seed replays the same order. */

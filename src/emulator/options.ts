@@ -13,6 +13,19 @@ export interface EmulatorOptions {
   readOnlyTokens?: string[];
   /** Tokens that answer 401 as expired. */
   expiredTokens?: string[];
+  /** Integrator keys: they enable `POST /api/v1/oauth2/token`, which issues access tokens. */
+  refreshTokens?: string[];
+  /** Lifetime of issued access tokens, in seconds; 401 afterwards. @default 900 */
+  accessTokenTtlSeconds?: number;
+  /** Each exchange answers a new refresh token; the old one stops working after the grace. @default false */
+  rotateRefreshTokens?: boolean;
+  /** How long a rotated-out refresh token still works, in seconds. @default 60 */
+  refreshTokenGraceSeconds?: number;
+  /**
+   * Epoch milliseconds: timestamps, access token expiry and refresh token grace. Tests pass a
+   * clock they move, instead of waiting. @default Date.now
+   */
+  clock?: () => number;
   /** Load at start, persist after every write; in memory when absent. */
   dataFile?: string;
   /** Roles and their scopes. @default defaultRoles: 1 viewer, 2 operator, 3 auditor, 4 admin */
@@ -59,6 +72,11 @@ export interface ResolvedOptions {
   tokens: string[];
   readOnlyTokens: string[];
   expiredTokens: string[];
+  refreshTokens: string[];
+  accessTokenTtlSeconds: number;
+  rotateRefreshTokens: boolean;
+  refreshTokenGraceSeconds: number;
+  clock: () => number;
   dataFile: string | undefined;
   roles: RoleInput[];
   pageSizeDefault: number;
@@ -78,8 +96,17 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
   const tokens = tokenList('tokens', o.tokens);
   const readOnlyTokens = tokenList('readOnlyTokens', o.readOnlyTokens);
   const expiredTokens = tokenList('expiredTokens', o.expiredTokens);
-  if (tokens.length + readOnlyTokens.length === 0) {
-    throw new EmulatorError('emulator_options', 'Expected at least one token in `tokens` or `readOnlyTokens`, got none: every API request would answer 401.');
+  const refreshTokens = tokenList('refreshTokens', o.refreshTokens);
+  if (tokens.length + readOnlyTokens.length + refreshTokens.length === 0) {
+    throw new EmulatorError('emulator_options', 'Expected at least one token in `tokens`, `readOnlyTokens` or `refreshTokens`, got none: every API request would answer 401.');
+  }
+  const accessTokenTtlSeconds = o.accessTokenTtlSeconds ?? 900;
+  if (!(Number.isFinite(accessTokenTtlSeconds) && accessTokenTtlSeconds > 0 && accessTokenTtlSeconds <= 31_536_000)) {
+    fail('accessTokenTtlSeconds', 'a number of seconds above 0, at most a year', accessTokenTtlSeconds);
+  }
+  const refreshTokenGraceSeconds = o.refreshTokenGraceSeconds ?? 60;
+  if (!(Number.isFinite(refreshTokenGraceSeconds) && refreshTokenGraceSeconds >= 0 && refreshTokenGraceSeconds <= 31_536_000)) {
+    fail('refreshTokenGraceSeconds', 'a number of seconds from 0 to a year', refreshTokenGraceSeconds);
   }
   const pageSizeDefault = o.pageSizeDefault ?? 25;
   const pageSizeMax = o.pageSizeMax ?? 100;
@@ -98,6 +125,11 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     tokens,
     readOnlyTokens,
     expiredTokens,
+    refreshTokens,
+    accessTokenTtlSeconds,
+    rotateRefreshTokens: o.rotateRefreshTokens ?? false,
+    refreshTokenGraceSeconds,
+    clock: o.clock ?? Date.now,
     dataFile: o.dataFile,
     roles: checkRoles(o.roles ?? defaultRoles),
     pageSizeDefault,
