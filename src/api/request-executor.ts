@@ -9,7 +9,7 @@ import { decideRetry, type AttemptFailure, type HttpMethod, type RetryPolicyOpti
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from './timers.js';
 import { LimiterClosedError } from './pacer.js';
-import type { TokenProvider } from './token-provider.js';
+import type { BearerSource } from './bearer-source.js';
 import type { Transport, WireOutcome } from './transport.js';
 
 /** The outcome of reading a 2xx body: a value, or why the body was not what was expected. */
@@ -26,6 +26,8 @@ export interface Call<T> {
   readonly body?: string;
   /** Secret values inside the body, scrubbed from anything that could be printed. */
   readonly secrets?: readonly string[];
+  /** false: sent without a bearer token (the token endpoint), and a 401 is simply an answer. */
+  readonly auth?: false;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
 }
@@ -33,7 +35,7 @@ export interface Call<T> {
 export interface ExecutorDeps {
   readonly transport: Transport;
   readonly limiter: AdaptiveLimiter;
-  readonly tokens: TokenProvider;
+  readonly tokens: BearerSource;
   readonly events: ClientEvents;
   readonly timers: Timers;
   readonly retry: RetryPolicyOptions;
@@ -112,6 +114,8 @@ export class RequestExecutor {
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
+      // Outside the limiter: renewing an access token is itself a call through the limiter.
+      if (call.auth !== false) await this.#deps.tokens.ready(call.method, call.path, call.route);
       let attempted: Attempted;
       try {
         attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp), attempt > 1 ? 1 : 0);
@@ -125,7 +129,7 @@ export class RequestExecutor {
       if (outcome.kind === 'response') {
         const { status } = outcome;
         if (status >= 200 && status < 300) return this.#parse(call, outcome.body, status, attempt);
-        if (status === 401) {
+        if (status === 401 && call.auth !== false) {
           if (reload === 'none' && this.#deps.tokens.rotatable) {
             const changed = await this.#deps.tokens.refresh(generation, call.method, call.path, call.route);
             reload = changed ? 'changed' : 'unchanged';
@@ -192,7 +196,7 @@ export class RequestExecutor {
 
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
-    const current = await tokens.current(call.method, call.path, call.route);
+    const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
     const sentAt = timers.now();
     const outcome = await transport.send(
       {
@@ -201,7 +205,7 @@ export class RequestExecutor {
         ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
         ...(call.body === undefined ? {} : { body: call.body }),
       },
-      current.token,
+      current?.token,
     );
     const durationMs = timers.now() - sentAt;
     const answeredAt = timers.wallNow();
@@ -236,7 +240,7 @@ export class RequestExecutor {
         limiter.success(stamp);
       }
     }
-    return { outcome, generation: current.generation, answeredAt };
+    return { outcome, generation: current?.generation ?? 0, answeredAt };
   }
 
   #parse<T>(call: Call<T>, body: string, status: number, attempts: number): T {

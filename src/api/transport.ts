@@ -113,13 +113,14 @@ export class Transport {
     });
   }
 
-  async send(request: WireRequest, token: SecretValue): Promise<WireOutcome> {
+  /** `token` undefined: no Authorization header (the token endpoint). */
+  async send(request: WireRequest, token: SecretValue | undefined): Promise<WireOutcome> {
     try {
       const response = await this.#got(request.path.replace(/^\//, ''), {
         method: request.method,
         ...(request.searchParams === undefined ? {} : { searchParams: { ...request.searchParams } }),
         headers: {
-          authorization: `Bearer ${token.reveal()}`,
+          ...(token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` }),
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(request.body === undefined ? {} : { body: request.body }),

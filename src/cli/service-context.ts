@@ -10,6 +10,7 @@ import { openPasswordState, type PasswordState } from '../secrets/state-file.js'
 import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
+import { checkCredentials } from './check-credentials.js';
 import { checkLocalInputs } from './check-local-inputs.js';
 import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
 
@@ -60,15 +61,15 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
   const getClient = (): AmClient => {
     if (client) return client;
     if (!settings.url) throw new UsageError(noUrlMessage, 'no_url');
-    if (!settings.token && !settings.tokenFile) {
-      throw new UsageError('no bearer token: set AMSYNC_TOKEN, or AMSYNC_TOKEN_FILE / --token-file PATH (a token is never a command-line argument)', 'no_token');
-    }
+    checkCredentials(settings);
     checkLocalInputs(settings);
     try {
       client = createClient({
         url: settings.url,
         token: settings.token,
         tokenFile: settings.tokenFile,
+        refreshToken: settings.refreshToken,
+        refreshTokenFile: settings.refreshTokenFile,
         timeoutMs: settings.http.timeoutMs,
         caFile: settings.http.caFile,
         allowInsecureHttp: settings.http.allowInsecureHttp,
@@ -136,4 +137,43 @@ function attachClientLogging(client: AmClient, logger: Logger): void {
   client.events.on('retry', (e) => log.info({ method: e.method, route: e.route, status: e.status, reason: e.reason, attempt: e.attempt, delayMs: Math.round(e.delayMs) }, 'retrying'));
   client.events.on('throttle', (e) => log.info({ route: e.route, status: e.status, rate: e.rate, previousRate: e.previousRate, pauseMs: e.pauseMs }, 'service pushed back; slowing down'));
   client.events.on('token', (e) => log.info({ changed: e.changed }, 'token file re-read after 401'));
+  attachCredentialLogging(client, log);
+}
+
+/**
+ * The integrator key's life in the log: renewals at debug, the rest once per change of
+ * state, so a write-back that keeps failing is one clear line, not one per renewal.
+ */
+function attachCredentialLogging(client: AmClient, log: Logger): void {
+  let writeBackFailing: string | undefined;
+  client.events.on('credential', (e) => {
+    switch (e.action) {
+      case 'exchanged':
+        log.info({ expiresInSeconds: e.expiresInSeconds }, 'logged in with the integrator key');
+        return;
+      case 'renewed':
+        log.debug({ expiresInSeconds: e.expiresInSeconds }, 'access token renewed');
+        return;
+      case 'rotated':
+        if (e.persisted && writeBackFailing !== undefined) {
+          writeBackFailing = undefined;
+          log.info('the rotated integrator key is written back to its file again');
+        }
+        if (!e.persisted && e.firstTime === true) {
+          log.warn('the service rotated the integrator key; it came from AMSYNC_REFRESH_TOKEN, so a restart would use the old one: use AMSYNC_REFRESH_TOKEN_FILE');
+        }
+        return;
+      case 'write_back_failed':
+        if (writeBackFailing !== e.error) {
+          log.error({ file: e.file, error: e.error }, `cannot write the rotated integrator key back to ${e.file} (${e.error}); amsync goes on with it, but a restart would use the old key, which stops working`);
+        }
+        writeBackFailing = e.error;
+        return;
+      case 'renewal_deferred':
+        log.warn({ error: e.error }, 'could not renew the access token; using the current one until it is renewed');
+        return;
+      case 'rejected':
+        return; // the error itself says it, where it surfaces
+    }
+  });
 }
