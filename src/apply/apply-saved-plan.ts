@@ -6,6 +6,7 @@ import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
+import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
 
@@ -24,6 +25,8 @@ export interface ApplySavedInput {
 }
 
 export interface ApplySavedOutcome {
+  /** Role names by id, when the file names roles. */
+  readonly roleNames?: ReadonlyMap<number, string>;
   readonly plan: Plan;
   readonly actual: ActualState;
   readonly policy: PlanPolicy;
@@ -59,8 +62,10 @@ export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desired
  * written) when the service moved since the plan was made, saying what moved.
  */
 export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
-  const { saved, planFile, desired } = input;
+  const { saved, planFile } = input;
   checkDesiredFileHash(saved, planFile, input.desiredFile, input.desiredFileHash);
+  // Names resolve now: a role renamed since the plan gives other ids, and the check below refuses.
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
   const { state: actual, tokens } = await readActualState(input.service);
   if (stateFingerprint(actual) !== saved.actualFingerprint) {
     throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
@@ -70,7 +75,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
     isProtected: protectMatcher(desired.protect),
     passwords: { mode: saved.settings.passwordMode },
   };
-  verifyChanges(input, actual, policy);
+  verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
 
@@ -85,7 +90,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
     tokenSink: input.tokenSink,
     onResult: input.onResult,
   });
-  return { plan: saved.plan, actual, policy, results, tokensWritten };
+  return { ...(roleNames === undefined ? {} : { roleNames }), plan: saved.plan, actual, policy, results, tokensWritten };
 }
 
 /**

@@ -41,5 +41,6 @@ export function clientService(client: AmClient): ServiceWriter {
       return { id, accepted: updated === undefined };
     },
     deleteApikey: (id) => client.deleteApikey(id),
+    listRoles: () => client.listAllRoles(),
   };
 }

@@ -7,6 +7,7 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
+import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 
 export interface SyncInput {
@@ -26,6 +27,8 @@ export interface SyncInput {
 }
 
 export interface SyncOutcome {
+  /** Role names by id, when the file names roles (the roles listing was read). */
+  readonly roleNames?: ReadonlyMap<number, string>;
   readonly actual: ActualState;
   /** Hash of the listing the plan was computed from (saved plans compare it). */
   readonly actualFingerprint: string;
@@ -43,17 +46,19 @@ export interface SyncOutcome {
  * without the last step: the plan shown is the plan that would be applied.
  */
 export async function runSync(input: SyncInput): Promise<SyncOutcome> {
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
-  const policy = planPolicy(input);
-  const fingerprints = passwordFingerprints(input.desired, input.passwordState);
-  const plan = makePlan(input.desired, actual, policy, fingerprints);
+  const policy = planPolicy({ ...input, desired });
+  const fingerprints = passwordFingerprints(desired, input.passwordState);
+  const plan = makePlan(desired, actual, policy, fingerprints);
   const actualFingerprint = stateFingerprint(actual);
-  const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
-  if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
+  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
 
   const { results, tokensWritten } = await executePlan({
     plan,
-    desired: input.desired,
+    desired,
     actual,
     tokens,
     policy,
@@ -62,7 +67,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
     tokenSink: input.tokenSink,
     onResult: input.onResult,
   });
-  return { actual, actualFingerprint, plan, policy, results, tokensWritten };
+  return { ...names, actual, actualFingerprint, plan, policy, results, tokensWritten };
 }
 
 export { passwordFingerprints } from './password-fingerprints.js';

@@ -87,7 +87,15 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       tokenSink: context.tokenSink(),
       onResult: (r) => log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result'),
     });
-    const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
+    const report: Report = {
+      plan: outcome.plan,
+      dryRun: false,
+      results: outcome.results,
+      file: desiredFile,
+      command: 'apply',
+      planFile,
+      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+    };
     process.stdout.write(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwOnFailures(outcome.plan, outcome.results);

@@ -2,10 +2,10 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
-import type { ActualState } from '../model/index.js';
+import type { ActualState, DesiredApikey, NamedRole } from '../model/index.js';
 import { desiredFromActual, plan, type DesiredFromActual } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { limits, parseDesired, stringifyDesired } from '../spec/index.js';
+import { limits, namesOf, parseDesired, resolveRoleNames, stringifyDesired } from '../spec/index.js';
 import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
 import { createServiceContext } from './service-context.js';
@@ -16,6 +16,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export interface ExportOptions extends ServiceOptions {
   readonly output?: string;
   readonly schema?: string;
+  /** `--role-names`: roles by name where the roles listing answers. */
+  readonly roleNames?: boolean;
 }
 
 /** The installed JSON Schema of the desired-state file (dist/cli/ and src/cli/ alike). */
@@ -41,6 +43,7 @@ export function registerExportCommand(program: Command, _ctx: CommandContext): v
   addServiceOptions(cmd)
     .option('-o, --output <FILE>', 'write to FILE (atomically) instead of stdout')
     .option('--schema <REF>', 'the `$schema` reference in the header (default: the installed config/access.schema.json, relative to the output)')
+    .option('--role-names', "write apikey roles by name (GET /api/roles) instead of by id; ids where a name is not unique or the service has no roles listing")
     .action(async (opts: ExportOptions) => {
       await runExport(opts, process.env);
     });
@@ -56,10 +59,12 @@ export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
     const { state } = await readActualState(context.service());
-    const exported = desiredFromActual(state);
+    const roles = opts.roleNames === true ? await context.client().listAllRoles() : undefined;
+    if (roles === null) process.stderr.write('warning: the service has no roles listing (GET /api/roles answered 404): roles are written as ids\n');
+    const exported = withRoleNames(desiredFromActual(state), roles ?? undefined);
     const schemaRef = opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output)));
     const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
-    verifyRoundTrip(text, state);
+    verifyRoundTrip(text, state, roles ?? null);
     const bytes = Buffer.byteLength(text);
     if (bytes > limits.maxFileBytes) {
       process.stderr.write(
@@ -96,6 +101,9 @@ export function exportHeader(serviceUrl: string, schemaRef: string, exported: De
     '  is here. An existing SSH user needs no password (its password is left alone); add',
     '  `password: { env: NAME }` to a user for amsync to set and track it.',
     '- Values equal to the defaults are left out: level n1, superuser false, roles [].',
+    ...(exported.desired.apikeys.some((k) => k.roleNames !== undefined)
+      ? ["- Roles are written by name where the service's roles listing names them uniquely, else by id."]
+      : []),
     ...(exported.pinned > 0 ? ['- Apikeys that share a name carry `id:`, which tells them apart (names are not unique).'] : []),
     '- prune is off: an item removed from this file is left alone on the service, not deleted.',
     ...(schemaRef === 'access.schema.json' ? ["- Point $schema above at amsync's config/access.schema.json for completion in editors."] : []),
@@ -105,6 +113,22 @@ export function exportHeader(serviceUrl: string, schemaRef: string, exported: De
     for (const s of exported.skipped) lines.push(`    ${s.kind} ${JSON.stringify(s.key)} (id ${s.id}): ${s.reason}`);
   }
   return lines.map((l) => (l === '' ? '#' : `# ${l}`)).join('\n');
+}
+
+/**
+ * `--role-names`: each apikey's roles by name where the listing names the role uniquely and
+ * the name can be written in a desired-state file; by id otherwise.
+ */
+function withRoleNames(exported: DesiredFromActual, roles: readonly NamedRole[] | undefined): DesiredFromActual {
+  if (roles === undefined) return exported;
+  const names = namesOf(roles);
+  const writable = (name: string | undefined): name is string => name !== undefined && name !== '' && name.trim() === name;
+  const apikeys = exported.desired.apikeys.map((k): DesiredApikey => {
+    const named = k.roles.filter((id) => writable(names.get(id)));
+    if (named.length === 0) return k;
+    return { ...k, roles: k.roles.filter((id) => !named.includes(id)), roleNames: named.map((id) => ({ name: names.get(id) as string })) };
+  });
+  return { ...exported, desired: { ...exported.desired, apikeys } };
 }
 
 /**
@@ -124,13 +148,15 @@ export function schemaRefFor(folder: string, schemaPath: string = installedSchem
  * changes against the listing it came from. Anything else is a bug in amsync, and nothing
  * is written rather than a file that would change the service.
  */
-function verifyRoundTrip(text: string, actual: ActualState): void {
+function verifyRoundTrip(text: string, actual: ActualState, roles: readonly NamedRole[] | null): void {
   const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file') });
-  if (!parsed.value) {
-    const first = parsed.errors[0];
+  const resolved = parsed.value === undefined ? undefined : resolveRoleNames(parsed.value, roles);
+  if (!parsed.value || !resolved?.ok) {
+    const first = parsed.errors[0] ?? (resolved?.ok === false ? resolved.diagnostics[0] : undefined);
     throw new AmsyncError('export_invalid', `the export does not validate (${first ? `${first.message} at ${first.path}` : 'unknown error'}); nothing was written. This is a bug in amsync: please report it`);
   }
-  const roundTrip = plan(parsed.value, actual, { prune: parsed.value.prune, isProtected: () => false, passwords: { mode: 'create-only' } });
+  const desired = resolved.desired;
+  const roundTrip = plan(desired, actual, { prune: desired.prune, isProtected: () => false, passwords: { mode: 'create-only' } });
   if (roundTrip.changes.length > 0 || roundTrip.problems.length > 0) {
     throw new AmsyncError(
       'export_not_round_trip',

@@ -73,7 +73,14 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
     const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
-    const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
+    const report: Report = {
+      plan: outcome.plan,
+      dryRun: dryRun || outcome.refusal !== undefined,
+      results: outcome.results,
+      file: context.file,
+      planFile,
+      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+    };
     process.stdout.write(renderReport(report, format, env));
     await publishReport(report, { env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
     if (planFile !== undefined) process.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);

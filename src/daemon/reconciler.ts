@@ -165,7 +165,9 @@ export class Reconciler {
       sync = await this.#d.sync(desired, { dryRun });
     } catch (error) {
       this.#lastError = errorCode(error);
-      this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
+      // Found against the service (a role name it does not have): positioned, like a bad file.
+      if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'sync refused before any write');
+      else this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
       return 'failure';
     }
     const summary = summariseSync(sync, { inputValid, mode });

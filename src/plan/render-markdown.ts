@@ -1,7 +1,7 @@
 import type { Change, ChangeResult } from '../model/index.js';
 import { mdCode as code, mdText as text } from './markdown-escape.js';
 import type { Report } from './report.js';
-import { renderValue } from './render-value.js';
+import { renderField } from './render-value.js';
 import { summarize } from './summary.js';
 
 const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
@@ -31,7 +31,7 @@ export function renderMarkdown(report: Report): string {
   for (const n of plan.notes) lines.push('', `> [!NOTE]`, `> ${text(n)}`);
   if (plan.changes.length > 0) {
     lines.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
-    for (const c of plan.changes) lines.push(changeRow(c));
+    for (const c of plan.changes) lines.push(changeRow(c, report.roleNames));
   }
   if (report.results && report.results.length > 0) {
     lines.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
@@ -50,12 +50,13 @@ export function renderMarkdown(report: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
-function changeRow(c: Change): string {
+function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined): string {
   const fields = Object.entries(c.fields)
     .map(([name, f]) => {
-      if (c.action === 'create') return `${name}: ${renderValue(f.after)}`;
-      if (c.action === 'delete') return `${name}: ${renderValue(f.before)}`;
-      return `${name}: ${renderValue(f.before)} → ${renderValue(f.after)}`;
+      const show = (value: unknown) => renderField(name, value, roleNames);
+      if (c.action === 'create') return `${name}: ${show(f.after)}`;
+      if (c.action === 'delete') return `${name}: ${show(f.before)}`;
+      return `${name}: ${show(f.before)} → ${show(f.after)}`;
     })
     .map((f) => `\`${code(f)}\``)
     .join('<br>');

@@ -1,6 +1,6 @@
 import type { Change, ChangeResult, Plan } from '../model/index.js';
 import type { Report } from './report.js';
-import { quoteKey, renderValue, safeText } from './render-value.js';
+import { quoteKey, renderField, safeText } from './render-value.js';
 import { summarize } from './summary.js';
 
 export interface TextOptions {
@@ -27,7 +27,7 @@ export function renderText(report: Report, options: TextOptions): string {
 
   if (plan.changes.length > 0) {
     lines.push('amsync will perform the following actions:', '');
-    for (const change of plan.changes) lines.push(...renderChange(change, paint), '');
+    for (const change of plan.changes) lines.push(...renderChange(change, paint, report.roleNames), '');
   }
   if (plan.protected.length > 0) {
     lines.push(`Protected (left alone by a protect glob): ${plan.protected.map((p) => `${p.kind} ${quoteKey(p.key)} (id ${p.id})`).join(', ')}`);
@@ -43,7 +43,7 @@ export function renderText(report: Report, options: TextOptions): string {
   return `${lines.join('\n')}\n`;
 }
 
-function renderChange(change: Change, paint: Paint): string[] {
+function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined): string[] {
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${change.reason})` : '';
@@ -53,9 +53,10 @@ function renderChange(change: Change, paint: Paint): string[] {
   const body = names.map((name) => {
     const f = change.fields[name]!;
     const pad = name.padEnd(width);
-    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${renderValue(f.after)}`;
-    if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${renderValue(f.before)}`;
-    return `      ${paint(color, '~')} ${pad} = ${renderValue(f.before)} -> ${renderValue(f.after)}`;
+    const show = (value: unknown) => renderField(name, value, roleNames);
+    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(f.after)}`;
+    if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
+    return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(f.after)}`;
   });
   return [head, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
 }
