@@ -6,6 +6,7 @@ import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
+import { preflightScopes } from './preflight.js';
 import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
@@ -78,6 +79,7 @@ export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySaved
   verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
+  await preflightScopes(saved.plan, input.service);
 
   const { results, tokensWritten } = await executePlan({
     plan: saved.plan,

@@ -42,5 +42,6 @@ export function clientService(client: AmClient): ServiceWriter {
     },
     deleteApikey: (id) => client.deleteApikey(id),
     listRoles: () => client.listAllRoles(),
+    userInfo: () => client.fetchUserInfo(),
   };
 }

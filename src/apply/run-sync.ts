@@ -7,6 +7,7 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
+import { preflightScopes } from './preflight.js';
 import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 
@@ -55,6 +56,7 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
   const actualFingerprint = stateFingerprint(actual);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  await preflightScopes(plan, input.service);
 
   const { results, tokensWritten } = await executePlan({
     plan,

@@ -28,6 +28,11 @@ export interface ApikeyBody {
  * response was lost), and others that simply fail the item.
  */
 export interface ServiceWriter extends ServiceReader {
+  /**
+   * The token's scopes (`GET /api/user/info`); null where the service does not answer it.
+   * Absent: the service cannot say.
+   */
+  userInfo?(): Promise<{ readonly scopes: readonly { readonly name: string; readonly read: boolean; readonly write: boolean }[] } | null>;
   createSshUser(body: Required<SshUserBody>): Promise<WriteOutcome>;
   updateSshUser(id: number, body: SshUserBody): Promise<WriteOutcome>;
   deleteSshUser(id: number): Promise<void>;
