@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
+import { ClientConfigError, createClient, type AmClient, type Timers } from '../api/index.js';
 import { clientService } from '../apply/client-service.js';
 import { runSync, type SyncOutcome } from '../apply/run-sync.js';
 import type { ServiceWriter } from '../apply/service-writer.js';
@@ -52,7 +52,7 @@ export interface ServiceContext {
 export const noUrlMessage =
   'no service URL: set --url or AMSYNC_URL. To try amsync without a service, run `amsync demo`, or start the emulator with `amsync emulator --port 0 --token dev` and point --url at it';
 
-export async function createServiceContext(opts: ServiceOptions, env: Env, overrides: { logger?: Logger } = {}): Promise<ServiceContext> {
+export async function createServiceContext(opts: ServiceOptions, env: Env, overrides: { logger?: Logger; timers?: Timers } = {}): Promise<ServiceContext> {
   const settings = await resolveSettings(opts, env);
   const file = resolveDesiredFile(opts, env);
   const logger = overrides.logger ?? createLogger({ level: settings.logLevel });
@@ -78,6 +78,8 @@ export async function createServiceContext(opts: ServiceOptions, env: Env, overr
         concurrency: settings.concurrency,
         pageSize: settings.pageSize,
         retry: settings.retry,
+        // Tests move the client's clock to age access tokens without waiting.
+        ...(overrides.timers === undefined ? {} : { timers: overrides.timers }),
       });
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
