@@ -22,7 +22,7 @@ describe('examples/kubernetes', () => {
     for (const r of k.resources as string[]) expect((await docs(r)).length, r).toBeGreaterThan(0);
   });
 
-  it('runs amsync as a sidecar with probes, scrape annotations, a non-root read-only container and the token from a file', async () => {
+  it('runs amsync as a sidecar with probes, scrape annotations, a non-root read-only container and the integrator key from a file', async () => {
     const [deployment] = await docs('deployment.yaml');
     const pod = deployment.spec.template;
     expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9477', 'prometheus.io/path': '/metrics' });
@@ -38,8 +38,11 @@ describe('examples/kubernetes', () => {
     expect(amsync.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false });
     expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
     const env = Object.fromEntries((amsync.env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-    expect(env.AMSYNC_TOKEN_FILE).toBe('/var/run/secrets/amsync/token');
+    // The integrator key, never together with an access token.
+    expect(env.AMSYNC_REFRESH_TOKEN_FILE).toBe('/var/lib/amsync/integrator-key');
     expect(env.AMSYNC_TOKEN).toBeUndefined();
+    expect(env.AMSYNC_TOKEN_FILE).toBeUndefined();
+    expect(env.AMSYNC_REFRESH_TOKEN).toBeUndefined();
     // More time than the daemon's default shutdown grace (30 s).
     expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(30);
     // The ConfigMap is mounted as a directory: a subPath mount would never be updated.
@@ -48,7 +51,8 @@ describe('examples/kubernetes', () => {
     const configMount = mounts.find((m) => m.name === 'access');
     expect(`${configMount.mountPath}/access.yaml`).toBe(env.AMSYNC_FILE);
     // Every path amsync writes is a volume.
-    for (const path of [env.AMSYNC_STATE_FILE, `${env.AMSYNC_TOKENS_DIR}/x`]) {
+    // The key file too: a rotated key is written back to it.
+    for (const path of [env.AMSYNC_STATE_FILE, `${env.AMSYNC_TOKENS_DIR}/x`, env.AMSYNC_REFRESH_TOKEN_FILE]) {
       expect(mounts.some((m) => String(path).startsWith(`${m.mountPath}/`) && !m.readOnly), path).toBe(true);
     }
     const volumes = Object.fromEntries((pod.spec.volumes as Doc[]).map((v) => [v.name, v]));
@@ -56,6 +60,25 @@ describe('examples/kubernetes', () => {
     expect(volumes['amsync-secret'].secret.secretName).toBe('billing-app-amsync');
     expect(volumes['amsync-tokens'].emptyDir.medium).toBe('Memory');
     expect(volumes['amsync-state'].persistentVolumeClaim.claimName).toBe('billing-app-amsync-state');
+  });
+
+  it('mounts the integrator key from the Secret and copies it to a writable volume before amsync starts', async () => {
+    const [deployment] = await docs('deployment.yaml');
+    const [secret] = await docs('secret.yaml');
+    const pod = deployment.spec.template.spec;
+    const init = (pod.initContainers as Doc[]).find((c) => c.name === 'integrator-key');
+    const amsync = (pod.containers as Doc[]).find((c) => c.name === 'amsync');
+    const keyFile = (amsync.env as Doc[]).find((e) => e.name === 'AMSYNC_REFRESH_TOKEN_FILE').value as string;
+    const script = (init.args as string[]).join('\n');
+    const secretMount = (init.volumeMounts as Doc[]).find((m) => m.name === 'amsync-secret');
+    const stateMount = (init.volumeMounts as Doc[]).find((m) => m.name === 'amsync-state');
+    expect(secretMount.readOnly).toBe(true);
+    expect(script).toContain(`src=${secretMount.mountPath}/integrator-key`);
+    expect(secret.stringData['integrator-key']).toBeDefined();
+    expect(script).toContain(`dst=${keyFile}`);
+    expect(keyFile.startsWith(`${stateMount.mountPath}/`)).toBe(true);
+    expect(script).toContain('umask 077');
+    expect(init.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false });
   });
 
   it("the ConfigMap's access.yaml is a valid desired-state file whose secret files the Secret provides", async () => {
