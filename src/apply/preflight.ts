@@ -25,6 +25,6 @@ export async function preflightScopes(plan: Plan, service: ServiceWriter): Promi
   const what = missing.map((k) => kindWords[k]).join(' or ');
   throw new AmsyncError(
     'insufficient_scope',
-    `the token may not change ${what}: GET /api/user/info lists no write scope for them; nothing was changed. Give the integration a role that may write ${what}`,
+    `the token may not change ${what}: GET /api/user/info gives it no write scope for them (a read-only token?); nothing was changed. Give the integration a role that may write ${what}`,
   );
 }

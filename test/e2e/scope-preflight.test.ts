@@ -45,7 +45,7 @@ describe('scope preflight', () => {
     const run = await sync(RO);
     expect(run.code).toBe(1);
     const errors = run.stderr.split('\n').filter((l) => l.startsWith('error:'));
-    expect(errors).toEqual(['error: the token may not change SSH users or apikeys: GET /api/user/info lists no write scope for them; nothing was changed. Give the integration a role that may write SSH users or apikeys']);
+    expect(errors).toEqual(['error: the token may not change SSH users or apikeys: GET /api/user/info gives it no write scope for them (a read-only token?); nothing was changed. Give the integration a role that may write SSH users or apikeys']);
     expect(writes()).toEqual([]);
     expect(emu.requests().filter((r) => r.path === '/api/user/info')).toHaveLength(1);
   });
