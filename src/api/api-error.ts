@@ -80,3 +80,8 @@ export class ApiError extends AmsyncError {
     this.serviceWide = details.serviceWide ?? false;
   }
 }
+
+/** An ApiError, with this code when one is given. */
+export function isApiError(error: unknown, code?: ApiErrorCode): error is ApiError {
+  return error instanceof ApiError && (code === undefined || error.code === code);
+}

@@ -54,11 +54,28 @@ export interface TokenEvent {
   readonly changed: boolean;
 }
 
+/**
+ * What happened to the integrator key and its access tokens. Never a token: only what
+ * happened, an errno-like code, and the key file's path.
+ */
+export type CredentialEvent =
+  /** The first access token (`exchanged`) or a later one (`renewed`). */
+  | { readonly action: 'exchanged' | 'renewed'; readonly expiresInSeconds: number | undefined }
+  /** The service rotated the key; `persisted`: written back to its file. */
+  | { readonly action: 'rotated'; readonly persisted: boolean; readonly firstTime?: boolean }
+  /** A rotated key could not be written back: a restart would use the old key. */
+  | { readonly action: 'write_back_failed'; readonly error: string; readonly file: string }
+  /** A renewal failed while the access token still works: it is used, and renewal tried again later. */
+  | { readonly action: 'renewal_deferred'; readonly error: string }
+  /** The service refused the key. */
+  | { readonly action: 'rejected' };
+
 export interface ClientEventMap {
   request: [RequestEvent];
   retry: [RetryEvent];
   throttle: [ThrottleEvent];
   token: [TokenEvent];
+  credential: [CredentialEvent];
 }
 
 /** `client.events.on('request', (event) => ...)`. Listeners run synchronously; their errors are ignored. */

@@ -9,6 +9,10 @@ import { Resource } from './resource.js';
 import { apikeys, sshUsers } from './resource-definitions.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { systemTimers, type Timers } from './timers.js';
+import type { BearerSource } from './bearer-source.js';
+import { IntegratorKeyProvider, type WriteBackStatus } from './integrator-key-provider.js';
+import { fetchUserInfo, listAllRoles, type ApiRole, type ApiUserInfo } from './service-info.js';
+import { tokenExchangeCall, type TokenAnswer } from './token-exchange.js';
 import { TokenProvider } from './token-provider.js';
 import { Transport } from './transport.js';
 import type {
@@ -30,6 +34,13 @@ export interface ClientOptions {
   readonly token?: SecretValue;
   /** File holding the bearer token (AMSYNC_TOKEN_FILE); re-read once on a 401. */
   readonly tokenFile?: string;
+  /**
+   * The integrator key, a refresh token (AMSYNC_REFRESH_TOKEN): exchanged for access tokens,
+   * which are renewed before they expire. Not together with `token` or `tokenFile`.
+   */
+  readonly refreshToken?: SecretValue;
+  /** A file holding the integrator key (AMSYNC_REFRESH_TOKEN_FILE); a rotated key is written back to it. */
+  readonly refreshTokenFile?: string;
   /** Per attempt, connection included. @default 30_000 */
   readonly timeoutMs?: number;
   /** PEM file of a private CA, added to the trusted ones (verification always stays on). */
@@ -90,6 +101,12 @@ export interface AmClient {
    * failing with ApiError `cancelled`. The daemon gives each run one.
    */
   withSignal(signal: AbortSignal): AmClient;
+  /** Every role (`GET /api/roles`, every page); null when the service has no such listing (404). */
+  listAllRoles(): Promise<ApiRole[] | null>;
+  /** The token's owner and scopes (`GET /api/user/info`); null when the service does not answer it (404). */
+  fetchUserInfo(): Promise<ApiUserInfo | null>;
+  /** With an integrator key: whether its last rotation reached its file. undefined otherwise. */
+  credentialStatus(): { readonly writeBack: WriteBackStatus } | undefined;
 
   /** Frees sockets and timers; calls not yet sent fail. */
   close(): void;
@@ -120,6 +137,22 @@ function checkOptions(options: ClientOptions): void {
   }
 }
 
+function integratorKeyProvider(
+  options: ClientOptions,
+  timers: Timers,
+  events: ClientEvents,
+  exchange: (key: string) => Promise<TokenAnswer>,
+): IntegratorKeyProvider | undefined {
+  if (options.refreshToken === undefined && options.refreshTokenFile === undefined) return undefined;
+  if (options.token !== undefined || options.tokenFile !== undefined || (options.refreshToken !== undefined && options.refreshTokenFile !== undefined)) {
+    throw new ClientConfigError('invalid_option', 'Expected one credential: a token, a token file, an integrator key or an integrator key file, got more than one');
+  }
+  return new IntegratorKeyProvider(
+    { ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }), ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }) },
+    { exchange, now: () => timers.now(), events },
+  );
+}
+
 /** Builds a client. Throws ClientConfigError for a bad URL, option or CA file; sends nothing. */
 export function createClient(options: ClientOptions): AmClient {
   checkOptions(options);
@@ -142,18 +175,25 @@ export function createClient(options: ClientOptions): AmClient {
     timers,
   });
   const events = createClientEvents();
+  // The integrator key's exchanges are calls like any other: same limiter, same retry policy.
+  const wired: { executor?: RequestExecutor } = {};
+  const integratorKey = integratorKeyProvider(options, timers, events, (key) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key)));
+  const tokens: BearerSource =
+    integratorKey ??
+    new TokenProvider({
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
+    });
   const executor = new RequestExecutor({
     target: { url: baseUrl, ...(options.caFile === undefined ? {} : { caFile: options.caFile }) },
     transport,
     limiter,
-    tokens: new TokenProvider({
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
-    }),
+    tokens,
     events,
     timers,
     retry: { ...defaultRetryOptions, ...options.retry, random: options.random ?? Math.random },
   });
+  wired.executor = executor;
   const settings = {
     pageSize: options.pageSize ?? 1000,
     maxPages: options.maxPages ?? 100_000,
@@ -167,13 +207,21 @@ export function createClient(options: ClientOptions): AmClient {
     limiter.close();
     transport.close();
   };
-  return clientOf(users, keys, { events, limiter, close });
+  return clientOf(users, keys, {
+    events,
+    limiter,
+    close,
+    listAllRoles: () => listAllRoles(executor, settings),
+    fetchUserInfo: () => fetchUserInfo(executor),
+    credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
+  });
 }
 
 /** 32 MiB: a page of 1,000 apikeys is about 300 KB; nothing the service sends comes near it. */
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
-type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close'>;
+/** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
+type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close' | 'listAllRoles' | 'fetchUserInfo' | 'credentialStatus'>;
 
 function clientOf(users: Resource<ApiSshUser, NewSshUser, SshUserChanges>, keys: Resource<ApiApikey, NewApikey, ApikeyChanges>, shared: SharedParts): AmClient {
   return {

@@ -4,7 +4,10 @@ export { ApiError, type ApiErrorCode, type ApiErrorDetails, type ServiceFieldErr
 export { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
 export { ClientConfigError, type ClientConfigCode } from './client-config-error.js';
 export { isSendableToken } from './token-provider.js';
-export type { ClientEventMap, ClientEvents, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
+export { CredentialError, type CredentialErrorCode } from './credential-error.js';
+export type { WriteBackStatus } from './integrator-key-provider.js';
+export type { ApiRole, ApiScope, ApiUserInfo } from './service-info.js';
+export type { ClientEventMap, ClientEvents, CredentialEvent, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
 export type { LimiterView } from './adaptive-limiter.js';
 export { decideRetry, defaultRetryOptions } from './retry-policy.js';
 export type { AttemptFailure, HttpMethod, RetryDecision, RetryOptions, RetryPolicyOptions, StopReason } from './retry-policy.js';

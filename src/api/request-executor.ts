@@ -10,7 +10,7 @@ import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, 
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from './timers.js';
 import { LimiterClosedError } from './pacer.js';
-import type { TokenProvider } from './token-provider.js';
+import type { BearerSource } from './bearer-source.js';
 import type { Transport, WireOutcome } from './transport.js';
 
 /** The outcome of reading a 2xx body: a value, or why the body was not what was expected. */
@@ -27,6 +27,8 @@ export interface Call<T> {
   readonly body?: string;
   /** Secret values inside the body, scrubbed from anything that could be printed. */
   readonly secrets?: readonly string[];
+  /** false: sent without a bearer token (the token endpoint), and a 401 is simply an answer. */
+  readonly auth?: false;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
   /** Cancels the call: nothing more is sent, a request in flight is aborted. */
@@ -38,7 +40,7 @@ export interface ExecutorDeps {
   readonly target: ServiceTarget;
   readonly transport: Pick<Transport, 'send'>;
   readonly limiter: AdaptiveLimiter;
-  readonly tokens: TokenProvider;
+  readonly tokens: BearerSource;
   readonly events: ClientEvents;
   readonly timers: Timers;
   readonly retry: RetryPolicyOptions;
@@ -135,6 +137,8 @@ export class RequestExecutor {
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
+      // Outside the limiter: renewing an access token is itself a call through the limiter.
+      if (call.auth !== false) await this.#deps.tokens.ready(call.method, call.path, call.route);
       let attempted: Attempted;
       try {
         attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp), attempt > 1 ? 1 : 0);
@@ -155,7 +159,7 @@ export class RequestExecutor {
           this.#requestEvent(call, attempt, attempted);
           return this.#parse(call, outcome.body, status, attempt);
         }
-        if (status === 401) {
+        if (status === 401 && call.auth !== false) {
           reload = await this.#reloadToken(call, attempt, attempted, reload);
           continue;
         }
@@ -235,7 +239,7 @@ export class RequestExecutor {
 
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
-    const current = await tokens.current(call.method, call.path, call.route);
+    const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
     const sentAt = timers.now();
     const outcome = await transport.send(
       {
@@ -245,7 +249,7 @@ export class RequestExecutor {
         ...(call.body === undefined ? {} : { body: call.body }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
       },
-      current.token,
+      current?.token,
     );
     const durationMs = timers.now() - sentAt;
     const answeredAt = timers.wallNow();
@@ -271,7 +275,7 @@ export class RequestExecutor {
         limiter.success(stamp);
       }
     }
-    return { outcome, generation: current.generation, answeredAt, durationMs, rate: stamp.rate };
+    return { outcome, generation: current?.generation ?? 0, answeredAt, durationMs, rate: stamp.rate };
   }
 
   /** One event per attempt, once it is known whether the call goes on (`retryDelayMs`). */

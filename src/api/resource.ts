@@ -45,7 +45,7 @@ function describeIssue(error: z.ZodError): string {
   return `${path === '' ? 'body' : path.replace(/^\./, '')}: ${issue.message}`;
 }
 
-function parseWith<T>(schema: z.ZodType<T>, body: string): ParseResult<T> {
+export function parseWith<T>(schema: z.ZodType<T>, body: string): ParseResult<T> {
   let json: unknown;
   try {
     json = JSON.parse(body);

@@ -2,18 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { Secret } from '../secrets/secret.js';
 import type { SecretValue } from '../model/secret-value.js';
 import { ApiError } from './api-error.js';
+import type { BearerSource, CurrentToken } from './bearer-source.js';
+
+export type { CurrentToken } from './bearer-source.js';
 
 export interface TokenSource {
   /** A token given directly (AMSYNC_TOKEN). Used first when both are set. */
   readonly token?: SecretValue;
   /** A file holding the token (AMSYNC_TOKEN_FILE, --token-file); re-read on a 401. */
   readonly tokenFile?: string;
-}
-
-export interface CurrentToken {
-  readonly token: SecretValue;
-  /** Bumped whenever the token changes, so a 401 can tell a stale token from a bad one. */
-  readonly generation: number;
 }
 
 // Anything else cannot go into an HTTP header (Node would refuse it at send time).
@@ -28,7 +25,7 @@ export function isSendableToken(value: string): boolean {
  * Hands out the bearer token and swaps in a rotated one: on a 401 the file is re-read once
  * (single-flight, however many requests got the 401 together).
  */
-export class TokenProvider {
+export class TokenProvider implements BearerSource {
   readonly #source: TokenSource;
   readonly #read: (path: string) => Promise<string>;
   #current: CurrentToken | undefined;
@@ -56,6 +53,9 @@ export class TokenProvider {
   get knownValues(): readonly string[] {
     return [...this.#seen];
   }
+
+  /** Nothing to prepare: a token file is read inside the slot, which needs no request. */
+  async ready(): Promise<void> {}
 
   async current(method: string, path: string, route: string): Promise<CurrentToken> {
     if (this.#current !== undefined) return this.#current;

@@ -150,8 +150,9 @@ export class Transport {
    * One attempt. The body is read as it arrives and abandoned past maxResponseBytes (got has no
    * such option; its documented way is a downloadProgress listener that aborts the request):
    * an answer that streams without end costs at most the limit and one chunk of memory.
+   * `token` undefined: no Authorization header (the token endpoint).
    */
-  async send(request: WireRequest, token: SecretValue): Promise<WireOutcome> {
+  async send(request: WireRequest, token: SecretValue | undefined): Promise<WireOutcome> {
     if (request.signal?.aborted) return cancelled(false);
     const limit = this.#maxResponseBytes;
     const limiter = new AbortController();
@@ -163,7 +164,7 @@ export class Transport {
         method: request.method,
         ...(request.searchParams === undefined ? {} : { searchParams: { ...request.searchParams } }),
         headers: {
-          authorization: `Bearer ${token.reveal()}`,
+          ...(token === undefined ? {} : { authorization: `Bearer ${token.reveal()}` }),
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(request.body === undefined ? {} : { body: request.body }),

@@ -6,6 +6,8 @@ import type { TokenSink } from '../secrets/token-sink.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError } from './execute-plan.js';
 import { protectMatcher } from './protect-matcher.js';
+import { preflightScopes } from './preflight.js';
+import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 import { StalePlanError } from './stale-plan-error.js';
 import { withWriterLock, type LockAcquirer } from './with-writer-lock.js';
@@ -31,6 +33,8 @@ export interface ApplySavedInput {
 }
 
 export interface ApplySavedOutcome {
+  /** Role names by id, when the file names roles. */
+  readonly roleNames?: ReadonlyMap<number, string>;
   readonly plan: Plan;
   readonly actual: ActualState;
   readonly policy: PlanPolicy;
@@ -70,14 +74,15 @@ export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desired
  * written) when the service moved since the plan was made, saying what moved.
  */
 export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
-  const { saved, planFile } = input;
-  checkDesiredFileHash(saved, planFile, input.desiredFile, input.desiredFileHash);
+  checkDesiredFileHash(input.saved, input.planFile, input.desiredFile, input.desiredFileHash);
   if (!input.acquireLock) return applyFresh(input, input.signal);
   return withWriterLock(input.acquireLock, input.signal, (signal) => applyFresh(input, signal));
 }
 
 async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefined): Promise<ApplySavedOutcome> {
-  const { saved, planFile, desired } = input;
+  const { saved, planFile } = input;
+  // Names resolve now: a role renamed since the plan gives other ids, and the check below refuses.
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
   const { state: actual, tokens } = await readActualState(input.service);
   if (stateFingerprint(actual) !== saved.actualFingerprint) {
     throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
@@ -88,9 +93,10 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     passwords: { mode: saved.settings.passwordMode },
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
   };
-  verifyChanges(input, actual, policy);
+  verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
+  await preflightScopes(saved.plan, input.service);
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan: saved.plan,
@@ -105,7 +111,16 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { plan: saved.plan, actual, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return {
+    ...(roleNames === undefined ? {} : { roleNames }),
+    plan: saved.plan,
+    actual,
+    policy,
+    results,
+    tokensWritten,
+    tokenErrors,
+    ...(stateSaveError === undefined ? {} : { stateSaveError }),
+  };
 }
 
 /**

@@ -50,6 +50,8 @@ export function clientService(client: AmClient): ServiceWriter {
       return { id, accepted: updated === undefined };
     },
     deleteApikey: (id) => client.deleteApikey(id),
+    listRoles: () => client.listAllRoles(),
+    userInfo: () => client.fetchUserInfo(),
   };
 }
 

@@ -7,6 +7,8 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError } from './execute-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { protectMatcher } from './protect-matcher.js';
+import { preflightScopes } from './preflight.js';
+import { resolveRoles } from './resolve-roles.js';
 import type { ServiceWriter } from './service-writer.js';
 import { withWriterLock, type LockAcquirer } from './with-writer-lock.js';
 
@@ -40,6 +42,8 @@ export interface SyncInput {
 }
 
 export interface SyncOutcome {
+  /** Role names by id, when the file names roles (the roles listing was read). */
+  readonly roleNames?: ReadonlyMap<number, string>;
   readonly actual: ActualState;
   /** Hash of the listing the plan was computed from (saved plans compare it). */
   readonly actualFingerprint: string;
@@ -70,18 +74,21 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
 }
 
 async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Promise<SyncOutcome> {
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
-  const policy = planPolicy(input);
-  const fingerprints = passwordFingerprints(input.desired, input.passwordState);
-  const plan = makePlan(input.desired, actual, policy, fingerprints);
+  const policy = planPolicy({ ...input, desired });
+  const fingerprints = passwordFingerprints(desired, input.passwordState);
+  const plan = makePlan(desired, actual, policy, fingerprints);
   const actualFingerprint = stateFingerprint(actual);
-  const refusal = checkSafety(plan, input.desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
-  if (refusal || input.dryRun) return { actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
-  if (input.beforeApply && !(await input.beforeApply(plan))) return { actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
+  const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
+  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  await preflightScopes(plan, input.service);
+  if (input.beforeApply && !(await input.beforeApply(plan))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan,
-    desired: input.desired,
+    desired,
     actual,
     tokens,
     policy,
@@ -92,7 +99,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return { ...names, actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
 export { passwordFingerprints } from './password-fingerprints.js';

@@ -31,6 +31,11 @@ export interface ServiceWriter extends ServiceReader {
   /** One item as it is now, or undefined when the service answers 404 (verified deletes). */
   fetchSshUser(id: number): Promise<RemoteSshUser | undefined>;
   fetchApikey(id: number): Promise<RemoteApikey | undefined>;
+  /**
+   * The token's scopes (`GET /api/user/info`); null where the service does not answer it.
+   * Absent: the service cannot say.
+   */
+  userInfo?(): Promise<{ readonly scopes: readonly { readonly name: string; readonly read: boolean; readonly write: boolean }[] } | null>;
   createSshUser(body: Required<SshUserBody>): Promise<WriteOutcome>;
   updateSshUser(id: number, body: SshUserBody): Promise<WriteOutcome>;
   deleteSshUser(id: number): Promise<void>;

@@ -119,7 +119,15 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       maxInFlight: context.settings.concurrency,
       signal: interrupts.signal,
     }).finally(() => live.close());
-    const report: Report = { plan: outcome.plan, dryRun: false, results: outcome.results, file: desiredFile, command: 'apply', planFile };
+    const report: Report = {
+      plan: outcome.plan,
+      dryRun: false,
+      results: outcome.results,
+      file: desiredFile,
+      command: 'apply',
+      planFile,
+      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+    };
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);

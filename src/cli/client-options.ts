@@ -24,6 +24,8 @@ export function clientOptionsFrom(settings: Settings, url: string): ClientOption
     url,
     token: settings.token,
     tokenFile: settings.tokenFile,
+    refreshToken: settings.refreshToken,
+    refreshTokenFile: settings.refreshTokenFile,
     timeoutMs: settings.http.timeoutMs,
     caFile: settings.http.caFile,
     allowInsecureHttp: settings.http.allowInsecureHttp,

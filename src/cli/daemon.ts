@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { AmClient } from '../api/index.js';
+import type { AmClient, CredentialEvent } from '../api/index.js';
 import { DaemonError, startDaemon, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../obs/logger.js';
@@ -92,6 +92,8 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
         if (next.settings.daemon.listen !== previousListen) log.warn('a new listen address takes effect at the next restart');
         return runtimeOptions(next.settings);
       },
+      // The client of the moment: a settings reload replaces it.
+      credentialStatus: () => service.client().credentialStatus(),
       logger: log,
       metrics,
       options: { file: service.file, ...service.settings.daemon },
@@ -160,14 +162,17 @@ function attachClientMetrics(client: AmClient, metrics: ClientMetrics): () => vo
     metrics.observeThrottle({ method: e.method, route: e.route, status: e.status });
     metrics.setLimiterRate(e.rate);
   };
+  const onCredential = (e: CredentialEvent) => metrics.observeCredential(e);
   client.events.on('request', onRequest);
   client.events.on('retry', onRetry);
   client.events.on('throttle', onThrottle);
+  client.events.on('credential', onCredential);
   metrics.setLimiterRate(client.limiter.rate);
   return () => {
     client.events.off('request', onRequest);
     client.events.off('retry', onRetry);
     client.events.off('throttle', onThrottle);
+    client.events.off('credential', onCredential);
   };
 }
 

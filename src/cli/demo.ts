@@ -84,6 +84,6 @@ async function runDemo(file: string, format: OutputFormat, io: CliIo): Promise<v
   }
 }
 
-function asReport(outcome: { plan: Report['plan']; results?: Report['results'] }, dryRun: boolean, file: string): Report {
-  return { plan: outcome.plan, dryRun, results: outcome.results, file };
+function asReport(outcome: { plan: Report['plan']; results?: Report['results']; roleNames?: Report['roleNames'] }, dryRun: boolean, file: string): Report {
+  return { plan: outcome.plan, dryRun, results: outcome.results, file, ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }) };
 }

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
 import { EmulatorError, startEmulator, type EmulatorOptions } from '../emulator/index.js';
 import { checkRoles } from '../emulator/options.js';
+import type { RoleInput } from '../emulator/types.js';
 import type { CommandContext } from './commands.js';
 
 interface EmulatorFlags {
@@ -12,6 +13,10 @@ interface EmulatorFlags {
   token?: string[];
   readOnlyToken?: string[];
   expiredToken?: string[];
+  refreshToken?: string[];
+  accessTokenTtl?: string;
+  rotateRefreshTokens?: boolean;
+  refreshTokenGrace?: string;
   data?: string;
   roles?: string;
   pageSizeDefault?: string;
@@ -35,8 +40,12 @@ export function registerEmulatorCommand(program: Command, ctx: CommandContext): 
     .option('--token <token>', 'a read-write bearer token (repeatable; at least one token is required)', collect)
     .option('--read-only-token <token>', 'a token that may only read: writes answer 403 (repeatable)', collect)
     .option('--expired-token <token>', 'a token that answers 401 as expired (repeatable)', collect)
+    .option('--refresh-token <key>', 'an integrator key (refresh token): enables POST /api/v1/oauth2/token (repeatable)', collect)
+    .option('--access-token-ttl <seconds>', 'lifetime of access tokens issued for an integrator key; 401 afterwards (default 900)')
+    .option('--rotate-refresh-tokens', 'each exchange answers a new refresh token; the old one stops working after the grace')
+    .option('--refresh-token-grace <seconds>', 'how long a rotated-out refresh token still works (default 60)')
     .option('--data <file>', 'load state from FILE at start and save it after every write (default: in memory)')
-    .option('--roles <file>', 'roles as JSON or YAML: [{id, name}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin)')
+    .option('--roles <file>', 'roles as JSON or YAML: [{id, name, scopes: [{name, read, write}]}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin, with scopes)')
     .option('--page-size-default <n>', 'page size when a list asks for none (default 25)')
     .option('--page-size-max <n>', 'largest page size; larger ones are clamped (default 100)')
     .option('--rate-limit <r>', 'requests per second (token bucket); excess answers 503 with Retry-After')
@@ -60,8 +69,9 @@ export function registerEmulatorCommand(program: Command, ctx: CommandContext): 
 async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
   const tokens = f.token ?? [];
   const readOnlyTokens = f.readOnlyToken ?? [];
-  if (tokens.length === 0 && readOnlyTokens.length === 0) {
-    throw new UsageError('Expected at least one `--token T` (or `--read-only-token T`): the emulator generates no token, and without one every request answers 401.');
+  const refreshTokens = f.refreshToken ?? [];
+  if (tokens.length === 0 && readOnlyTokens.length === 0 && refreshTokens.length === 0) {
+    throw new UsageError('Expected at least one `--token T` (or `--read-only-token T`, or `--refresh-token K`): the emulator generates no token, and without one every request answers 401.');
   }
   const options: EmulatorOptions = {
     host: f.host,
@@ -69,6 +79,8 @@ async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
     tokens,
     readOnlyTokens,
     expiredTokens: f.expiredToken ?? [],
+    refreshTokens,
+    rotateRefreshTokens: f.rotateRefreshTokens === true,
     control: f.control,
     maintenance: f.maintenance === true,
     asyncWrites: f.asyncWrites === true,
@@ -81,6 +93,8 @@ async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
   if (f.rateLimit !== undefined) options.rateLimit = decimal('--rate-limit', f.rateLimit, 'a number above 0', (n) => n > 0);
   if (f.latencyMs !== undefined) options.latencyMs = decimal('--latency-ms', f.latencyMs, 'a number from 0 to 600000', (n) => n >= 0 && n <= 600_000);
   if (f.failRate !== undefined) options.failRate = decimal('--fail-rate', f.failRate, 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
+  if (f.accessTokenTtl !== undefined) options.accessTokenTtlSeconds = decimal('--access-token-ttl', f.accessTokenTtl, 'a number of seconds above 0, at most a year', (n) => n > 0 && n <= 31_536_000);
+  if (f.refreshTokenGrace !== undefined) options.refreshTokenGraceSeconds = decimal('--refresh-token-grace', f.refreshTokenGrace, 'a number of seconds from 0 to a year', (n) => n >= 0 && n <= 31_536_000);
   if (f.seed !== undefined) options.seed = integer('--seed', f.seed, 0, 2 ** 32 - 1);
   return options;
 }
@@ -98,7 +112,7 @@ async function start(options: EmulatorOptions) {
   }
 }
 
-async function readRoles(file: string): Promise<{ id: number; name: string }[]> {
+async function readRoles(file: string): Promise<RoleInput[]> {
   let doc: unknown;
   try {
     // YAML is a superset of JSON, so one parser reads both.
@@ -119,6 +133,9 @@ function describe(o: EmulatorOptions, seed: number, url: string): string {
   const parts = [
     // Never the tokens themselves: only how many there are.
     `${count(o.tokens)} read-write, ${count(o.readOnlyTokens)} read-only and ${count(o.expiredTokens)} expired token(s) configured`,
+    ...(count(o.refreshTokens) > 0
+      ? [`${count(o.refreshTokens)} integrator key(s): access tokens live ${o.accessTokenTtlSeconds ?? 900} s${o.rotateRefreshTokens ? ', refresh tokens rotate' : ''}`]
+      : []),
     o.dataFile === undefined ? 'state in memory' : `state in ${o.dataFile}`,
     o.control === false ? 'control API off' : `control API at ${url}/_emulator/`,
     `fault seed ${seed}`,

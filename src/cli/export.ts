@@ -2,10 +2,10 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
-import type { ActualState } from '../model/index.js';
+import type { ActualState, DesiredApikey, NamedRole } from '../model/index.js';
 import { desiredFromActual, plan, type DesiredFromActual } from '../plan/index.js';
 import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { limits, parseDesired, renderAccessSchema, stringifyDesired } from '../spec/index.js';
+import { limits, namesOf, parseDesired, renderAccessSchema, resolveRoleNames, stringifyDesired } from '../spec/index.js';
 import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
 import type { CliIo } from './io.js';
@@ -18,6 +18,8 @@ export interface ExportOptions extends ServiceOptions {
   readonly schema?: string;
   /** `--write-schema`: the JSON Schema beside the output, and `$schema` pointing at it. */
   readonly writeSchema?: boolean;
+  /** `--role-names`: roles by name where the roles listing answers. */
+  readonly roleNames?: boolean;
 }
 
 /** The name of the schema `--write-schema` writes beside the export. */
@@ -47,6 +49,7 @@ export function registerExportCommand(program: Command, ctx: CommandContext): vo
   addConnectionOptions(cmd)
     .option('-o, --output <FILE>', 'write to FILE (atomically) instead of stdout')
     .option('--schema <REF>', 'the `$schema` reference in the header (default: the installed config/access.schema.json, relative to the output, when it lies there)')
+    .option('--role-names', "write apikey roles by name (GET /api/roles) instead of by id; ids where a name is not unique or the service has no roles listing")
     .option('--write-schema', `also write the JSON Schema beside the output, as ${schemaFileName}, and point \`$schema\` at it (needs -o)`);
   refuseOptions(
     cmd,
@@ -70,10 +73,12 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
     context.client(); // a missing URL or token is a usage error, found before any request
     const read = readActualState(context.service(live));
     const { state } = await read.finally(() => live.close());
-    const exported = desiredFromActual(state);
+    const roles = opts.roleNames === true ? await context.client().listAllRoles() : undefined;
+    if (roles === null) io.stderr.write('warning: the service has no roles listing (GET /api/roles answered 404): roles are written as ids\n');
+    const exported = withRoleNames(desiredFromActual(state), roles ?? undefined);
     const schemaRef = opts.writeSchema === true ? `./${schemaFileName}` : (opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output))));
     const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
-    verifyRoundTrip(text, state);
+    verifyRoundTrip(text, state, roles ?? null);
     const bytes = Buffer.byteLength(text);
     if (bytes > limits.maxFileBytes) {
       io.stderr.write(
@@ -111,6 +116,9 @@ export function exportHeader(serviceUrl: string, schemaRef: string | undefined, 
     '  is here. An existing SSH user needs no password (its password is left alone); add',
     '  `password: { env: NAME }` to a user for amsync to set and track it.',
     '- Values equal to the defaults are left out: level n1, superuser false, roles [].',
+    ...(exported.desired.apikeys.some((k) => k.roleNames !== undefined)
+      ? ["- Roles are written by name where the service's roles listing names them uniquely, else by id."]
+      : []),
     ...(exported.pinned > 0 ? ['- Apikeys that share a name carry `id:`, which tells them apart (names are not unique).'] : []),
     '- prune is off: an item removed from this file is left alone on the service, not deleted.',
     ...(schemaRef === undefined
@@ -122,6 +130,22 @@ export function exportHeader(serviceUrl: string, schemaRef: string | undefined, 
     for (const s of exported.skipped) lines.push(`    ${s.kind} ${JSON.stringify(s.key)} (id ${s.id}): ${s.reason}`);
   }
   return lines.map((l) => (l === '' ? '#' : `# ${l}`)).join('\n');
+}
+
+/**
+ * `--role-names`: each apikey's roles by name where the listing names the role uniquely and
+ * the name can be written in a desired-state file; by id otherwise.
+ */
+function withRoleNames(exported: DesiredFromActual, roles: readonly NamedRole[] | undefined): DesiredFromActual {
+  if (roles === undefined) return exported;
+  const names = namesOf(roles);
+  const writable = (name: string | undefined): name is string => name !== undefined && name !== '' && name.trim() === name;
+  const apikeys = exported.desired.apikeys.map((k): DesiredApikey => {
+    const named = k.roles.filter((id) => writable(names.get(id)));
+    if (named.length === 0) return k;
+    return { ...k, roles: k.roles.filter((id) => !named.includes(id)), roleNames: named.map((id) => ({ name: names.get(id) as string })) };
+  });
+  return { ...exported, desired: { ...exported.desired, apikeys } };
 }
 
 /**
@@ -142,13 +166,15 @@ export function schemaRefFor(folder: string, schemaPath: string = installedSchem
  * changes against the listing it came from. Anything else is a bug in amsync, and nothing
  * is written rather than a file that would change the service.
  */
-function verifyRoundTrip(text: string, actual: ActualState): void {
+function verifyRoundTrip(text: string, actual: ActualState, roles: readonly NamedRole[] | null): void {
   const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file') });
-  if (!parsed.value) {
-    const first = parsed.errors[0];
+  const resolved = parsed.value === undefined ? undefined : resolveRoleNames(parsed.value, roles);
+  if (!parsed.value || !resolved?.ok) {
+    const first = parsed.errors[0] ?? (resolved?.ok === false ? resolved.diagnostics[0] : undefined);
     throw new AmsyncError('export_invalid', `the export does not validate (${first ? `${first.message} at ${first.path}` : 'unknown error'}); nothing was written. This is a bug in amsync: please report it`);
   }
-  const roundTrip = plan(parsed.value, actual, { prune: parsed.value.prune, isProtected: () => false, passwords: { mode: 'create-only' } });
+  const desired = resolved.desired;
+  const roundTrip = plan(desired, actual, { prune: desired.prune, isProtected: () => false, passwords: { mode: 'create-only' } });
   if (roundTrip.changes.length > 0 || roundTrip.problems.length > 0) {
     throw new AmsyncError(
       'export_not_round_trip',

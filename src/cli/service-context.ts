@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
+import { ClientConfigError, createClient, type AmClient, type Timers } from '../api/index.js';
 import { clientService } from '../apply/client-service.js';
 import { runSync, type SyncOutcome } from '../apply/run-sync.js';
 import { acquireWriterLock, writerLockPath } from '../apply/writer-lock.js';
@@ -12,6 +12,7 @@ import { openPasswordState, type PasswordState } from '../secrets/state-file.js'
 import { TokenSink } from '../secrets/token-sink.js';
 import type { Settings } from '../settings/index.js';
 import { loadDesired, secretFilesOf } from '../spec/index.js';
+import { checkCredentials } from './check-credentials.js';
 import { checkLocalInputs } from './check-local-inputs.js';
 import { clientOptionsFrom } from './client-options.js';
 import type { CliIo, OutputStream } from './io.js';
@@ -50,6 +51,8 @@ export interface ContextOverrides {
   readonly logger?: Logger;
   /** Where the logs go when no logger is given. @default io.stderr */
   readonly logStream?: OutputStream;
+  /** The client's clock (tests age access tokens without waiting). */
+  readonly timers?: Timers;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -87,12 +90,14 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
   const getClient = (): AmClient => {
     if (client) return client;
     if (!settings.url) throw new UsageError(noUrlMessage, 'no_url');
-    if (!settings.token && !settings.tokenFile) {
-      throw new UsageError('no bearer token: set AMSYNC_TOKEN, or AMSYNC_TOKEN_FILE / --token-file PATH (a token is never a command-line argument)', 'no_token');
-    }
+    checkCredentials(settings);
     checkLocalInputs(settings);
     try {
-      client = createClient(clientOptionsFrom(settings, settings.url));
+      client = createClient({
+        ...clientOptionsFrom(settings, settings.url),
+        // Tests move the client's clock to age access tokens without waiting.
+        ...(overrides.timers === undefined ? {} : { timers: overrides.timers }),
+      });
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
       // the command line or the settings are wrong, nothing was sent.
@@ -171,4 +176,43 @@ function attachClientLogging(client: AmClient, logger: Logger): void {
   });
 
   client.events.on('token', (e) => log.info({ changed: e.changed }, 'token file re-read after 401'));
+  attachCredentialLogging(client, log);
+}
+
+/**
+ * The integrator key's life in the log: renewals at debug, the rest once per change of
+ * state, so a write-back that keeps failing is one clear line, not one per renewal.
+ */
+function attachCredentialLogging(client: AmClient, log: Logger): void {
+  let writeBackFailing: string | undefined;
+  client.events.on('credential', (e) => {
+    switch (e.action) {
+      case 'exchanged':
+        log.info({ expiresInSeconds: e.expiresInSeconds }, 'logged in with the integrator key');
+        return;
+      case 'renewed':
+        log.debug({ expiresInSeconds: e.expiresInSeconds }, 'access token renewed');
+        return;
+      case 'rotated':
+        if (e.persisted && writeBackFailing !== undefined) {
+          writeBackFailing = undefined;
+          log.info('the rotated integrator key is written back to its file again');
+        }
+        if (!e.persisted && e.firstTime === true) {
+          log.warn('the service rotated the integrator key; it came from AMSYNC_REFRESH_TOKEN, so a restart would use the old one: use AMSYNC_REFRESH_TOKEN_FILE');
+        }
+        return;
+      case 'write_back_failed':
+        if (writeBackFailing !== e.error) {
+          log.error({ file: e.file, error: e.error }, `cannot write the rotated integrator key back to ${e.file} (${e.error}); amsync goes on with it, but a restart would use the old key, which stops working`);
+        }
+        writeBackFailing = e.error;
+        return;
+      case 'renewal_deferred':
+        log.warn({ error: e.error }, 'could not renew the access token; using the current one until it is renewed');
+        return;
+      case 'rejected':
+        return; // the error itself says it, where it surfaces
+    }
+  });
 }

@@ -19,6 +19,7 @@ export interface ServiceOptions {
   readonly file?: string;
   readonly url?: string;
   readonly tokenFile?: string;
+  readonly refreshTokenFile?: string;
   readonly settings?: string;
   readonly json?: boolean;
   readonly format?: OutputFormat;
@@ -45,6 +46,8 @@ export interface ServiceOptions {
   readonly runDeadlineMs?: number;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
+  /** Only ever set by someone trying `--refresh-token`, which is refused. */
+  readonly refreshToken?: unknown;
 }
 
 /** "Expected `--rate` to be a number greater than 0, got 'abc'" — loud, names the flag. */
@@ -59,6 +62,13 @@ function checked<T>(flag: string, rule: FieldRule<T>): (value: string) => T {
     if (!parsed.ok) throw badFlag(flag, parsed.expected, value);
     return parsed.value;
   };
+}
+
+function refreshTokenFlagError(): UsageError {
+  return new UsageError(
+    'there is no --refresh-token flag: an integrator key on the command line leaks into shell history and process lists; set AMSYNC_REFRESH_TOKEN, or use --refresh-token-file PATH',
+    'token_flag',
+  );
 }
 
 function tokenFlagError(): UsageError {
@@ -81,6 +91,11 @@ export function addConnectionOptions(cmd: Command): Command {
   cmd
     .option('--url <URL>', 'base URL of the service (AMSYNC_URL); no default', checked('--url', rules.url))
     .option('--token-file <PATH>', 'file holding the bearer token, re-read on 401 (AMSYNC_TOKEN_FILE); the token itself only via AMSYNC_TOKEN', checked('--token-file', rules.path))
+    .option(
+      '--refresh-token-file <PATH>',
+      "file holding the integrator key (a refresh token from the service's UI), exchanged for access tokens and renewed; a rotated key is written back (AMSYNC_REFRESH_TOKEN_FILE); the key itself only via AMSYNC_REFRESH_TOKEN",
+      checked('--refresh-token-file', rules.path),
+    )
     .option('--settings <FILE>', 'settings file (AMSYNC_SETTINGS); see config/default.yaml')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
     .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
@@ -96,8 +111,14 @@ export function addConnectionOptions(cmd: Command): Command {
         throw tokenFlagError();
       }),
     )
+    .addOption(
+      new Option('--refresh-token [KEY]').hideHelp().argParser(() => {
+        throw refreshTokenFlagError();
+      }),
+    )
     .hook('preAction', (command) => {
       if (command.opts<ServiceOptions>().token !== undefined) throw tokenFlagError();
+      if (command.opts<ServiceOptions>().refreshToken !== undefined) throw refreshTokenFlagError();
     });
   return cmd;
 }
@@ -176,6 +197,7 @@ export function resolveFormat(opts: Pick<ServiceOptions, 'json' | 'format'>): Ou
 const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = [
   { key: 'url', flag: '--url', path: ['url'], rule: rules.url },
   { key: 'tokenFile', flag: '--token-file', path: ['tokenFile'], rule: rules.path },
+  { key: 'refreshTokenFile', flag: '--refresh-token-file', path: ['refreshTokenFile'], rule: rules.path },
   { key: 'stateFile', flag: '--state-file', path: ['stateFile'], rule: rules.path },
   { key: 'tokensDir', flag: '--tokens-dir', path: ['tokensDir'], rule: rules.path },
   { key: 'caFile', flag: '--ca-file', path: ['http', 'caFile'], rule: rules.path },
@@ -197,6 +219,7 @@ const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: rea
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */
 export function settingsFromFlags(opts: ServiceOptions): SettingsLayer {
   if (opts.token !== undefined) throw tokenFlagError();
+  if (opts.refreshToken !== undefined) throw refreshTokenFlagError();
   const layer: Record<string, unknown> = {};
   for (const target of flagTargets) {
     const value = opts[target.key];

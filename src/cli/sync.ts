@@ -135,7 +135,14 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
     const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
     if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
-    const report: Report = { plan: outcome.plan, dryRun: dryRun || outcome.refusal !== undefined, results: outcome.results, file: context.file, planFile };
+    const report: Report = {
+      plan: outcome.plan,
+      dryRun: dryRun || outcome.refusal !== undefined,
+      results: outcome.results,
+      file: context.file,
+      planFile,
+      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+    };
     // The plan and each result are out already; what is left is the apply's summary line.
     if (shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? applySummary(outcome.results) : '');
     else io.stdout.write(renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));

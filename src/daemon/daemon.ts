@@ -55,6 +55,8 @@ export interface DaemonDeps {
    * they now say. Throws InvalidInputError for a bad settings file (the old ones are kept).
    */
   reloadSettings?(): Promise<Partial<DaemonRuntimeOptions> | void>;
+  /** With an integrator key: whether its last rotation reached its file (/readyz says when not). */
+  credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics & { render(): Promise<{ contentType: string; body: string }> };
   readonly options: DaemonOptions;
@@ -141,7 +143,13 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     },
   });
   const status = (): DaemonStatus & Readiness => {
-    const s: DaemonStatus = { ...reconciler.status(), stopping, mode: runtime.mode };
+    const writeBack = deps.credentialStatus?.()?.writeBack;
+    const s: DaemonStatus = {
+      ...reconciler.status(),
+      stopping,
+      mode: runtime.mode,
+      ...(writeBack !== undefined && !writeBack.ok ? { keyWriteBackError: writeBack.error ?? 'error' } : {}),
+    };
     return { ...s, ...readiness(s, readinessOptions) };
   };
   const loop = new SyncLoop({

@@ -20,6 +20,8 @@ export interface DaemonStatus {
   readonly runDeadlineMs: number;
   readonly stopping: boolean;
   readonly mode: 'apply' | 'observe';
+  /** The service rotated the integrator key and writing it back to its file failed (errno-like code). */
+  readonly keyWriteBackError?: string;
 }
 
 export interface ReadinessOptions {
@@ -50,6 +52,10 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
   if (status.lastRunAbandoned) {
     return { ready: false, reason: `the last run passed its deadline (${seconds(status.runDeadlineMs)}) and was abandoned; the next run goes ahead` };
   }
+  // Not a blip the next run fixes: only a new key does, so no waiting for more failures.
+  if (status.lastError === 'integrator_key_rejected') {
+    return { ready: false, reason: "integrator_key_rejected: the service refused the integrator key; put a new one from the service's UI in the key file" };
+  }
   if (status.consecutiveFailures >= options.failureThreshold) {
     return { ready: false, reason: `the last ${status.consecutiveFailures} runs failed${status.lastError ? `: ${status.lastError}` : ''}` };
   }
@@ -57,7 +63,12 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
     if (!status.configValid) return { ready: false, reason: 'the desired-state file is invalid and no good version has been synced yet' };
     return { ready: false, reason: status.lastError ? `no successful sync yet: ${status.lastError}` : 'no successful sync yet' };
   }
-  return { ready: true, reason: status.configValid ? 'ok' : 'ok (the desired-state file is invalid: the last good version is kept)' };
+  const notes = [
+    status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept',
+    // It still works: failing the probe would take the pod out of service for nothing.
+    status.keyWriteBackError === undefined ? '' : `the rotated integrator key could not be written back to its file (${status.keyWriteBackError}): a restart would use the old key`,
+  ].filter(Boolean);
+  return { ready: true, reason: notes.length === 0 ? 'ok' : `ok (${notes.join('; ')})` };
 }
 
 /**

@@ -216,7 +216,9 @@ export class Reconciler {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
       this.#lastError = errorCode(error);
-      this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
+      // Found against the service (a role name it does not have): positioned, like a bad file.
+      if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'sync refused before any write');
+      else this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
       return 'failure';
     }
     if (signal.aborted) return 'failure';

@@ -2,7 +2,8 @@ import type { Access } from './auth.js';
 import type { ListMode } from './faults.js';
 import { errorReply, oneError, type Reply } from './reply.js';
 import { allowedMethods, isWrite, resolveRoute } from './routes.js';
-import type { Prepared, Store, StoreResult } from './store.js';
+import type { Page } from './collection.js';
+import type { ListedKind, Prepared, Store, StoreResult } from './store.js';
 
 /** One authenticated API request, as the HTTP layer hands it over. */
 export interface ApiRequest {
@@ -48,7 +49,8 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
     return oneError(403, 'authorization', 'rule', `the access token may not ${method} ${req.path}`);
   }
   const { store } = deps;
-  if (route.resource === 'roles') return { status: 200, body: { roles: store.listRoles() } };
+  if (route.resource === 'roles') return list('roles', req, deps);
+  if (route.resource === 'userInfo') return { status: 200, body: userInfo(req.access) };
   if (req.concurrentWrite !== undefined) await interfere(req.concurrentWrite, route.resource, route.id, req.body, deps);
 
   if (route.id === undefined) {
@@ -79,22 +81,44 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
   return write(update, item, deps);
 }
 
-function list(resource: 'sshUsers' | 'apikeys', req: ApiRequest, deps: ApiDeps): Reply {
+const listKeys: Record<ListedKind, string> = { sshUsers: 'users', apikeys: 'apikeys', roles: 'roles' };
+
+function list(resource: ListedKind, req: ApiRequest, deps: ApiDeps): Reply {
   const cursor = intParam(req.query, 'cursor', 0, 0);
   if (typeof cursor !== 'number') return cursor;
-  const requested = intParam(req.query, 'size', deps.pageSizeDefault, 1);
+  // An empty `size` means the server's default: the vendor's client always sends the
+  // parameter (`?cursor=0&size=`) and leaves it empty unless its caller chose a size.
+  const requested = intParam(req.query, 'size', deps.pageSizeDefault, 1, true);
   if (typeof requested !== 'number') return requested;
   // Larger sizes are clamped rather than refused, as paginated services commonly do.
   const size = Math.min(requested, deps.pageSizeMax);
   const advance = req.listMode === 'duplicatePage' ? Math.ceil(size / 2) : size;
-  const result = resource === 'sshUsers' ? deps.store.listSshUsers(cursor, size, advance) : deps.store.listApikeys(cursor, size, advance);
+  const { store } = deps;
+  const result: StoreResult<Page<unknown>> =
+    resource === 'sshUsers' ? store.listSshUsers(cursor, size, advance) : resource === 'apikeys' ? store.listApikeys(cursor, size, advance) : store.listRolePage(cursor, size, advance);
   if (!result.ok) return errorReply(result.status, result.errors);
   const page = result.value;
   let next = page.next;
-  if (req.listMode === 'cursorLoop') next = page.previous ?? page.current;
+  if (req.listMode === 'cursorLoop') next = store.loopCursor(resource, page.position, size);
   const items: readonly unknown[] = req.listMode === 'reorderPage' ? shuffled<unknown>(page.items, deps.random) : page.items;
-  const body = { cursor: { current: page.current, next, previous: page.previous }, [resource === 'sshUsers' ? 'users' : 'apikeys']: items };
+  const body = { cursor: { current: page.current, next, previous: page.previous }, [listKeys[resource]]: items };
   return { status: 200, body };
+}
+
+/**
+ * `GET /api/user/info`: who the token belongs to and what it may do. Scopes follow the
+ * token's access, the one permission model the emulator enforces.
+ */
+function userInfo(access: Access): { owner_type: string; scopes: { name: string; read: boolean; write: boolean }[] } {
+  const write = access === 'read-write';
+  return {
+    owner_type: 'integrator',
+    scopes: [
+      { name: 'sshusers', read: true, write },
+      { name: 'apikeys', read: true, write },
+      { name: 'roles', read: true, write: false },
+    ],
+  };
 }
 
 /** Fisher-Yates with the seeded generator, so a seed replays the same order. */
@@ -162,9 +186,9 @@ function parseBody(raw: string): ParsedBody {
   }
 }
 
-function intParam(query: URLSearchParams, name: string, fallback: number, min: number): number | Reply {
+function intParam(query: URLSearchParams, name: string, fallback: number, min: number, emptyIsDefault = false): number | Reply {
   const raw = query.get(name);
-  if (raw === null) return fallback;
+  if (raw === null || (emptyIsDefault && raw === '')) return fallback;
   const value = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min) {
     return oneError(400, name, 'invalid', `${name} must be an integer${min > 0 ? ` from ${min} upwards` : ''}, got '${raw}'`);

@@ -4,11 +4,18 @@ import type { TokenSettings } from './types.js';
 
 export type Access = 'read-write' | 'read-only';
 
+/** Access tokens issued by the token endpoint (oauth.ts): read-write until they expire. */
+export interface IssuedTokens {
+  lookup(token: string): 'valid' | 'expired' | undefined;
+  expire(token: string): void;
+}
+
 /** The tokens the emulator accepts; mutable, so tokens can rotate and expire at run time. */
 export interface TokenSets {
   readWrite: Set<string>;
   readOnly: Set<string>;
   expired: Set<string>;
+  issued?: IssuedTokens;
 }
 
 const CHALLENGE = 'Bearer realm="amsync-emulator"';
@@ -29,7 +36,9 @@ export function authenticate(header: string | undefined, tokens: TokenSets): Acc
   }
   if (tokens.readWrite.has(token)) return 'read-write';
   if (tokens.readOnly.has(token)) return 'read-only';
-  if (tokens.expired.has(token)) {
+  const issued = tokens.issued?.lookup(token);
+  if (issued === 'valid') return 'read-write';
+  if (tokens.expired.has(token) || issued === 'expired') {
     return oneError(401, 'authorization', 'invalid', 'the access token has expired', {
       'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="The access token expired"`,
     });
@@ -40,6 +49,7 @@ export function authenticate(header: string | undefined, tokens: TokenSets): Acc
 /** The `expireToken` fault: the token of this request is expired from now on (a valid one only). */
 export function expireToken(header: string | undefined, tokens: TokenSets): void {
   const token = bearerToken(header);
+  if (token !== null) tokens.issued?.expire(token);
   if (token === null || !(tokens.readWrite.has(token) || tokens.readOnly.has(token))) return;
   tokens.readWrite.delete(token);
   tokens.readOnly.delete(token);

@@ -109,6 +109,17 @@ export class Collection<T extends { id: number }> {
     const id = this.ids[position];
     return id === undefined ? 0 : encodeCursor(id, this.cursorKey);
   }
+
+  /**
+   * The `cursorLoop` fault: a `next` that names an earlier page than the one at `position`
+   * (the previous one, or the first page itself). Never 0, even for the first page: a client
+   * that follows `next` while it is truthy (the vendor's own) must see a cursor, not the end.
+   */
+  loopCursor(position: number, size: number): number | null {
+    const id = this.ids[Math.max(0, position - size)] ?? this.ids[0];
+    // An empty collection has no page to point back to: the listing simply ends.
+    return id === undefined ? null : encodeCursor(id, this.cursorKey);
+  }
 }
 
 /** Index of the first element >= value in an ascending array. */

@@ -1,6 +1,8 @@
 import { replaceTokens, tokenCounts, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
+import { z } from 'zod';
 import type { FaultController } from './faults.js';
+import type { OAuthIssuer } from './oauth.js';
 import { errorReply, oneError, type Reply } from './reply.js';
 import type { RequestLog } from './request-log.js';
 import { checkPasswordSchema, issuesToErrors, seedSchema } from './seed-schema.js';
@@ -23,12 +25,17 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  *   GET    /_emulator/tokens                how many tokens of each kind (never the tokens)
  *   PUT    /_emulator/tokens                {tokens?, readOnlyTokens?, expiredTokens?}: each list
  *                                            given replaces its set (token rotation at run time)
+ *   GET    /_emulator/oauth                 the token endpoint's settings and counters (never a token)
+ *   POST   /_emulator/oauth/refresh-tokens  {refreshToken}: a new integrator key
+ *   POST   /_emulator/oauth/revoke          {refreshToken}: revokes its integrator key, rotated
+ *                                            descendants included (404 when unknown)
  */
 export interface ControlDeps {
   store: Store;
   log: RequestLog;
   faults: FaultController;
   tokens: TokenSets;
+  oauth: OAuthIssuer;
   traffic: { readonly inFlight: number };
   reset(): void;
   seed(data: SeedData): SeedResult;
@@ -38,6 +45,8 @@ export interface ControlDeps {
 }
 
 export const CONTROL_PREFIX = '/_emulator';
+
+const refreshTokenBody = z.strictObject({ refreshToken: z.string().regex(/^\S+$/, 'a non-empty token without white space') });
 
 export function isControlPath(path: string): boolean {
   return path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`);
@@ -51,6 +60,9 @@ const ROUTES: Record<string, readonly string[]> = {
   'check-password': ['POST'],
   faults: ['GET', 'PUT'],
   tokens: ['GET', 'PUT'],
+  oauth: ['GET'],
+  'oauth/refresh-tokens': ['POST'],
+  'oauth/revoke': ['POST'],
 };
 
 export async function handleControl(method: string, path: string, query: URLSearchParams, rawBody: string, deps: ControlDeps): Promise<Reply> {
@@ -108,6 +120,20 @@ export async function handleControl(method: string, path: string, query: URLSear
       if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
       replaceTokens(deps.tokens, parsed.data);
       return { status: 200, body: tokenCounts(deps.tokens) };
+    }
+    case 'GET oauth':
+      return { status: 200, body: deps.oauth.stats() };
+    case 'POST oauth/refresh-tokens': {
+      const parsed = refreshTokenBody.safeParse(body);
+      if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
+      deps.oauth.addRefreshToken(parsed.data.refreshToken);
+      return { status: 200, body: deps.oauth.stats() };
+    }
+    case 'POST oauth/revoke': {
+      const parsed = refreshTokenBody.safeParse(body);
+      if (!parsed.success) return errorReply(400, issuesToErrors(parsed.error));
+      if (!deps.oauth.revoke(parsed.data.refreshToken)) return oneError(404, 'refreshToken', 'not_found', 'no such refresh token (it may have been rotated out already)');
+      return { status: 200, body: deps.oauth.stats() };
     }
     default:
       return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`);

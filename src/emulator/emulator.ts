@@ -14,6 +14,7 @@ import { RequestLog } from './request-log.js';
 import { createRng } from './rng.js';
 import { issuesToErrors, seedSchema } from './seed-schema.js';
 import { Store } from './store.js';
+import { OAuthIssuer, type OAuthStats } from './oauth.js';
 import { createTokenSource } from './token-source.js';
 import type { EmulatorStateSnapshot, FaultRuleStats, FaultSettings, RequestLogEntry, SeedData, SeedResult, TokenSettings } from './types.js';
 
@@ -38,13 +39,23 @@ export interface RunningEmulator {
   setTokens(t: TokenSettings): void;
   /** API requests arrived and not answered yet (delayed ones included). */
   inFlight(): number;
+  /** The token endpoint's settings and counters (never a token). */
+  oauth(): OAuthStats;
+  /** A new integrator key, as made in the service's UI (it enables the token endpoint). */
+  addRefreshToken(token: string): void;
+  /** Revokes the integrator key `token` descends from, rotated tokens included; false when unknown. */
+  revokeRefreshToken(token: string): boolean;
 }
 
 /** Starts an emulator on node:http; resolves once it is listening. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const o = resolveOptions(options);
   const rng = createRng(o.seed);
-  const store = new Store({ now: () => new Date(), newToken: createTokenSource(), passwordPepper: randomBytes(16).toString('hex') }, o.roles);
+  const store = new Store({ now: () => new Date(o.clock()), newToken: createTokenSource(), passwordPepper: randomBytes(16).toString('hex') }, o.roles);
+  const oauth = new OAuthIssuer(
+    { refreshTokens: o.refreshTokens, accessTokenTtlSeconds: o.accessTokenTtlSeconds, rotate: o.rotateRefreshTokens, graceSeconds: o.refreshTokenGraceSeconds },
+    o.clock,
+  );
   if (o.dataFile !== undefined) {
     const data = await loadDataFile(o.dataFile);
     if (data) store.importData(data);
@@ -74,7 +85,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       timers.add(t);
     });
 
-  const tokens: TokenSets = { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens) };
+  const tokens: TokenSets = { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens), issued: oauth };
   const traffic = { inFlight: 0 };
   const api: ApiDeps = {
     store,
@@ -98,11 +109,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return result.value;
   };
   const state = (): EmulatorStateSnapshot => ({ ...store.snapshot(), pendingWrites: queue.size });
-  const controlDeps: ControlDeps = { store, log, faults, tokens, traffic, reset, seed, state, persist };
+  const controlDeps: ControlDeps = { store, log, faults, tokens, oauth, traffic, reset, seed, state, persist };
 
   const listener = createRequestListener({
     control: o.control,
     tokens,
+    oauth,
     faults,
     log,
     traffic,
@@ -161,5 +173,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       replaceTokens(tokens, parsed.data);
     },
     inFlight: () => traffic.inFlight,
+    oauth: () => oauth.stats(),
+    addRefreshToken: (t) => {
+      if (typeof t !== 'string' || !/^\S+$/.test(t)) throw new EmulatorError('emulator_options', 'Expected a refresh token: a non-empty string without white space');
+      oauth.addRefreshToken(t);
+    },
+    revokeRefreshToken: (t) => oauth.revoke(t),
   };
 }

@@ -4,6 +4,7 @@ import { handleApi, type ApiDeps } from './api-handler.js';
 import { authenticate, expireToken, type TokenSets } from './auth.js';
 import { handleControl, isControlPath, type ControlDeps } from './control-handler.js';
 import type { FaultController, FaultPlan } from './faults.js';
+import { TOKEN_PATH, type OAuthIssuer } from './oauth.js';
 import { oneError, type Reply } from './reply.js';
 import type { RequestLog } from './request-log.js';
 
@@ -13,6 +14,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export interface HttpContext {
   control: boolean;
   tokens: TokenSets;
+  /** The token endpoint (integrator keys); it needs no bearer token. */
+  oauth: OAuthIssuer;
   faults: FaultController;
   log: RequestLog;
   api: ApiDeps;
@@ -94,6 +97,10 @@ async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: Serv
     let reply: Reply;
     if (body === null) {
       reply = oneError(400, 'body', 'rule', `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    } else if (path === TOKEN_PATH && ctx.oauth.enabled && method !== 'POST') {
+      reply = oneError(405, 'method', 'rule', `${method} is not supported on ${path}`, { Allow: 'POST' });
+    } else if (path === TOKEN_PATH) {
+      reply = ctx.oauth.exchange(body);
     } else {
       if (plan.expireToken) expireToken(req.headers.authorization, ctx.tokens);
       const access = authenticate(req.headers.authorization, ctx.tokens);

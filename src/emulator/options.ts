@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { EmulatorError } from './errors.js';
-import type { FaultSettings, RoleView } from './types.js';
+import type { FaultSettings, RoleInput, ScopeView } from './types.js';
 
 export interface EmulatorOptions {
   /** @default '127.0.0.1' */
@@ -13,10 +13,23 @@ export interface EmulatorOptions {
   readOnlyTokens?: string[];
   /** Tokens that answer 401 as expired. */
   expiredTokens?: string[];
+  /** Integrator keys: they enable `POST /api/v1/oauth2/token`, which issues access tokens. */
+  refreshTokens?: string[];
+  /** Lifetime of issued access tokens, in seconds; 401 afterwards. @default 900 */
+  accessTokenTtlSeconds?: number;
+  /** Each exchange answers a new refresh token; the old one stops working after the grace. @default false */
+  rotateRefreshTokens?: boolean;
+  /** How long a rotated-out refresh token still works, in seconds. @default 60 */
+  refreshTokenGraceSeconds?: number;
+  /**
+   * Epoch milliseconds: timestamps, access token expiry and refresh token grace. Tests pass a
+   * clock they move, instead of waiting. @default Date.now
+   */
+  clock?: () => number;
   /** Load at start, persist after every write; in memory when absent. */
   dataFile?: string;
-  /** @default 1 viewer, 2 operator, 3 auditor, 4 admin */
-  roles?: { id: number; name: string }[];
+  /** Roles and their scopes. @default defaultRoles: 1 viewer, 2 operator, 3 auditor, 4 admin */
+  roles?: RoleInput[];
   /** @default 25 */
   pageSizeDefault?: number;
   /** Larger sizes are clamped to it. @default 100 */
@@ -39,11 +52,18 @@ export interface EmulatorOptions {
   onError?: (error: unknown) => void;
 }
 
-export const defaultRoles: readonly RoleView[] = [
-  { id: 1, name: 'viewer' },
-  { id: 2, name: 'operator' },
-  { id: 3, name: 'auditor' },
-  { id: 4, name: 'admin' },
+const scope = (name: string, write: boolean): ScopeView => ({ name, read: true, write });
+
+/**
+ * Roles with plausible scopes, one per part of the API a role can reach: viewers read, an
+ * operator manages SSH users, an auditor reads everything including the audit trail, an
+ * admin writes everything.
+ */
+export const defaultRoles: readonly RoleInput[] = [
+  { id: 1, name: 'viewer', scopes: [scope('sshusers', false), scope('apikeys', false), scope('roles', false)] },
+  { id: 2, name: 'operator', scopes: [scope('sshusers', true), scope('apikeys', false), scope('roles', false)] },
+  { id: 3, name: 'auditor', scopes: [scope('sshusers', false), scope('apikeys', false), scope('roles', false), scope('audit', false)] },
+  { id: 4, name: 'admin', scopes: [scope('sshusers', true), scope('apikeys', true), scope('roles', true), scope('audit', false)] },
 ];
 
 export interface ResolvedOptions {
@@ -52,8 +72,13 @@ export interface ResolvedOptions {
   tokens: string[];
   readOnlyTokens: string[];
   expiredTokens: string[];
+  refreshTokens: string[];
+  accessTokenTtlSeconds: number;
+  rotateRefreshTokens: boolean;
+  refreshTokenGraceSeconds: number;
+  clock: () => number;
   dataFile: string | undefined;
-  roles: RoleView[];
+  roles: RoleInput[];
   pageSizeDefault: number;
   pageSizeMax: number;
   faults: Partial<FaultSettings>;
@@ -71,8 +96,17 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
   const tokens = tokenList('tokens', o.tokens);
   const readOnlyTokens = tokenList('readOnlyTokens', o.readOnlyTokens);
   const expiredTokens = tokenList('expiredTokens', o.expiredTokens);
-  if (tokens.length + readOnlyTokens.length === 0) {
-    throw new EmulatorError('emulator_options', 'Expected at least one token in `tokens` or `readOnlyTokens`, got none: every API request would answer 401.');
+  const refreshTokens = tokenList('refreshTokens', o.refreshTokens);
+  if (tokens.length + readOnlyTokens.length + refreshTokens.length === 0) {
+    throw new EmulatorError('emulator_options', 'Expected at least one token in `tokens`, `readOnlyTokens` or `refreshTokens`, got none: every API request would answer 401.');
+  }
+  const accessTokenTtlSeconds = o.accessTokenTtlSeconds ?? 900;
+  if (!(Number.isFinite(accessTokenTtlSeconds) && accessTokenTtlSeconds > 0 && accessTokenTtlSeconds <= 31_536_000)) {
+    fail('accessTokenTtlSeconds', 'a number of seconds above 0, at most a year', accessTokenTtlSeconds);
+  }
+  const refreshTokenGraceSeconds = o.refreshTokenGraceSeconds ?? 60;
+  if (!(Number.isFinite(refreshTokenGraceSeconds) && refreshTokenGraceSeconds >= 0 && refreshTokenGraceSeconds <= 31_536_000)) {
+    fail('refreshTokenGraceSeconds', 'a number of seconds from 0 to a year', refreshTokenGraceSeconds);
   }
   const pageSizeDefault = o.pageSizeDefault ?? 25;
   const pageSizeMax = o.pageSizeMax ?? 100;
@@ -91,8 +125,13 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     tokens,
     readOnlyTokens,
     expiredTokens,
+    refreshTokens,
+    accessTokenTtlSeconds,
+    rotateRefreshTokens: o.rotateRefreshTokens ?? false,
+    refreshTokenGraceSeconds,
+    clock: o.clock ?? Date.now,
     dataFile: o.dataFile,
-    roles: checkRoles(o.roles ?? [...defaultRoles]),
+    roles: checkRoles(o.roles ?? defaultRoles),
     pageSizeDefault,
     pageSizeMax,
     faults: {
@@ -108,19 +147,31 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
   };
 }
 
-/** Roles must have unique positive integer ids and names. */
-export function checkRoles(roles: unknown): RoleView[] {
-  if (!Array.isArray(roles)) fail('roles', 'an array of {id, name}', roles);
+/** Roles must have unique positive integer ids, names, and well-formed scopes (default none). */
+export function checkRoles(roles: unknown): RoleInput[] {
+  if (!Array.isArray(roles)) fail('roles', 'an array of {id, name, scopes?}', roles);
   const seen = new Set<number>();
   return (roles as unknown[]).map((r, i) => {
-    const role = r as Partial<RoleView> | null;
+    const role = r as Partial<RoleInput> | null;
     if (typeof role !== 'object' || role === null || !Number.isSafeInteger(role.id) || (role.id as number) < 1 || typeof role.name !== 'string' || role.name === '') {
-      fail(`roles[${i}]`, 'an object {id: positive integer, name: non-empty string}', r);
+      fail(`roles[${i}]`, 'an object {id: positive integer, name: non-empty string, scopes?: [{name, read, write}]}', r);
     }
-    const { id, name } = role as RoleView;
+    const { id, name } = role as RoleInput;
     if (seen.has(id)) fail(`roles[${i}].id`, 'an id not used by another role', id);
     seen.add(id);
-    return { id, name };
+    return { id, name, scopes: checkScopes(role.scopes, `roles[${i}].scopes`) };
+  });
+}
+
+function checkScopes(scopes: unknown, where: string): ScopeView[] {
+  if (scopes === undefined) return [];
+  if (!Array.isArray(scopes)) fail(where, 'an array of {name, read, write}', scopes);
+  return (scopes as unknown[]).map((s, i) => {
+    const sc = s as Partial<ScopeView> | null;
+    if (typeof sc !== 'object' || sc === null || typeof sc.name !== 'string' || sc.name === '' || typeof sc.read !== 'boolean' || typeof sc.write !== 'boolean') {
+      fail(`${where}[${i}]`, 'an object {name: non-empty string, read: boolean, write: boolean}', s);
+    }
+    return { name: sc.name as string, read: sc.read as boolean, write: sc.write as boolean };
   });
 }
 

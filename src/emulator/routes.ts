@@ -1,6 +1,6 @@
 /** The API's URL space: which resource a path names and which methods it supports. */
 
-export type Resource = 'sshUsers' | 'apikeys' | 'roles';
+export type Resource = 'sshUsers' | 'apikeys' | 'roles' | 'userInfo';
 
 export interface Route {
   resource: Resource;
@@ -12,6 +12,8 @@ const LIST_PATHS: Record<string, Resource> = {
   '/api/sshusers': 'sshUsers',
   '/api/3rdparty/apikeys': 'apikeys',
   '/api/roles': 'roles',
+  // Not in api-spec.md; the real service answers it (DESIGN.md §1).
+  '/api/user/info': 'userInfo',
 };
 
 const ITEM_PREFIXES: [string, Resource][] = [
@@ -36,7 +38,7 @@ export function resolveRoute(rawPath: string): Route | null {
 
 /** Methods a route supports, for dispatch and for the Allow header of a 405. */
 export function allowedMethods(route: Route): readonly string[] {
-  if (route.resource === 'roles') return ['GET', 'HEAD'];
+  if (route.resource === 'roles' || route.resource === 'userInfo') return ['GET', 'HEAD'];
   return route.id === undefined ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD', 'PUT', 'DELETE'];
 }
 

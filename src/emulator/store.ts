@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { checkApikeyBody, checkSshUserBody, LEVELS } from './body-validation.js';
 import { Collection, type Page } from './collection.js';
-import type { ApikeyView, EmulatorStateSnapshot, FieldError, RoleView, SeedData, SeedResult, SshUserState, SshUserView } from './types.js';
+import type { ApikeyView, EmulatorStateSnapshot, FieldError, RoleDetailView, RoleInput, SeedData, SeedResult, SshUserState, SshUserView } from './types.js';
 
 /**
  * The service's state and rules, with no I/O: the clock, token generation and the password
@@ -54,26 +54,47 @@ export interface StoreData {
 // Distinct keys make a users cursor invalid for apikeys (and the reverse): a client mixing them up gets 400.
 const USERS_CURSOR_KEY = 0x5a17c3e1;
 const APIKEYS_CURSOR_KEY = 0x2c9b8f47;
+const ROLES_CURSOR_KEY = 0x61d3a90b;
+
+/** The kinds the API lists with cursors. */
+export type ListedKind = 'sshUsers' | 'apikeys' | 'roles';
 
 export class Store {
   private readonly users = new Collection<SshUserRecord>(USERS_CURSOR_KEY);
   private readonly apikeys = new Collection<ApikeyRecord>(APIKEYS_CURSOR_KEY);
   private readonly usernames = new Map<string, number>();
+  /** Roles are configured, not written through the API: reset and seed leave them alone. */
+  private readonly roleRecords = new Collection<RoleDetailView>(ROLES_CURSOR_KEY);
   private readonly roles: Map<number, string>;
   private pepper: string;
 
   constructor(
     private readonly deps: StoreDeps,
-    roles: readonly RoleView[],
+    roles: readonly RoleInput[],
   ) {
+    const at = deps.now().toISOString();
+    for (const r of roles) this.roleRecords.insert({ id: r.id, name: r.name, scopes: (r.scopes ?? []).map((s) => ({ ...s })), created_at: at, updated_at: at });
     this.roles = new Map(roles.map((r) => [r.id, r.name]));
     this.pepper = deps.passwordPepper;
   }
 
   // ---- reads ----
 
-  listRoles(): RoleView[] {
-    return [...this.roles].map(([id, name]) => ({ id, name })).sort((a, b) => a.id - b.id);
+  /** Every role with its scopes, in id order. */
+  listRoles(): RoleDetailView[] {
+    return this.roleRecords.values().map(roleView);
+  }
+
+  listRolePage(cursor: number, size: number, advance = size): StoreResult<Page<RoleDetailView>> {
+    const page = this.roleRecords.page(cursor, size, advance);
+    if (page === null) return badCursor();
+    return { ok: true, value: { ...page, items: page.items.map(roleView) } };
+  }
+
+  /** The `cursorLoop` fault's `next` for a page of `kind` (see Collection.loopCursor). */
+  loopCursor(kind: ListedKind, position: number, size: number): number | null {
+    const collection = kind === 'sshUsers' ? this.users : kind === 'apikeys' ? this.apikeys : this.roleRecords;
+    return collection.loopCursor(position, size);
   }
 
   listSshUsers(cursor: number, size: number, advance = size): StoreResult<Page<SshUserView>> {
@@ -363,6 +384,10 @@ export class Store {
   private hash(password: string): string {
     return createHash('sha256').update(this.pepper).update('\0').update(password).digest('hex');
   }
+}
+
+function roleView(r: RoleDetailView): RoleDetailView {
+  return { id: r.id, name: r.name, scopes: r.scopes.map((s) => ({ ...s })), created_at: r.created_at, updated_at: r.updated_at };
 }
 
 function userView(u: SshUserRecord): SshUserView {

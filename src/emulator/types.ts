@@ -13,9 +13,31 @@ export interface FieldError {
   msg: string;
 }
 
+/** A role as an apikey shows it: `{id, name}` (api-spec.md's Role object). */
 export interface RoleView {
   id: number;
   name: string;
+}
+
+/** What a role permits on one part of the API (DESIGN.md §1: `scopes: [{name, read, write}]`). */
+export interface ScopeView {
+  name: string;
+  read: boolean;
+  write: boolean;
+}
+
+/** A role as `GET /api/roles` lists it. */
+export interface RoleDetailView extends RoleView {
+  scopes: ScopeView[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** A role of the `roles` option and the `--roles FILE`; scopes default to none. */
+export interface RoleInput {
+  id: number;
+  name: string;
+  scopes?: ScopeView[];
 }
 
 /** An SSH user as the API shows it: never a password. */
@@ -55,7 +77,7 @@ export interface SshUserState extends SshUserView {
 export interface EmulatorStateSnapshot {
   sshUsers: SshUserState[];
   apikeys: ApikeyView[];
-  roles: RoleView[];
+  roles: RoleDetailView[];
   /** Accepted (202) writes not yet applied. */
   pendingWrites: number;
 }

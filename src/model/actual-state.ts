@@ -14,6 +14,12 @@ export interface ActualApikey {
   readonly roles: readonly number[];
 }
 
+/** A role of the service, as its roles listing names it (used to resolve and show role names). */
+export interface NamedRole {
+  readonly id: number;
+  readonly name: string;
+}
+
 /** The complete listing of both kinds. A partial listing is never represented: it is an error. */
 export interface ActualState {
   readonly sshUsers: readonly ActualSshUser[];

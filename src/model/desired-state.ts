@@ -16,13 +16,27 @@ export interface DesiredSshUser {
   readonly source?: SourcePosition;
 }
 
+/** A role the file names instead of giving its id (`roles: [auditor, 7]`). */
+export interface RoleNameRef {
+  readonly name: string;
+  readonly source?: SourcePosition;
+}
+
 export interface DesiredApikey {
   readonly name: string;
   readonly id?: number;
   /** @default false */
   readonly superuser: boolean;
-  /** Role ids, sorted and unique. Exactly these roles. @default [] */
+  /**
+   * Role ids, sorted and unique. Exactly these roles, together with `roleNames` once they are
+   * resolved. @default []
+   */
   readonly roles: readonly number[];
+  /**
+   * Roles given by name, in file order. Resolved to ids through the service's roles listing
+   * before planning (the planner sees ids only); absent when the file names none.
+   */
+  readonly roleNames?: readonly RoleNameRef[];
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
 }

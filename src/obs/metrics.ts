@@ -82,7 +82,17 @@ export interface ClientMetrics {
   observeThrottle(sample: ApiThrottleSample): void;
   /** The adaptive limiter's current rate, requests per second. */
   setLimiterRate(rate: number): void;
+  /** What happened to the integrator key (the client's `credential` event). */
+  observeCredential(sample: CredentialSample): void;
 }
+
+/** The client's credential event, as far as metrics need it: what happened, never a token. */
+export interface CredentialSample {
+  readonly action: string;
+  readonly persisted?: boolean;
+}
+
+const credentialOutcomes = ['exchanged', 'renewed', 'renewal_deferred', 'rejected'] as const;
 
 export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics {
   readonly registry: Registry;
@@ -194,6 +204,17 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     help: "The adaptive rate limiter's current rate, requests per second.",
     registers,
   });
+  const renewals = new Counter({
+    name: 'amsync_access_token_renewals_total',
+    help: 'Exchanges of the integrator key for access tokens, by outcome: exchanged (the first), renewed, renewal_deferred (failed while the token still worked), rejected.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const keyPersisted = new Gauge({
+    name: 'amsync_integrator_key_persisted',
+    help: '0 when the service rotated the integrator key and amsync could not write it back to its file (a restart would use the old key); else 1.',
+    registers,
+  });
 
   // Series that exist from the start read as 0 instead of being absent: alerts on
   // `amsync_config_valid == 0` or on a rate of failures work from the first scrape.
@@ -203,6 +224,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   failures.set(0);
   ready.set(0);
   leader.set(1);
+  keyPersisted.set(1);
   for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
   abandoned.inc(0);
   for (const kind of metricKinds) {
@@ -249,6 +271,11 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     },
     setLimiterRate(rate) {
       if (Number.isFinite(rate) && rate >= 0) limiterRate.set(rate);
+    },
+    observeCredential(sample) {
+      if ((credentialOutcomes as readonly string[]).includes(sample.action)) renewals.inc({ outcome: sample.action });
+      if (sample.action === 'write_back_failed') keyPersisted.set(0);
+      if (sample.action === 'rotated' && sample.persisted === true) keyPersisted.set(1);
     },
   };
 }
@@ -300,7 +327,8 @@ function cleanFree(text: string): string {
   return text.replace(/[^\w.+-]/g, '_').slice(0, 64);
 }
 
-const staticSegments = new Set(['api', '3rdparty', 'sshusers', 'apikeys', 'roles']);
+// The API's words, the token endpoint and user info included (DESIGN.md §1).
+const staticSegments = new Set(['api', '3rdparty', 'sshusers', 'apikeys', 'roles', 'v1', 'oauth2', 'token', 'user', 'info']);
 
 /**
  * Route labels stay templates. The client passes `/api/sshusers/{id}`; should a concrete
@@ -322,7 +350,7 @@ class RouteLabels {
         if (/^\{[A-Za-z]\w{0,31}\}$/.test(segment)) return segment;
         if (/^\d+$/.test(segment)) return '{id}';
         // Only the API's own words stay verbatim: an item's name is never one of them.
-        if (index < 3 && staticSegments.has(segment)) return segment;
+        if (index < 4 && staticSegments.has(segment)) return segment;
         return '{param}';
       });
     const label = `/${segments.slice(0, 5).join('/')}`;

@@ -1,7 +1,7 @@
 import type { Change, ChangeResult } from '../model/index.js';
 import { mdCode as code, mdText as text } from './markdown-escape.js';
 import type { Report } from './report.js';
-import { renderValue } from './render-value.js';
+import { renderField } from './render-value.js';
 import { summarize } from './summary.js';
 
 const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
@@ -47,7 +47,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   for (const n of plan.notes) out.push('', `> [!NOTE]`, `> ${text(n)}`);
   if (plan.changes.length > 0) {
     out.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
-    out.items(plan.changes, (c) => [changeRow(c)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
+    out.items(plan.changes, (c) => [changeRow(c, report.roleNames)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
   }
   if (report.results && report.results.length > 0) {
     out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
@@ -113,12 +113,13 @@ function count(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-function changeRow(c: Change): string {
+function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined): string {
   const fields = Object.entries(c.fields)
     .map(([name, f]) => {
-      if (c.action === 'create') return `${name}: ${renderValue(f.after)}`;
-      if (c.action === 'delete') return `${name}: ${renderValue(f.before)}`;
-      return `${name}: ${renderValue(f.before)} → ${renderValue(f.after)}`;
+      const show = (value: unknown) => renderField(name, value, roleNames);
+      if (c.action === 'create') return `${name}: ${show(f.after)}`;
+      if (c.action === 'delete') return `${name}: ${show(f.before)}`;
+      return `${name}: ${show(f.before)} → ${show(f.after)}`;
     })
     .map((f) => `\`${code(f)}\``)
     .join('<br>');

@@ -1,6 +1,6 @@
 import type { Change, ChangeResult, ItemRef, Plan } from '../model/index.js';
 import type { Report } from './report.js';
-import { quoteKey, renderValue, safeText } from './render-value.js';
+import { quoteKey, renderField, safeText } from './render-value.js';
 import { summarize } from './summary.js';
 
 export interface TextOptions {
@@ -47,7 +47,7 @@ export function renderPlanText(report: Report, options: TextOptions): string {
 
   if (plan.changes.length > 0) {
     lines.push('amsync will perform the following actions:', '');
-    for (const change of plan.changes) lines.push(...renderChange(change, paint), '');
+    for (const change of plan.changes) lines.push(...renderChange(change, paint, report.roleNames), '');
   }
   const limit = options.listLimit ?? defaultListLimit;
   if (plan.protected.length > 0) lines.push(...itemList('Protected (left alone by a protect glob):', plan.protected, limit), '');
@@ -63,7 +63,7 @@ function itemList(title: string, items: readonly ItemRef[], limit: number): stri
   return [title, ...shown, ...(more > 0 ? [`  … and ${more.toLocaleString('en-US')} more (all of them: --json, or --report FILE)`] : [])];
 }
 
-function renderChange(change: Change, paint: Paint): string[] {
+function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined): string[] {
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${safeText(change.reason)})` : '';
@@ -73,9 +73,10 @@ function renderChange(change: Change, paint: Paint): string[] {
   const body = names.map((name) => {
     const f = change.fields[name]!;
     const pad = name.padEnd(width);
-    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${renderValue(f.after)}`;
-    if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${renderValue(f.before)}`;
-    return `      ${paint(color, '~')} ${pad} = ${renderValue(f.before)} -> ${renderValue(f.after)}`;
+    const show = (value: unknown) => renderField(name, value, roleNames);
+    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(f.after)}`;
+    if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
+    return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(f.after)}`;
   });
   return [head, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
 }

@@ -14,6 +14,21 @@ export function renderValue(value: unknown): string {
   return String(value);
 }
 
+/**
+ * A field's value, with role ids named when names are known: `[3 auditor, 7 billing]`. A name
+ * that is not one plain word is quoted, so it cannot fake the rest of the line.
+ */
+export function renderField(field: string, value: unknown, roleNames: ReadonlyMap<number, string> | undefined): string {
+  if (field !== 'roles' || roleNames === undefined || roleNames.size === 0 || !Array.isArray(value)) return renderValue(value);
+  return `[${value
+    .map((id: unknown) => {
+      const name = typeof id === 'number' ? roleNames.get(id) : undefined;
+      if (name === undefined) return renderValue(id);
+      return `${id} ${/^[\w.@-]{1,64}$/.test(name) ? name : JSON.stringify(name)}`;
+    })
+    .join(', ')}]`;
+}
+
 export function quoteKey(key: string): string {
   return jsonSafe(JSON.stringify(key));
 }

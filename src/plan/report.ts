@@ -12,4 +12,6 @@ export interface Report {
   readonly command?: 'plan' | 'sync' | 'apply';
   /** The saved plan this report was saved to (`--out`) or applied from (`amsync apply`). */
   readonly planFile?: string;
+  /** Role names by id, when known (the file names roles): shown as `roles = [3 auditor, 7 billing]`. */
+  readonly roleNames?: ReadonlyMap<number, string>;
 }

@@ -16,12 +16,14 @@ interface EnvVar {
 
 /**
  * Every AMSYNC_* variable that sets a setting. Besides these: AMSYNC_TOKEN (the bearer token),
+ * AMSYNC_REFRESH_TOKEN (the integrator key),
  * AMSYNC_SETTINGS (a settings file, like --settings), AMSYNC_FILE (the desired-state file,
  * like -f) and AMSYNC_STATE_KEY (read by the state store).
  */
 export const settingsEnvVars: readonly EnvVar[] = [
   { name: 'AMSYNC_URL', path: ['url'], rule: rules.url },
   { name: 'AMSYNC_TOKEN_FILE', path: ['tokenFile'], rule: rules.path },
+  { name: 'AMSYNC_REFRESH_TOKEN_FILE', path: ['refreshTokenFile'], rule: rules.path },
   { name: 'AMSYNC_STATE_FILE', path: ['stateFile'], rule: rules.path },
   { name: 'AMSYNC_TOKENS_DIR', path: ['tokensDir'], rule: rules.path },
   { name: 'AMSYNC_HTTP_TIMEOUT_MS', path: ['http', 'timeoutMs'], rule: rules.int1 },
@@ -48,6 +50,7 @@ export const settingsEnvVars: readonly EnvVar[] = [
 export interface EnvSettings {
   readonly layer: SettingsLayer;
   readonly token?: Secret;
+  readonly refreshToken?: Secret;
   readonly errors: readonly Diagnostic[];
 }
 
@@ -70,7 +73,8 @@ export function settingsFromEnv(env: Env): EnvSettings {
     setIn(layer, v.path, parsed.value);
   }
   const token = env.AMSYNC_TOKEN;
-  return { layer: layer as SettingsLayer, ...(token ? { token: new Secret(token) } : {}), errors };
+  const refreshToken = env.AMSYNC_REFRESH_TOKEN;
+  return { layer: layer as SettingsLayer, ...(token ? { token: new Secret(token) } : {}), ...(refreshToken ? { refreshToken: new Secret(refreshToken) } : {}), errors };
 }
 
 export function setIn(target: Record<string, unknown>, path: readonly string[], value: unknown): void {

@@ -41,5 +41,5 @@ export async function loadSettings(sources: SettingsSources): Promise<Settings> 
     const what = fileBad ? `settings file ${file ?? ''}`.trim() : 'AMSYNC_* environment';
     throw new InvalidInputError(`invalid settings: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the ${what}; nothing was sent`, problems, fileBad ? 'settings_invalid' : 'env_invalid');
   }
-  return mergeSettings(defaultSettings, [fileLayer, env.layer, sources.flags ?? {}], env.token);
+  return mergeSettings(defaultSettings, [fileLayer, env.layer, sources.flags ?? {}], env.token, env.refreshToken);
 }

@@ -8,7 +8,7 @@ const groups = ['http', 'retry', 'daemon'] as const;
  * Later layers win, key by key; the groups (http, retry, daemon) merge key by key too.
  * `undefined` leaves a value alone; `null` unsets an optional one.
  */
-export function mergeSettings(base: Settings, layers: readonly SettingsLayer[], token?: Secret): Settings {
+export function mergeSettings(base: Settings, layers: readonly SettingsLayer[], token?: Secret, refreshToken?: Secret): Settings {
   const out: Record<string, unknown> = { ...base };
   for (const group of groups) out[group] = { ...base[group] };
   for (const layer of layers) {
@@ -28,5 +28,6 @@ export function mergeSettings(base: Settings, layers: readonly SettingsLayer[], 
     }
   }
   if (token) out.token = token;
+  if (refreshToken) out.refreshToken = refreshToken;
   return out as unknown as Settings;
 }

@@ -16,6 +16,9 @@ function unknownKeyHint(parent: DocPath, key: string): string | undefined {
   if (parent.length === 0 && (key === 'token' || key === 'apiToken')) {
     return 'a token never goes in a settings file; set AMSYNC_TOKEN, or point tokenFile at a file holding it';
   }
+  if (parent.length === 0 && (key === 'refreshToken' || key === 'integratorKey')) {
+    return 'an integrator key never goes in a settings file; set AMSYNC_REFRESH_TOKEN, or point refreshTokenFile at a file holding it';
+  }
   return undefined;
 }
 
@@ -47,6 +50,7 @@ function relativeTo(folder: string, layer: SettingsLayer): SettingsLayer {
   return {
     ...layer,
     tokenFile: fix(layer.tokenFile),
+    refreshTokenFile: fix(layer.refreshTokenFile),
     stateFile: fix(layer.stateFile),
     tokensDir: fix(layer.tokensDir),
     ...(layer.http ? { http: { ...layer.http, caFile: fix(layer.http.caFile) } } : {}),

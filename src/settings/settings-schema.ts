@@ -12,6 +12,10 @@ export const settingsFileSchema = z
   .strictObject({
     url: describe(rules.url.schema.nullable().optional(), 'Base URL of the service (AMSYNC_URL, --url). No default.'),
     tokenFile: describe(rules.path.schema.nullable().optional(), 'File holding the bearer token, re-read on 401 (AMSYNC_TOKEN_FILE, --token-file). The token itself only comes from AMSYNC_TOKEN.'),
+    refreshTokenFile: describe(
+      rules.path.schema.nullable().optional(),
+      'File holding the integrator key (a refresh token), exchanged for access tokens and renewed before they expire; a rotated key is written back to it, 0600 (AMSYNC_REFRESH_TOKEN_FILE, --refresh-token-file). Not together with a token. The key itself only comes from AMSYNC_REFRESH_TOKEN.',
+    ),
     stateFile: describe(rules.path.schema.optional(), 'Where password fingerprints of the last apply are kept (AMSYNC_STATE_FILE, --state-file).'),
     tokensDir: describe(rules.path.schema.nullable().optional(), 'Folder new apikey tokens are written to, one 0600 file per key (AMSYNC_TOKENS_DIR, --tokens-dir).'),
     http: z

@@ -18,6 +18,14 @@ export interface Settings {
   readonly tokenFile?: string;
   /** The bearer token, from AMSYNC_TOKEN only: never a flag or a settings-file key. */
   readonly token?: Secret;
+  /**
+   * File holding the integrator key (a refresh token): exchanged for access tokens, renewed
+   * before they expire; a rotated key is written back to it. AMSYNC_REFRESH_TOKEN_FILE /
+   * --refresh-token-file. Not together with a token.
+   */
+  readonly refreshTokenFile?: string;
+  /** The integrator key, from AMSYNC_REFRESH_TOKEN only. */
+  readonly refreshToken?: Secret;
   /** Password fingerprints of the last apply. @default '.amsync/state.json' */
   readonly stateFile: string;
   /** Where new apikey tokens are written (0600), one file per key name; unset = not kept. */

@@ -65,10 +65,11 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
         }
       } else {
         const roles = asList(item.roles);
-        const seen = new Set<number>();
+        const seen = new Set<number | string>();
         roles.forEach((role, j) => {
-          if (typeof role !== 'number') return;
-          if (seen.has(role)) diag('warning', diagnosticCodes.duplicateRole, `role ${role} is listed twice; roles are a set, so once is enough`, [kind, i, 'roles', j]);
+          if (typeof role !== 'number' && typeof role !== 'string') return;
+          const shown = typeof role === 'number' ? String(role) : quote(role);
+          if (seen.has(role)) diag('warning', diagnosticCodes.duplicateRole, `role ${shown} is listed twice; roles are a set, so once is enough`, [kind, i, 'roles', j]);
           seen.add(role);
         });
       }

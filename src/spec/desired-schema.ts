@@ -50,7 +50,21 @@ export const apikeySchema = z
     name: z.string().min(1).refine(noOuterSpaces, { error: (issue) => `name ${quote(String(issue.input))} has leading or trailing spaces` }).meta({ description: 'Full name of the key: its identity unless `id` is given.' }),
     id: pinnedId.optional(),
     superuser: z.boolean().default(false).meta({ description: 'Superuser permissions.' }),
-    roles: z.array(z.int().positive()).default([]).meta({ description: 'Role ids: the key gets exactly these roles (compared as a set).' }),
+    roles: z
+      .array(
+        z.union([
+          z.int().positive().meta({ description: 'A role id.' }),
+          z
+            .string()
+            .min(1)
+            .refine(noOuterSpaces, { error: (issue) => `role name ${quote(String(issue.input))} has leading or trailing spaces` })
+            // `"2"` is an id in quotes far more often than a role named 2: say so, not "no role named '2'".
+            .refine((s) => !/^\s*[-+]?\d+(\.\d+)?\s*$/.test(s), { error: 'a number in quotes' })
+            .meta({ description: "A role name, resolved to its id through the service's roles listing (GET /api/roles)." }),
+        ]),
+      )
+      .default([])
+      .meta({ description: 'Role ids or names (`[auditor, 7]`): the key gets exactly these roles (compared as a set of ids).' }),
     ensure,
   })
   .meta({ title: 'apikey (integration key)' });

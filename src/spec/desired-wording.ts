@@ -71,12 +71,34 @@ function explainSecret(source: YamlSource) {
   };
 }
 
+/**
+ * A role that is neither an id nor a name: a number gets the id's complaint (a fraction, 0),
+ * a string the name's, or the id's when it is a number in quotes; anything else says both.
+ */
+function explainRole(source: YamlSource) {
+  return (issue: Issue, path: DocPath, value: unknown, describe: (issue: Issue) => Diagnostic[]): Diagnostic[] | undefined => {
+    if (path.length !== 4 || path[0] !== 'apikeys' || path[2] !== 'roles') return undefined;
+    const numberInQuotes = typeof value === 'string' && /^\s*[-+]?\d+(\.\d+)?\s*$/.test(value);
+    const make = (message: string): Diagnostic[] => [{ severity: 'error', code: diagnosticCodes.invalidType, message, path: formatPath(path), position: source.locate(path) }];
+    // The name branch refuses a number in quotes (its own refine): word it as the id it was meant to be.
+    if (numberInQuotes) return make(`expected a whole number, got ${describeValue(value)} — remove the quotes`);
+    if (issue.code !== 'invalid_union') return undefined;
+    if (typeof value === 'number' || typeof value === 'string') {
+      const inner = issue.errors[typeof value === 'number' ? 0 : 1] ?? [];
+      return inner.flatMap((sub) => describe({ ...sub, path: [...path, ...sub.path] } as Issue));
+    }
+    return make(`expected a role id (a whole number) or a role name (a string), got ${describeValue(value)}`);
+  };
+}
+
 export function desiredWording(source: YamlSource): IssueWording {
+  const secret = explainSecret(source);
+  const role = explainRole(source);
   return {
     schema: desiredFileSchema,
     rootWhat: 'the file must be a mapping with the keys sshUsers, apikeys, prune and protect',
     isSensitive,
     unknownKeyHint,
-    explain: explainSecret(source),
+    explain: (issue, path, value, describe) => secret(issue, path, value, describe) ?? role(issue, path, value, describe),
   };
 }

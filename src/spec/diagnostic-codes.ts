@@ -33,6 +33,10 @@ export const diagnosticCodes = {
   protectMatchesDeclared: 'protect_matches_declared',
   pruneEverything: 'prune_everything',
   ignoredOnAbsent: 'ignored_on_absent',
+  // role names, resolved against the service's roles listing
+  unknownRole: 'unknown_role',
+  ambiguousRole: 'ambiguous_role',
+  roleNamesUnsupported: 'role_names_unsupported',
   // secrets: plaintext_password, empty_password, secret_env_unset, secret_env_empty,
   // secret_file_unreadable, secret_file_empty
   ...secretCodes,

@@ -9,3 +9,4 @@ export { decodeText } from './decode.js';
 export { diagnosticCodes, type DiagnosticCode } from './diagnostic-codes.js';
 export { limits } from './limits.js';
 export { knownLevels } from './check-desired.js';
+export { namesOf, resolveRoleNames, usesRoleNames, type RoleNameResolution } from './resolve-role-names.js';

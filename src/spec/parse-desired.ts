@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import type { DesiredApikey, DesiredSshUser, DesiredState } from '../model/desired-state.js';
-import type { Diagnostic } from '../model/source-position.js';
+import type { DesiredApikey, DesiredSshUser, DesiredState, RoleNameRef } from '../model/desired-state.js';
+import type { Diagnostic, SourcePosition } from '../model/source-position.js';
 import { checkDesired } from './check-desired.js';
 import { sortDiagnostics } from './sort-diagnostics.js';
 import { diagnosticCodes } from './diagnostic-codes.js';
@@ -98,16 +98,19 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
       source: source.locate(['sshUsers', i]),
     };
   });
-  const apikeys = (file.apikeys ?? []).map(
-    (k, i): DesiredApikey => ({
+  const apikeys = (file.apikeys ?? []).map((k, i): DesiredApikey => {
+    const ids = k.roles.filter((r): r is number => typeof r === 'number');
+    const roleNames = roleNamesOf(k.roles, (j) => source.locate(['apikeys', i, 'roles', j]));
+    return {
       name: k.name,
       ...(k.id !== undefined ? { id: k.id } : {}),
       superuser: k.superuser,
-      roles: [...new Set(k.roles)].sort((a, b) => a - b),
+      roles: [...new Set(ids)].sort((a, b) => a - b),
+      ...(roleNames.length > 0 ? { roleNames } : {}),
       ensure: k.ensure,
       source: source.locate(['apikeys', i]),
-    }),
-  );
+    };
+  });
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
   const protect = file.protect ?? { sshUsers: [], apikeys: [] };
   return {
@@ -116,6 +119,18 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
     prune: { sshUsers: prune.sshUsers, apikeys: prune.apikeys },
     protect: { sshUsers: [...(protect.sshUsers ?? [])], apikeys: [...(protect.apikeys ?? [])] },
   };
+}
+
+/** The roles given by name, each once, with where it was written. */
+function roleNamesOf(roles: readonly (number | string)[], locate: (index: number) => SourcePosition): RoleNameRef[] {
+  const out: RoleNameRef[] = [];
+  const seen = new Set<string>();
+  roles.forEach((role, j) => {
+    if (typeof role !== 'string' || seen.has(role)) return;
+    seen.add(role);
+    out.push({ name: role, source: locate(j) });
+  });
+  return out;
 }
 
 /** At most the limit, and a note that more were left out (a reader fixes the first ones anyway). */

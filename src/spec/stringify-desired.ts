@@ -37,7 +37,7 @@ export function stringifyDesired(state: DesiredState, options: StringifyDesiredO
       name: k.name,
       ...(k.id !== undefined ? { id: k.id } : {}),
       ...(options.omitDefaults && !k.superuser ? {} : { superuser: k.superuser }),
-      ...(options.omitDefaults && k.roles.length === 0 ? {} : { roles: [...k.roles] }),
+      ...(options.omitDefaults && k.roles.length === 0 && (k.roleNames?.length ?? 0) === 0 ? {} : { roles: [...(k.roleNames ?? []).map((r) => r.name), ...k.roles] }),
       ...(k.ensure === 'absent' ? { ensure: 'absent' } : {}),
     })),
   };

@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/index.js';
+import type { NamedRole, SecretValue } from '../model/index.js';
 
 /** A remote SSH user as the reader needs it (the client's parsed response). */
 export interface RemoteSshUser {
@@ -23,4 +23,9 @@ export interface RemoteApikey {
 export interface ServiceReader {
   listSshUsers(): Promise<readonly RemoteSshUser[]>;
   listApikeys(): Promise<readonly RemoteApikey[]>;
+  /**
+   * Every role (to resolve role names the file uses); null when the service has no roles
+   * listing. Absent: the service cannot list roles at all.
+   */
+  listRoles?(): Promise<readonly NamedRole[] | null>;
 }

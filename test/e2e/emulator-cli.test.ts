@@ -92,14 +92,19 @@ describe('amsync emulator (process)', () => {
 
   it('exits 0 on SIGINT and honours --roles, --data, --page-size-default and --no-control', async () => {
     const roles = join(dir, 'roles.yaml');
-    await writeFile(roles, '- { id: 7, name: seven }\n- { id: 8, name: eight }\n');
+    await writeFile(roles, '- { id: 7, name: seven, scopes: [{ name: sshusers, read: true, write: true }] }\n- { id: 8, name: eight }\n');
     const data = join(dir, 'state.json');
     const args = ['--port', '0', '--token', 't', '--roles', roles, '--data', data, '--page-size-default', '1', '--no-control', '--seed', '5'];
     const run = await startCli(args);
     let url = '';
     try {
       url = run.firstLine.slice('amsync emulator listening on '.length);
-      expect((await call(url, 'GET', '/api/roles', { token: 't' })).json).toEqual({ roles: [{ id: 7, name: 'seven' }, { id: 8, name: 'eight' }] });
+      const listed = (await call(url, 'GET', '/api/roles?cursor=0&size=10', { token: 't' })).json as { cursor: { next: unknown }; roles: unknown[] };
+      expect(listed.cursor.next).toBeNull();
+      expect(listed.roles).toEqual([
+        expect.objectContaining({ id: 7, name: 'seven', scopes: [{ name: 'sshusers', read: true, write: true }] }),
+        expect.objectContaining({ id: 8, name: 'eight', scopes: [] }),
+      ]);
       expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'a', roles: [8] } })).status).toBe(200);
       expect((await call(url, 'POST', '/api/3rdparty/apikeys', { token: 't', body: { name: 'b' } })).status).toBe(200);
       expect(((await call(url, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: unknown[] }).apikeys).toHaveLength(1);
@@ -119,6 +124,25 @@ describe('amsync emulator (process)', () => {
     expect(await again.exit).toBe(0);
   });
 
+  it('--refresh-token enables the token endpoint; --access-token-ttl and --rotate-refresh-tokens shape it; keys are never printed', async () => {
+    const key = 'ik-canary-5d21';
+    const run = await startCli(['--port', '0', '--refresh-token', key, '--access-token-ttl', '2', '--rotate-refresh-tokens']);
+    try {
+      const url = run.firstLine.slice('amsync emulator listening on '.length);
+      const res = await call(url, 'POST', '/api/v1/oauth2/token', { token: null, body: { grant_type: 'refresh_token', refresh_token: key } });
+      expect(res.status).toBe(200);
+      const answer = res.json as { access_token: string; refresh_token: string; expires_in: number };
+      expect(answer.expires_in).toBe(2);
+      expect(answer.refresh_token).not.toBe(key);
+      expect((await call(url, 'GET', '/api/sshusers', { token: answer.access_token })).status).toBe(200);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exit).toBe(0);
+    expect(run.output()).toContain('1 integrator key(s): access tokens live 2 s, refresh tokens rotate');
+    expect(run.output()).not.toContain(key);
+  });
+
   it('bad flags exit 64 with a loud message', async () => {
     const cases: [string[], RegExp][] = [
       [['--port', 'abc', '--token', 't'], /Expected `--port` to be an integer from 0 to 65535, got 'abc'/],
@@ -127,6 +151,8 @@ describe('amsync emulator (process)', () => {
       [['--token', 't', '--rate-limit', '0'], /Expected `--rate-limit` to be a number above 0, got '0'/],
       [['--token', 't', '--page-size-max', '10', '--page-size-default', '20'], /Expected `--page-size-default` to be an integer from 1 to 10, got '20'/],
       [['--token', 't', '--bogus'], /unknown option/],
+      [['--refresh-token', 'k', '--access-token-ttl', '0'], /Expected `--access-token-ttl` to be a number of seconds above 0/],
+      [['--refresh-token', 'k', '--refresh-token-grace', 'x'], /Expected `--refresh-token-grace`/],
     ];
     for (const [args, message] of cases) {
       const result = await runToExit(args);

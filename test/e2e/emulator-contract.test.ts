@@ -202,17 +202,115 @@ describe('apikeys endpoints', () => {
     expect((await get(`${KEYS}/${created.id}`)).status).toBe(404);
   });
 
-  it('GET /api/roles lists the seeded roles', async () => {
-    const res = await get('/api/roles');
+  it('GET /api/roles lists the roles with their scopes, paged like the other lists', async () => {
+    const res = await get('/api/roles?cursor=0&size=');
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({
-      roles: [
-        { id: 1, name: 'viewer' },
-        { id: 2, name: 'operator' },
-        { id: 3, name: 'auditor' },
-        { id: 4, name: 'admin' },
-      ],
-    });
+    expectJson(res);
+    const body = res.json as { cursor: unknown; roles: { id: number; name: string; scopes: unknown[] }[] };
+    expect(body.cursor).toEqual({ current: 0, next: null, previous: null });
+    expect(body.roles.map((r) => [r.id, r.name])).toEqual([
+      [1, 'viewer'],
+      [2, 'operator'],
+      [3, 'auditor'],
+      [4, 'admin'],
+    ]);
+    for (const role of body.roles) {
+      expect(role).toEqual({ id: role.id, name: role.name, scopes: expect.any(Array), created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
+      expect(role.scopes.length).toBeGreaterThan(0);
+      for (const scope of role.scopes) expect(scope).toEqual({ name: expect.any(String), read: expect.any(Boolean), write: expect.any(Boolean) });
+    }
+    // The default roles are plausible: only admin may write apikeys.
+    const writers = body.roles.filter((r) => (r.scopes as { name: string; write: boolean }[]).some((s) => s.name === 'apikeys' && s.write));
+    expect(writers.map((r) => r.name)).toEqual(['admin']);
+  });
+
+  it('GET /api/roles follows cursors in small pages and refuses a cursor of another list', async () => {
+    const pages = await listAll(emu.url, '/api/roles', 'roles', 3);
+    expect(pages.map((p) => p.items.map((r) => r.id))).toEqual([[1, 2, 3], [4]]);
+    expect(pages[0]!.cursor.next).not.toBe(0);
+    emu.seed({ count: { sshUsers: 10 } });
+    const userCursor = ((await get(`${USERS}?cursor=0&size=3`)).json as { cursor: { next: number } }).cursor.next;
+    expect((await get(`/api/roles?cursor=${userCursor}`)).status).toBe(400);
+  });
+
+  it('PUT with "roles": [] clears the roles of an apikey (the vendor client sends it)', async () => {
+    const created = await createKey({ name: 'clear-me', roles: [1, 3] });
+    const res = await put(`${KEYS}/${created.id}`, { roles: [] });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ id: created.id, roles: [] });
+    expect(((await get(`${KEYS}/${created.id}`)).json as { roles: unknown[] }).roles).toEqual([]);
+    expect(emu.state().apikeys[0]!.roles).toEqual([]);
+  });
+});
+
+/**
+ * How the vendor's public Python client lists: it always sends `cursor` and `size`, leaving
+ * `size` empty unless its caller chose one, and follows pages while `next` is truthy (so a
+ * `next` of 0 would end its listing early).
+ */
+async function listLikeVendorClient(path: string, key: string, maxPages = 1000): Promise<{ items: Record<string, unknown>[]; pages: number }> {
+  const items: Record<string, unknown>[] = [];
+  let cursor: unknown = 0;
+  let pages = 0;
+  for (;;) {
+    if (pages >= maxPages) throw new Error(`more than ${maxPages} pages`);
+    const res = await get(`${path}?cursor=${String(cursor)}&size=`);
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text}`);
+    const body = res.json as Record<string, unknown> & { cursor: { next: unknown } };
+    items.push(...(body[key] as Record<string, unknown>[]));
+    pages += 1;
+    if (!body.cursor.next) return { items, pages };
+    cursor = body.cursor.next;
+  }
+}
+
+const JWT = /^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+describe("the vendor's client: empty size, next followed while truthy", () => {
+  it('an empty size means the server default (25) on every list', async () => {
+    emu.seed({ count: { sshUsers: 30, apikeys: 30 } });
+    for (const [path, key] of [[USERS, 'users'], [KEYS, 'apikeys'], ['/api/roles', 'roles']] as const) {
+      const res = await get(`${path}?cursor=0&size=`);
+      expect(res.status, path).toBe(200);
+      expect((res.json as Record<string, unknown[]>)[key]!.length, path).toBe(key === 'roles' ? 4 : 25);
+    }
+  });
+
+  it('lists every kind completely, each item once, with timestamps; apikey tokens are JWTs', async () => {
+    // More than two default pages of each, so at least two `next` values are followed.
+    emu.seed({ count: { sshUsers: 60, apikeys: 55 }, apikeys: [{ name: 'with-roles', roles: [1, 4] }] });
+    const users = await listLikeVendorClient(USERS, 'users');
+    const keys = await listLikeVendorClient(KEYS, 'apikeys');
+    const roles = await listLikeVendorClient('/api/roles', 'roles');
+    expect(users.pages).toBe(3);
+    expect(keys.pages).toBe(3);
+    expect(new Set(users.items.map((u) => u.id)).size).toBe(60);
+    expect(users.items).toHaveLength(60);
+    expect(new Set(keys.items.map((k) => k.id)).size).toBe(56);
+    expect(keys.items).toHaveLength(56);
+    expect(roles.items.map((r) => r.name)).toEqual(['viewer', 'operator', 'auditor', 'admin']);
+    for (const item of [...users.items, ...keys.items, ...roles.items]) {
+      expect(item.created_at).toMatch(ISO);
+      expect(item.updated_at).toMatch(ISO);
+    }
+    for (const key of keys.items) expect(key.token).toMatch(JWT);
+    // Every `next` the listings handed out was truthy until the last page's null.
+    const nexts = emu.requests().map((r) => r.next);
+    expect(nexts.filter((n) => n === null)).toHaveLength(3);
+    expect(nexts.filter((n) => n !== null).every((n) => typeof n === 'number' && n > 0)).toBe(true);
+  });
+
+  it('created and updated apikeys carry JWT-shaped, distinct tokens and ISO timestamps', async () => {
+    const a = (await post(KEYS, { name: 'a' })).json as { token: string; created_at: string; updated_at: string };
+    const b = (await post(KEYS, { name: 'b' })).json as { token: string };
+    expect(a.token).toMatch(JWT);
+    expect(b.token).toMatch(JWT);
+    expect(a.token).not.toBe(b.token);
+    const [header, payload] = a.token.split('.') as [string, string];
+    expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(JSON.parse(Buffer.from(payload, 'base64url').toString())).toMatchObject({ sub: 'apikey' });
+    expect(a.created_at).toMatch(ISO);
+    expect(a.updated_at).toMatch(ISO);
   });
 });
 
@@ -575,13 +673,17 @@ describe('fault rules', () => {
     expect(new Set(ids).size).toBe(30);
   });
 
-  it('cursorLoop points next back to an earlier cursor', async () => {
+  it('cursorLoop points next back to an earlier page, with a cursor that is never 0', async () => {
     emu.seed({ count: { sshUsers: 30 } });
-    const first = (await get(`${USERS}?cursor=0&size=10`)).json as { cursor: { next: number } };
-    emu.setFaults({ rules: [{ method: 'GET', cursorLoop: true, times: 1 }] });
+    const first = (await get(`${USERS}?cursor=0&size=10`)).json as { cursor: { next: number }; users: { id: number }[] };
+    emu.setFaults({ rules: [{ method: 'GET', cursorLoop: true, times: 2 }] });
     const second = (await get(`${USERS}?cursor=${first.cursor.next}&size=10`)).json as { cursor: { next: number; previous: number } };
-    expect(second.cursor.next).toBe(0);
-    expect(second.cursor.next).toBe(second.cursor.previous);
+    // The vendor's client stops at a falsy `next`: a loop must look like a cursor, not an end.
+    expect(second.cursor.next).not.toBe(0);
+    expect(second.cursor.next).not.toBe(first.cursor.next);
+    const again = (await get(`${USERS}?cursor=${second.cursor.next}&size=10`)).json as { cursor: { next: number }; users: { id: number }[] };
+    expect(again.users.map((u) => u.id)).toEqual(first.users.map((u) => u.id));
+    expect(again.cursor.next).not.toBe(0);
   });
 
   it('bad rules are refused with 400 and the old settings stay', async () => {
@@ -651,7 +753,7 @@ describe('control API', () => {
   it('reset empties the state, keeps roles and restarts ids', async () => {
     await createUser('gone');
     expect((await post('/_emulator/reset', {}, null)).status).toBe(200);
-    expect(emu.state()).toMatchObject({ sshUsers: [], apikeys: [], roles: expect.arrayContaining([{ id: 4, name: 'admin' }]) });
+    expect(emu.state()).toMatchObject({ sshUsers: [], apikeys: [], roles: expect.arrayContaining([expect.objectContaining({ id: 4, name: 'admin' })]) });
     expect((await createUser('first')).id).toBe(1);
   });
 
@@ -738,13 +840,19 @@ describe('options', () => {
     await expect(startEmulator({})).rejects.toMatchObject({ code: 'emulator_options' });
     await expect(startEmulator({ tokens: [RW_TOKEN], failRate: 3 })).rejects.toThrow('Expected `failRate`');
     await expect(startEmulator({ tokens: [RW_TOKEN], roles: [{ id: 1, name: 'a' }, { id: 1, name: 'b' }] })).rejects.toMatchObject({ code: 'emulator_options' });
+    const badScope = [{ id: 1, name: 'a', scopes: [{ name: 'sshusers', read: 'yes' }] }] as unknown as { id: number; name: string }[];
+    await expect(startEmulator({ tokens: [RW_TOKEN], roles: badScope })).rejects.toThrow('Expected `roles[0].scopes[0]`');
   });
 
   it('custom roles and page sizes apply', async () => {
-    const custom = await startEmulator({ tokens: [RW_TOKEN], roles: [{ id: 10, name: 'ten' }], pageSizeDefault: 2, pageSizeMax: 3 });
+    const scopes = [{ name: 'sshusers', read: true, write: false }];
+    const custom = await startEmulator({ tokens: [RW_TOKEN], roles: [{ id: 10, name: 'ten', scopes }, { id: 11, name: 'eleven' }], pageSizeDefault: 2, pageSizeMax: 3 });
     try {
       custom.seed({ count: { apikeys: 5 } });
-      expect((await call(custom.url, 'GET', '/api/roles')).json).toEqual({ roles: [{ id: 10, name: 'ten' }] });
+      expect(((await call(custom.url, 'GET', '/api/roles')).json as { roles: unknown[] }).roles).toEqual([
+        expect.objectContaining({ id: 10, name: 'ten', scopes }),
+        expect.objectContaining({ id: 11, name: 'eleven', scopes: [] }),
+      ]);
       expect(((await call(custom.url, 'GET', KEYS)).json as { apikeys: unknown[] }).apikeys).toHaveLength(2);
       expect(((await call(custom.url, 'GET', `${KEYS}?size=50`)).json as { apikeys: unknown[] }).apikeys).toHaveLength(3);
       expect((await call(custom.url, 'POST', KEYS, { body: { name: 'k', roles: [1] } })).status).toBe(400);

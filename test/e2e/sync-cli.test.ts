@@ -182,12 +182,12 @@ describe('exit codes', () => {
     expect(writes()).toEqual([]);
   });
 
-  it('1: a read-only token plans but cannot apply, and the message names the 403', async () => {
+  it('1: a read-only token plans but cannot apply, and the message says it may not write (the scope preflight, before any write)', async () => {
     const plan = await amsync(['plan'], { token: RO_TOKEN });
     expect(plan.code).toBe(0);
     const run = await amsync(['sync'], { token: RO_TOKEN });
     expect(run.code).toBe(1);
-    expect(run.stdout + run.stderr).toMatch(/403|forbidden/i);
+    expect(run.stdout + run.stderr).toMatch(/may not change|403|forbidden/i);
     expect(run.stdout + run.stderr).toMatch(/read-only/);
   });
 

@@ -70,7 +70,9 @@ export const badInputs: readonly BadInput[] = [
   { name: 'sshUsers is a string', command: 'sync', files: { 'access.yaml': 'sshUsers: deploy\n' }, expect: 65, message: /sshUsers/ },
   { name: 'a username that is a number', command: 'sync', files: { 'access.yaml': 'sshUsers:\n  - username: 123\n    password: { env: DEPLOY_PASSWORD }\n' }, expect: 65, message: /username/ },
   { name: 'a password that is a number', command: 'sync', files: { 'access.yaml': 'sshUsers:\n  - username: deploy\n    password: 12345\n' }, expect: 65, message: /password/ },
-  { name: 'roles that are names, not ids', command: 'sync', files: { 'access.yaml': 'apikeys:\n  - name: ci\n    roles: [admin]\n' }, expect: 65, message: /roles/ },
+  // Role names are valid (resolved against the service, DESIGN.md §3); one that no service could have is not.
+  { name: 'a role name with leading spaces', command: 'sync', files: { 'access.yaml': "apikeys:\n  - name: ci\n    roles: ['  admin']\n" }, expect: 65, message: /role name/ },
+  { name: 'a role that is neither an id nor a name', command: 'sync', files: { 'access.yaml': 'apikeys:\n  - name: ci\n    roles: [{ id: 1 }]\n' }, expect: 65, message: /roles/ },
   { name: 'superuser: "yes" (a string)', command: 'sync', files: { 'access.yaml': 'apikeys:\n  - name: ci\n    superuser: "yes"\n' }, expect: 65, message: /superuser/ },
   { name: 'an unknown top-level key', command: 'sync', files: { 'access.yaml': `${VALID_ACCESS}users: []\n` }, expect: 65, message: /unknown key 'users'/ },
   { name: "a typo in a user's key (levl)", command: 'plan', files: { 'access.yaml': withUser('    levl: n1\n') }, expect: 65, message: /did you mean 'level'/ },

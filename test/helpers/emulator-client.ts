@@ -66,7 +66,7 @@ export function errorsOf(res: RawResponse): { field: string; type: string; msg: 
 }
 
 /** Follows every `next` from cursor 0; bounded, so a cursor loop fails instead of hanging. */
-export async function listAll(baseUrl: string, path: string, key: 'users' | 'apikeys', size?: number, maxPages = 1000) {
+export async function listAll(baseUrl: string, path: string, key: 'users' | 'apikeys' | 'roles', size?: number, maxPages = 1000) {
   const pages: { cursor: { current: number; next: number | null; previous: number | null }; items: { id: number }[] }[] = [];
   let cursor: number | null = 0;
   while (cursor !== null) {

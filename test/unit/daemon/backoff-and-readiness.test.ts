@@ -72,6 +72,18 @@ describe('readiness: a sync has succeeded and failures have not persisted', () =
     expect(r.reason).toMatch(/invalid/);
   });
 
+  it('is not ready at once when the integrator key was rejected: no run fixes it, only a new key', () => {
+    const r = readiness({ ...base, lastSuccessAt: 1, consecutiveFailures: 1, lastError: 'integrator_key_rejected' }, opts);
+    expect(r.ready).toBe(false);
+    expect(r.reason).toMatch(/^integrator_key_rejected: /);
+  });
+
+  it('stays ready when a rotated integrator key could not be written back, and says so', () => {
+    const r = readiness({ ...base, lastSuccessAt: 1, keyWriteBackError: 'EROFS' }, opts);
+    expect(r.ready).toBe(true);
+    expect(r.reason).toBe('ok (the rotated integrator key could not be written back to its file (EROFS): a restart would use the old key)');
+  });
+
   it('is not ready while shutting down', () => {
     expect(readiness({ ...base, lastSuccessAt: 1, stopping: true }, opts)).toEqual({ ready: false, reason: 'shutting down' });
   });

@@ -76,6 +76,27 @@ describe('metrics: the Prometheus surface', () => {
     expect(e.value('amsync_rate_limiter_rate')).toBe(7.5);
   });
 
+  it('counts access token renewals and shows whether the rotated integrator key reached its file', async () => {
+    const m = createMetrics({ version: '1' });
+    let e = parseExposition((await m.render()).body);
+    expect(e.value('amsync_integrator_key_persisted')).toBe(1);
+    m.observeCredential({ action: 'exchanged' });
+    m.observeCredential({ action: 'renewed' });
+    m.observeCredential({ action: 'renewed' });
+    m.observeCredential({ action: 'write_back_failed' });
+    e = parseExposition((await m.render()).body);
+    expect(e.value('amsync_access_token_renewals_total', { outcome: 'exchanged' })).toBe(1);
+    expect(e.value('amsync_access_token_renewals_total', { outcome: 'renewed' })).toBe(2);
+    expect(e.value('amsync_integrator_key_persisted')).toBe(0);
+    m.observeCredential({ action: 'rotated', persisted: true });
+    m.observeApiRequest({ method: 'POST', route: '/api/v1/oauth2/token', status: 200 });
+    m.observeApiRequest({ method: 'GET', route: '/api/user/info', status: 404 });
+    e = parseExposition((await m.render()).body);
+    expect(e.value('amsync_integrator_key_persisted')).toBe(1);
+    expect(e.value('amsync_api_requests_total', { method: 'POST', route: '/api/v1/oauth2/token', status: '200' })).toBe(1);
+    expect(e.value('amsync_api_requests_total', { method: 'GET', route: '/api/user/info', status: '404' })).toBe(1);
+  });
+
   it('never lets a username, a key name, an id or a message into a label', async () => {
     const m = createMetrics({ version: '1' });
     m.observeApiRequest({ method: 'GET', route: '/api/sshusers/alice-secret-user', status: 200 });

@@ -232,7 +232,8 @@ describe('store: seed, reset, data', () => {
     run(store.prepareCreateApikey({ name: 'k', roles: [2] }));
     run(store.prepareDeleteApikey(1));
     const data = JSON.parse(JSON.stringify(store.exportData()));
-    const other = new Store({ now: () => new Date(0), newToken: () => 'x', passwordPepper: 'different' }, defaultRoles);
+    // Roles are configured, not persisted: the same clock gives them the same timestamps.
+    const other = new Store({ now: () => new Date('2024-01-01T00:00:00Z'), newToken: () => 'x', passwordPepper: 'different' }, defaultRoles);
     other.importData(data);
     expect(other.snapshot()).toEqual(store.snapshot());
     expect(value(other.checkPassword('a', 'p')).match).toBe(true);

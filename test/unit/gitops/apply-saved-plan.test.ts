@@ -129,3 +129,29 @@ describe('applying a saved plan', () => {
     expect(s.keys.get(a)?.roles).toEqual([1]);
   });
 });
+
+describe('a saved plan of a file that names roles', () => {
+  const named = desired({ apikeys: [{ ...key('ci', { roles: [1] }), roleNames: [{ name: 'deployer' }] }] });
+  const withRoles = (roles: { id: number; name: string }[]) => {
+    const s = seeded();
+    return Object.assign(s, { listRoles: async () => roles });
+  };
+
+  it('resolves the names again at apply, and applies the ids they named', async () => {
+    const service = withRoles([{ id: 1, name: 'reader' }, { id: 2, name: 'deployer' }]);
+    const saved = await savedPlanOf(service, named);
+    expect(saved.plan.changes.find((c) => c.key === 'ci')?.fields.roles).toEqual({ before: [1], after: [1, 2] });
+    const applied = await applySavedPlan(input(saved, service, { desired: named }));
+    expect(applied.roleNames).toEqual(new Map([[1, 'reader'], [2, 'deployer']]));
+    expect(service.keys.get(101)!.roles).toEqual([1, 2]);
+  });
+
+  it('refuses when a name now names another role: what was reviewed is not what it would apply', async () => {
+    const before = withRoles([{ id: 1, name: 'reader' }, { id: 2, name: 'deployer' }]);
+    const saved = await savedPlanOf(before, named);
+    const renamed = withRoles([{ id: 1, name: 'reader' }, { id: 3, name: 'deployer' }]);
+    await expect(applySavedPlan(input(saved, renamed, { desired: named }))).rejects.toMatchObject({ code: 'plan_mismatch' });
+    expect(writes(renamed)).toEqual([]);
+  });
+});
+

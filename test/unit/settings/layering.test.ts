@@ -60,7 +60,7 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
+      ['url', 'tokenFile', 'refreshTokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
     );
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
@@ -110,10 +110,11 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
   });
 
   it("relative paths in a settings file are relative to the file's folder", async () => {
-    const file = settingsFile('stateFile: state/amsync.json\ntokenFile: token\ntokensDir: /abs/tokens\nhttp:\n  caFile: ca.pem\n');
+    const file = settingsFile('stateFile: state/amsync.json\ntokenFile: token\nrefreshTokenFile: keys/ik\ntokensDir: /abs/tokens\nhttp:\n  caFile: ca.pem\n');
     const settings = await loadSettings({ settingsFile: file, env: {} });
     expect(settings.stateFile).toBe(join(dir, 'conf', 'state/amsync.json'));
     expect(settings.tokenFile).toBe(join(dir, 'conf', 'token'));
+    expect(settings.refreshTokenFile).toBe(join(dir, 'conf', 'keys/ik'));
     expect(settings.tokensDir).toBe('/abs/tokens');
     expect(settings.http.caFile).toBe(join(dir, 'conf', 'ca.pem'));
   });
@@ -122,6 +123,7 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     const { layer, errors } = settingsFromEnv({
       AMSYNC_URL: 'http://127.0.0.1:8080',
       AMSYNC_TOKEN_FILE: 't',
+      AMSYNC_REFRESH_TOKEN_FILE: 'ik',
       AMSYNC_STATE_FILE: 's.json',
       AMSYNC_TOKENS_DIR: 'tokens',
       AMSYNC_HTTP_TIMEOUT_MS: '1000',
@@ -143,6 +145,7 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     expect(layer).toEqual({
       url: 'http://127.0.0.1:8080',
       tokenFile: 't',
+      refreshTokenFile: 'ik',
       stateFile: 's.json',
       tokensDir: 'tokens',
       http: { timeoutMs: 1000, caFile: 'ca.pem', allowInsecureHttp: true },
@@ -165,6 +168,18 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     const settings = await loadSettings({ env: { AMSYNC_TOKEN: 'tok-canary-123' } });
     expect(settings.token?.reveal()).toBe('tok-canary-123');
     expect(JSON.stringify(settings)).not.toContain('tok-canary-123');
+  });
+
+  it('AMSYNC_REFRESH_TOKEN (the integrator key) becomes a Secret too', async () => {
+    const settings = await loadSettings({ env: { AMSYNC_REFRESH_TOKEN: 'ik-canary-456' } });
+    expect(settings.refreshToken?.reveal()).toBe('ik-canary-456');
+    expect(JSON.stringify(settings)).not.toContain('ik-canary-456');
+  });
+
+  it('an integrator key in a settings file is refused, pointing at AMSYNC_REFRESH_TOKEN', async () => {
+    const error = await rejection(loadSettings({ settingsFile: settingsFile('refreshToken: ik-canary\n', 'ik.yaml'), env: {} }));
+    expect(error.diagnostics[0]!.message).toContain('set AMSYNC_REFRESH_TOKEN');
+    expect(JSON.stringify(error.diagnostics)).not.toContain('ik-canary');
   });
 });
 

@@ -79,6 +79,21 @@ describe('the options shared by commands that talk to the service', () => {
     }
   });
 
+  it('there is no --refresh-token flag either: the integrator key comes from AMSYNC_REFRESH_TOKEN or --refresh-token-file', async () => {
+    for (const args of [['--refresh-token', 'ik-canary'], ['--refresh-token=ik-canary'], ['--refresh-token']]) {
+      const error = await usageError(args);
+      expect(error.message).toContain('AMSYNC_REFRESH_TOKEN');
+      expect(error.message).toContain('--refresh-token-file');
+      expect(error.message).not.toContain('ik-canary');
+    }
+    expect(() => settingsFromFlags({ refreshToken: 'ik-canary' })).toThrow(UsageError);
+    const opts = await parseArgs(['--refresh-token-file', 'keys/integrator']);
+    expect(settingsFromFlags(opts)).toEqual({ refreshTokenFile: 'keys/integrator' });
+    const help = addServiceOptions(new Command('plan')).helpInformation();
+    expect(help).toContain('--refresh-token-file');
+    expect(help).not.toMatch(/--refresh-token\b(?!-)/);
+  });
+
   it('--token is hidden from help', () => {
     const cmd = addServiceOptions(new Command('plan'));
     expect(cmd.helpInformation()).not.toMatch(/--token\b(?!-)/);

@@ -1,0 +1,30 @@
+import type { SecretValue } from '../model/secret-value.js';
+
+export interface CurrentToken {
+  readonly token: SecretValue;
+  /** Bumped whenever the token changes, so a 401 can tell a stale token from a bad one. */
+  readonly generation: number;
+}
+
+/**
+ * Where the executor gets the bearer token of each request: a token or token file
+ * (TokenProvider), or an integrator key exchanged for access tokens (IntegratorKeyProvider).
+ */
+export interface BearerSource {
+  /**
+   * Called before a request waits for the limiter: gets or renews the token there, so a
+   * renewal (itself a request through the limiter) never waits inside a limiter slot.
+   */
+  ready(method: string, path: string, route: string): Promise<void>;
+  /** The token to send now; inside the limiter slot, so it does no request of its own. */
+  current(method: string, path: string, route: string): Promise<CurrentToken>;
+  /**
+   * After a 401 with the token of `generation`: true when a different token is now at hand
+   * (another request may already have renewed it), false when there is none.
+   */
+  refresh(generation: number, method: string, path: string, route: string): Promise<boolean>;
+  /** Whether a 401 is worth a refresh. */
+  readonly rotatable: boolean;
+  /** Values to scrub from anything that could be printed: every token and key seen. */
+  readonly knownValues: readonly string[];
+}

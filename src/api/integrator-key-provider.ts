@@ -1,0 +1,277 @@
+import { readFile } from 'node:fs/promises';
+import type { SecretValue } from '../model/secret-value.js';
+import { writeFileAtomic } from '../secrets/atomic-write.js';
+import { registerSecret } from '../secrets/known-secrets.js';
+import { Secret } from '../secrets/secret.js';
+import { isApiError, type ApiError } from './api-error.js';
+import type { BearerSource, CurrentToken } from './bearer-source.js';
+import { emitSafely, type ClientEvents } from './client-events.js';
+import { CredentialError } from './credential-error.js';
+import { redactText } from './redact.js';
+import type { TokenAnswer } from './token-exchange.js';
+
+export interface IntegratorKeySource {
+  /** The key given directly (AMSYNC_REFRESH_TOKEN): a rotated key lives in memory only. */
+  readonly key?: SecretValue;
+  /** A file holding the key (AMSYNC_REFRESH_TOKEN_FILE): a rotated key is written back to it. */
+  readonly keyFile?: string;
+}
+
+export interface IntegratorKeyDeps {
+  /** One exchange through the executor (limiter, retry policy); throws ApiError. */
+  exchange(refreshToken: string): Promise<TokenAnswer>;
+  /** Monotonic milliseconds (the client's Timers). */
+  now(): number;
+  readonly events: ClientEvents;
+  /** @default fs.readFile as UTF-8 */
+  readFile?(path: string): Promise<string>;
+  /** @default writeFileAtomic, 0600 */
+  writeFile?(path: string, text: string): Promise<void>;
+  /** Renew once this share of `expires_in` has passed. @default 0.8 */
+  readonly renewAtShare?: number;
+}
+
+/** The state of the write-back of a rotated key to its file, for /readyz and metrics. */
+export interface WriteBackStatus {
+  /** false after a failed write-back, until one succeeds. */
+  readonly ok: boolean;
+  /** errno-like code of the last failure. */
+  readonly error?: string;
+}
+
+interface AccessToken extends CurrentToken {
+  /** Monotonic ms after which the next request renews it first. */
+  readonly renewAt: number;
+  /** Monotonic ms after which the service refuses it (401). */
+  readonly expiresAt: number;
+}
+
+/** Known values kept for scrubbing: enough for every token still in use, bounded over months. */
+const maxKnownValues = 64;
+/** A failed renewal (not a rejection) is tried again after this, while the token lasts. */
+const renewalRetryMs = 30_000;
+const headerSafe = /^[\x21-\x7e]+$/;
+
+/**
+ * Bearer tokens from an integrator key (DESIGN.md §1, §4): the key is exchanged for an access
+ * token before the first request, renewed at about 80% of `expires_in` and once on a 401,
+ * one renewal at a time however many requests wait for it. A rotated key is used from then
+ * on and written back to its file (atomically, 0600) so a restart continues; a file replaced
+ * from outside (a new key from the service's UI) is picked up at the next renewal. A key the
+ * service rejected is never sent again: it fails at once until the file holds another.
+ */
+export class IntegratorKeyProvider implements BearerSource {
+  readonly #source: IntegratorKeySource;
+  readonly #deps: IntegratorKeyDeps;
+  readonly #read: (path: string) => Promise<string>;
+  readonly #write: (path: string, text: string) => Promise<void>;
+  readonly #seen = new Set<string>();
+  #key: string | undefined;
+  /** What the file held when last read or written: a different content was put there from outside. */
+  #fileContent: string | undefined;
+  #rejectedKey: string | undefined;
+  #access: AccessToken | undefined;
+  #renewing: Promise<AccessToken> | undefined;
+  #retryRenewalAt = 0;
+  #generation = 0;
+  #writeBack: WriteBackStatus = { ok: true };
+  #warnedUnpersisted = false;
+
+  constructor(source: IntegratorKeySource, deps: IntegratorKeyDeps) {
+    this.#source = source;
+    this.#deps = deps;
+    this.#read = deps.readFile ?? ((path) => readFile(path, 'utf8'));
+    this.#write = deps.writeFile ?? ((path, text) => writeFileAtomic(path, text, 0o600));
+    if (source.key !== undefined) this.#key = this.#remember(source.key.reveal().trim());
+  }
+
+  get rotatable(): boolean {
+    return true;
+  }
+
+  get knownValues(): readonly string[] {
+    return [...this.#seen];
+  }
+
+  /** Whether the last rotated key reached its file. */
+  get writeBack(): WriteBackStatus {
+    return this.#writeBack;
+  }
+
+  async ready(): Promise<void> {
+    const now = this.#deps.now();
+    const access = this.#access;
+    if (access !== undefined && now < access.renewAt) return;
+    // A renewal failed a moment ago and the token still works: use it, try again later.
+    if (access !== undefined && now < access.expiresAt && now < this.#retryRenewalAt) return;
+    try {
+      await this.#renew();
+    } catch (error) {
+      if (error instanceof CredentialError || access === undefined || this.#deps.now() >= access.expiresAt) throw error;
+      this.#retryRenewalAt = this.#deps.now() + Math.min(renewalRetryMs, (access.expiresAt - this.#deps.now()) / 2);
+      emitSafely(this.#deps.events, 'credential', { action: 'renewal_deferred', error: errorCodeOf(error) });
+    }
+  }
+
+  async current(): Promise<CurrentToken> {
+    return this.#access ?? (await this.#renew());
+  }
+
+  async refresh(generation: number): Promise<boolean> {
+    if (this.#access !== undefined && this.#access.generation > generation) return true;
+    try {
+      const next = await this.#renew();
+      return next.generation > generation;
+    } catch (error) {
+      // A rejected key is the answer to the 401; anything else leaves the 401 as it is.
+      if (error instanceof CredentialError) throw error;
+      return false;
+    }
+  }
+
+  #renew(): Promise<AccessToken> {
+    this.#renewing ??= this.#exchangeOnce().finally(() => {
+      this.#renewing = undefined;
+    });
+    return this.#renewing;
+  }
+
+  async #exchangeOnce(): Promise<AccessToken> {
+    let key = await this.#currentKey();
+    if (key === this.#rejectedKey) throw this.#rejected(key, undefined);
+    const sentAt = this.#deps.now();
+    let answer: TokenAnswer;
+    try {
+      answer = await this.#deps.exchange(key);
+    } catch (error) {
+      if (!isRejection(error)) throw error;
+      this.#rejectedKey = key;
+      // The file may hold a newer key than the one in use (replaced after a revocation).
+      const fromFile = this.#source.keyFile === undefined ? undefined : await this.#readKeyFile().catch(() => undefined);
+      if (fromFile === undefined || fromFile === key) throw this.#rejected(key, error);
+      this.#adoptFileKey(fromFile);
+      key = fromFile;
+      try {
+        answer = await this.#deps.exchange(key);
+      } catch (again) {
+        if (!isRejection(again)) throw again;
+        this.#rejectedKey = key;
+        throw this.#rejected(key, again);
+      }
+    }
+    const access = this.#accept(answer, sentAt);
+    await this.#rotate(key, answer.refreshToken);
+    return access;
+  }
+
+  /** The key to exchange: the file's when it changed from outside, else the one in use. */
+  async #currentKey(): Promise<string> {
+    if (this.#source.keyFile === undefined) {
+      if (this.#key === undefined || this.#key === '' || !headerSafe.test(this.#key)) {
+        throw new CredentialError('integrator_key_unreadable', 'integrator key unusable: AMSYNC_REFRESH_TOKEN is empty or holds characters a key cannot have');
+      }
+      return this.#key;
+    }
+    let fromFile: string;
+    try {
+      fromFile = await this.#readKeyFile();
+    } catch (error) {
+      // The key in memory still works; the file is only where a restart finds it.
+      if (this.#key !== undefined) return this.#key;
+      throw error;
+    }
+    if (this.#key === undefined || fromFile !== this.#fileContent) this.#adoptFileKey(fromFile);
+    return this.#key as string;
+  }
+
+  async #readKeyFile(): Promise<string> {
+    const file = this.#source.keyFile as string;
+    let text: string;
+    try {
+      text = await this.#read(file);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new CredentialError('integrator_key_unreadable', `integrator key file ${file} could not be read (${typeof code === 'string' ? code : 'error'})`);
+    }
+    const value = text.trim();
+    if (value === '' || !headerSafe.test(value)) {
+      throw new CredentialError('integrator_key_unreadable', `integrator key file ${file} is empty or holds characters a key cannot have`);
+    }
+    return value;
+  }
+
+  #adoptFileKey(value: string): void {
+    this.#fileContent = value;
+    this.#key = this.#remember(value);
+  }
+
+  #accept(answer: TokenAnswer, sentAt: number): AccessToken {
+    const ttlMs = answer.expiresInSeconds === undefined ? Number.POSITIVE_INFINITY : answer.expiresInSeconds * 1000;
+    // Counted from when the request left: the service's clock started no earlier.
+    this.#generation += 1;
+    const access: AccessToken = {
+      token: new Secret(this.#remember(answer.accessToken)),
+      generation: this.#generation,
+      renewAt: sentAt + ttlMs * (this.#deps.renewAtShare ?? 0.8),
+      expiresAt: sentAt + ttlMs,
+    };
+    this.#access = access;
+    this.#retryRenewalAt = 0;
+    emitSafely(this.#deps.events, 'credential', { action: this.#generation === 1 ? 'exchanged' : 'renewed', expiresInSeconds: answer.expiresInSeconds });
+    return access;
+  }
+
+  /** A new refresh token: used from now on, and written back to the file it came from. */
+  async #rotate(used: string, next: string | undefined): Promise<void> {
+    if (next === undefined || next === used) return;
+    this.#key = this.#remember(next);
+    const file = this.#source.keyFile;
+    if (file === undefined) {
+      emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: false, firstTime: !this.#warnedUnpersisted });
+      this.#warnedUnpersisted = true;
+      return;
+    }
+    try {
+      await this.#write(file, `${next}\n`);
+      this.#fileContent = next;
+      this.#writeBack = { ok: true };
+      emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: true });
+    } catch (error) {
+      const code = errorCodeOf(error);
+      this.#writeBack = { ok: false, error: code };
+      emitSafely(this.#deps.events, 'credential', { action: 'write_back_failed', error: code, file });
+    }
+  }
+
+  #rejected(key: string, error: ApiError | undefined): CredentialError {
+    const where = this.#source.keyFile === undefined ? 'AMSYNC_REFRESH_TOKEN' : this.#source.keyFile;
+    let detail = 'the service refused it before';
+    if (error !== undefined) {
+      // `field type (msg)`, as the client words service errors elsewhere.
+      const reasons = error.errors.map((e) => [e.field, e.type].filter(Boolean).join(' ') + (e.msg === undefined ? '' : ` (${e.msg})`)).filter((t) => t.trim() !== '');
+      detail = `${error.method} ${error.path} answered ${error.status ?? 'an error'}${reasons.length > 0 ? `: ${reasons.slice(0, 3).join('; ')}` : ''}`;
+    }
+    emitSafely(this.#deps.events, 'credential', { action: 'rejected' });
+    const message = `integrator key rejected: ${detail}; make a new integrator key in the service's UI and put it in ${where}`;
+    return new CredentialError('integrator_key_rejected', redactText(message, [key, ...this.#seen]));
+  }
+
+  #remember(value: string): string {
+    // Every output's one redaction step knows it from now on, in every encoding.
+    registerSecret(value);
+    this.#seen.delete(value);
+    this.#seen.add(value);
+    if (this.#seen.size > maxKnownValues) this.#seen.delete(this.#seen.values().next().value as string);
+    return value;
+  }
+}
+
+/** 400, 401 and 403 from the token endpoint: the service said no to the key itself. */
+function isRejection(error: unknown): error is ApiError {
+  return isApiError(error) && error.status !== undefined && [400, 401, 403].includes(error.status);
+}
+
+function errorCodeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Za-z][\w.-]{0,63}$/.test(code) ? code : 'error';
+}

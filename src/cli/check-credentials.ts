@@ -1,0 +1,59 @@
+import { readFileSync, statSync } from 'node:fs';
+import { isSendableToken } from '../api/index.js';
+import { UsageError } from '../errors.js';
+import type { Settings } from '../settings/index.js';
+
+type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile'>;
+
+/** A key is a line, not a megabyte (and /dev/zero must not hang the check). */
+const maxKeyFileBytes = 64 * 1024;
+
+/**
+ * Exactly one way to log in, checked before anything is sent (exit 64): an access token
+ * (AMSYNC_TOKEN, or a token file) or an integrator key (AMSYNC_REFRESH_TOKEN, or a key file).
+ * Both at once would leave which one is used to a rule nobody remembers; neither cannot work.
+ * The integrator key is checked to be sendable. Never shows a token or a key.
+ */
+export function checkCredentials(settings: Credentials): void {
+  const access = [settings.token === undefined ? '' : 'AMSYNC_TOKEN', settings.tokenFile === undefined ? '' : 'AMSYNC_TOKEN_FILE / --token-file'].filter(Boolean);
+  const refresh = [
+    settings.refreshToken === undefined ? '' : 'AMSYNC_REFRESH_TOKEN',
+    settings.refreshTokenFile === undefined ? '' : 'AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file',
+  ].filter(Boolean);
+  if (access.length > 0 && refresh.length > 0) {
+    throw new UsageError(
+      `both an access token (${access.join(', ')}) and an integrator key (${refresh.join(', ')}) are set: use one of them (the integrator key renews access tokens by itself); nothing was sent`,
+      'conflicting_credentials',
+    );
+  }
+  if (refresh.length > 1) {
+    throw new UsageError(`both AMSYNC_REFRESH_TOKEN and AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file are set: use one of them (the file, so a rotated key is kept); nothing was sent`, 'conflicting_credentials');
+  }
+  if (access.length === 0 && refresh.length === 0) {
+    throw new UsageError(
+      'no bearer token or integrator key: set AMSYNC_TOKEN, or AMSYNC_TOKEN_FILE / --token-file PATH, or an integrator key with AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file PATH (a token is never a command-line argument)',
+      'no_token',
+    );
+  }
+  if (settings.refreshToken !== undefined && !isSendableToken(settings.refreshToken.reveal().trim())) {
+    throw new UsageError('AMSYNC_REFRESH_TOKEN cannot be sent: an integrator key is one word of printable ASCII; nothing was sent', 'bad_token');
+  }
+  if (settings.refreshTokenFile !== undefined) checkKeyFile(settings.refreshTokenFile);
+}
+
+function checkKeyFile(file: string): void {
+  const unreadable = (why: string) => new UsageError(`cannot read the integrator key file ${file}: ${why}; nothing was sent`, 'token_file');
+  let text: string;
+  try {
+    const info = statSync(file);
+    if (!info.isFile()) throw unreadable(info.isDirectory() ? 'it is a directory' : 'it is not a regular file');
+    if (info.size > maxKeyFileBytes) throw unreadable(`it is larger than ${maxKeyFileBytes / 1024} KB`);
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw unreadable(String((error as NodeJS.ErrnoException).code ?? 'read error'));
+  }
+  if (!isSendableToken(text.trim())) {
+    throw new UsageError(`the integrator key file ${file} holds no key that can be sent: ${text.trim() === '' ? 'it is empty' : 'a key is one word of printable ASCII'}; nothing was sent`, 'token_file');
+  }
+}

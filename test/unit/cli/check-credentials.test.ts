@@ -1,0 +1,71 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCredentials } from '../../../src/cli/check-credentials.js';
+import { exitCodeFor, UsageError } from '../../../src/errors.js';
+import { Secret } from '../../../src/secrets/secret.js';
+
+/** One way to log in, checked before anything is sent (DESIGN.md §4): exit 64 otherwise. */
+
+const KEY = 'CANARY-integrator-key-3c1f';
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'amsync-check-credentials-'));
+  await writeFile(join(dir, 'key'), `${KEY}\n`);
+  await writeFile(join(dir, 'empty'), '\n');
+  await writeFile(join(dir, 'spaced'), `${KEY} ${KEY}\n`);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function usage(fn: () => void): UsageError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    expect(exitCodeFor(error)).toBe(64);
+    expect((error as Error).message).not.toContain(KEY);
+    return error as UsageError;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('credentials', () => {
+  it('an access token and an integrator key together: exit 64 naming both', () => {
+    const error = usage(() => checkCredentials({ token: new Secret('t'), refreshTokenFile: join(dir, 'key') }));
+    expect(error.code).toBe('conflicting_credentials');
+    expect(error.message).toContain('AMSYNC_TOKEN');
+    expect(error.message).toContain('AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file');
+    const again = usage(() => checkCredentials({ tokenFile: 'tok', refreshToken: new Secret(KEY) }));
+    expect(again.message).toContain('AMSYNC_TOKEN_FILE / --token-file');
+    expect(again.message).toContain('AMSYNC_REFRESH_TOKEN)');
+  });
+
+  it('the integrator key from the environment and from a file together: exit 64', () => {
+    expect(usage(() => checkCredentials({ refreshToken: new Secret(KEY), refreshTokenFile: join(dir, 'key') })).code).toBe('conflicting_credentials');
+  });
+
+  it('none at all: exit 64 saying where a token or key goes', () => {
+    const error = usage(() => checkCredentials({}));
+    expect(error.code).toBe('no_token');
+    expect(error.message).toContain('--refresh-token-file');
+  });
+
+  it('an integrator key that cannot be sent, or a key file that cannot be used: exit 64', () => {
+    expect(usage(() => checkCredentials({ refreshToken: new Secret(`${KEY} x`) })).code).toBe('bad_token');
+    expect(usage(() => checkCredentials({ refreshTokenFile: join(dir, 'missing') })).message).toMatch(/ENOENT/);
+    expect(usage(() => checkCredentials({ refreshTokenFile: join(dir, 'empty') })).message).toMatch(/it is empty/);
+    expect(usage(() => checkCredentials({ refreshTokenFile: join(dir, 'spaced') })).message).toMatch(/one word/);
+    expect(usage(() => checkCredentials({ refreshTokenFile: dir })).message).toMatch(/directory/);
+  });
+
+  it('one credential of either kind passes', () => {
+    expect(() => checkCredentials({ token: new Secret('t') })).not.toThrow();
+    expect(() => checkCredentials({ token: new Secret('t'), tokenFile: 'f' })).not.toThrow();
+    expect(() => checkCredentials({ refreshTokenFile: join(dir, 'key') })).not.toThrow();
+    expect(() => checkCredentials({ refreshToken: new Secret(KEY) })).not.toThrow();
+  });
+});
