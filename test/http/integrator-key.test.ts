@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { everyEncoding } from '../helpers/encodings.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClientConfigError, CredentialError, type AmClient, type CredentialEvent } from '../../src/api/index.js';
 import { Secret } from '../../src/secrets/secret.js';
@@ -131,10 +132,11 @@ describe('login with an integrator key', () => {
   });
 });
 
+/** No secret in any text, raw or in any encoding a server might echo it in (JSON-escaped, URL-encoded, ...). */
 function expectNoSecret(texts: readonly string[], secrets: readonly string[]): void {
   for (const text of texts) {
     for (const secret of secrets) {
-      expect(text).not.toContain(secret);
+      for (const [encoding, form] of Object.entries(everyEncoding(secret))) expect(text, `${encoding} form of a secret`).not.toContain(form);
     }
   }
 }
