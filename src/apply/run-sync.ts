@@ -38,7 +38,7 @@ export interface SyncInput {
    * Called with the plan once the guards passed, before anything is written: the CLI shows
    * the plan there and, at a terminal, asks. false cancels the run with nothing written.
    */
-  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
+  readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
 }
 
 export interface SyncOutcome {
@@ -84,7 +84,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
   if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
   await preflightScopes(plan, input.service);
-  if (input.beforeApply && !(await input.beforeApply(plan))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
+  if (input.beforeApply && !(await input.beforeApply(plan, roleNames))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan,

@@ -31,10 +31,8 @@ export function observedClient(client: AmClient, observer: Pick<ServiceObserver,
 export function observedService(service: ServiceWriter, observer: Pick<ServiceObserver, 'onWriteStart'>): ServiceWriter {
   const start = (write: WriteStart) => observer.onWriteStart(write);
   return {
-    listSshUsers: () => service.listSshUsers(),
-    listApikeys: () => service.listApikeys(),
-    fetchSshUser: (id) => service.fetchSshUser(id),
-    fetchApikey: (id) => service.fetchApikey(id),
+    // Everything else as it is (reads, roles, the scope check): only writes are observed.
+    ...service,
     createSshUser: (body) => (start({ kind: 'sshUser', action: 'create', key: body.username }), service.createSshUser(body)),
     updateSshUser: (id, body) => (start({ kind: 'sshUser', action: 'update', id }), service.updateSshUser(id, body)),
     deleteSshUser: (id) => (start({ kind: 'sshUser', action: 'delete', id }), service.deleteSshUser(id)),

@@ -42,7 +42,7 @@ export interface SyncOptions {
    */
   readonly stopWrites?: AbortSignal;
   /** Shown the plan before anything is written; false cancels (see runSync). */
-  readonly beforeApply?: (plan: Plan) => Promise<boolean>;
+  readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
   /** Told of every page listed and every write started (the live output). */
   readonly observer?: ServiceObserver;
 }

@@ -113,10 +113,10 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
         log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
         live.onResult(r);
       },
-      beforeApply: async (plan) => {
+      beforeApply: async (plan, roleNames) => {
         live.pause();
         if (format === 'text') {
-          live.print(renderPlanText({ plan, dryRun: false, file: context.file }, { color }));
+          live.print(renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }) }, { color }));
           shown = true;
         }
         if (plan.changes.length > 0 && ask && !(await askApproval(io, interrupts?.signal))) return false;

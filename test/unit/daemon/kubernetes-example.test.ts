@@ -46,7 +46,9 @@ function checkSidecar(pod: Doc): void {
   expect(amsync.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false });
   expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
   const env = Object.fromEntries((amsync.env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-  expect(env.AMSYNC_TOKEN_FILE).toBe('/var/run/secrets/amsync/token');
+  // The integrator key (a rotated one is written back), never an access token too.
+  expect(env.AMSYNC_REFRESH_TOKEN_FILE).toBe('/var/lib/amsync/integrator-key');
+  expect(env.AMSYNC_TOKEN_FILE).toBeUndefined();
   expect(env.AMSYNC_TOKEN).toBeUndefined();
   // More time than the daemon's default shutdown grace (30 s).
   expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(30);
@@ -171,7 +173,9 @@ describe('examples/kubernetes', () => {
     const [secret] = await docs('secret.yaml');
     const pod = deployment.spec.template.spec;
     const init = (pod.initContainers as Doc[]).find((c) => c.name === 'integrator-key');
-    const amsync = (pod.containers as Doc[]).find((c) => c.name === 'amsync');
+    const amsync = amsyncOf(deployment.spec.template);
+    // It runs to completion before amsync (a native sidecar after it in initContainers) starts.
+    expect((pod.initContainers as Doc[]).map((c) => c.name)).toEqual(['integrator-key', 'amsync']);
     const keyFile = (amsync.env as Doc[]).find((e) => e.name === 'AMSYNC_REFRESH_TOKEN_FILE').value as string;
     const script = (init.args as string[]).join('\n');
     const secretMount = (init.volumeMounts as Doc[]).find((m) => m.name === 'amsync-secret');
