@@ -194,7 +194,7 @@ export function resolveFormat(opts: Pick<ServiceOptions, 'json' | 'format'>): Ou
 }
 
 /** Flags and the settings they set; each value is re-checked in case it did not come through commander. */
-const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = [
+export const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = [
   { key: 'url', flag: '--url', path: ['url'], rule: rules.url },
   { key: 'tokenFile', flag: '--token-file', path: ['tokenFile'], rule: rules.path },
   { key: 'refreshTokenFile', flag: '--refresh-token-file', path: ['refreshTokenFile'], rule: rules.path },
