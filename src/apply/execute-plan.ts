@@ -78,18 +78,25 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
  * is left alone rather than given another key's token.
  */
 export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<string, number> {
+  // Linear in both lists (it runs on every sync with tokensDir, over every declared key).
   const present = desired.apikeys.filter((k) => k.ensure === 'present');
-  const declaredTwice = new Set(present.map((k) => k.name).filter((name, i, all) => all.indexOf(name) !== i));
-  const pinned = new Set(present.flatMap((k) => (k.id === undefined ? [] : [k.id])));
+  const declarations = new Map<string, number>();
+  const pinned = new Set<number>();
+  for (const k of present) {
+    declarations.set(k.name, (declarations.get(k.name) ?? 0) + 1);
+    if (k.id !== undefined) pinned.add(k.id);
+  }
+  // The one remote key carrying each declared name that no pin claims; null when several do.
+  const unpinnedByName = new Map<string, number | null>();
+  for (const a of actual.apikeys) {
+    if (pinned.has(a.id) || !declarations.has(a.name)) continue;
+    unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
+  }
   const owned = new Map<string, number>();
   for (const k of present) {
-    if (declaredTwice.has(k.name)) continue;
-    if (k.id !== undefined) {
-      owned.set(k.name, k.id);
-      continue;
-    }
-    const candidates = actual.apikeys.filter((a) => a.name === k.name && !pinned.has(a.id));
-    if (candidates.length === 1) owned.set(k.name, candidates[0]!.id);
+    if (declarations.get(k.name) !== 1) continue;
+    const id = k.id ?? unpinnedByName.get(k.name);
+    if (typeof id === 'number') owned.set(k.name, id);
   }
   return owned;
 }
