@@ -109,12 +109,15 @@ export class RequestExecutor {
     const started = timers.now();
     // A 401 re-reads the token file once per call: none yet, or what the re-read found.
     let reload: 'none' | 'unchanged' | 'changed' = 'none';
+    // After a 503/429 to a request with a body, the retry goes on a new connection.
+    let freshConnection = false;
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       let attempted: Attempted;
       try {
-        attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp), attempt > 1 ? 1 : 0);
+        const fresh = freshConnection;
+        attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, fresh), attempt > 1 ? 1 : 0);
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         throw error;
@@ -166,6 +169,7 @@ export class RequestExecutor {
         }
         failure = { kind: 'status', method: call.method, status };
         retryAfter = header(outcome.headers, 'retry-after');
+        if ((status === 503 || status === 429) && call.body !== undefined) freshConnection = true;
       } else {
         failure =
           outcome.failure === 'timeout'
@@ -190,7 +194,7 @@ export class RequestExecutor {
     throw this.#error('unavailable', call, retry.maxAttempts + 1, 'gave up after too many attempts');
   }
 
-  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
+  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean): Promise<Attempted> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
     const current = await tokens.current(call.method, call.path, call.route);
     const sentAt = timers.now();
@@ -200,6 +204,7 @@ export class RequestExecutor {
         path: call.path,
         ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
         ...(call.body === undefined ? {} : { body: call.body }),
+        ...(freshConnection ? { freshConnection } : {}),
       },
       current.token,
     );

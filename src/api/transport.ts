@@ -24,6 +24,12 @@ export interface WireRequest {
   readonly searchParams?: Readonly<Record<string, string>>;
   /** JSON, already serialised (secrets revealed there and nowhere else). */
   readonly body?: string;
+  /**
+   * On a new connection, closed after the answer: the retry of a request with a body after a
+   * 503/429, which may have been refused before its body was read (leaving the old
+   * connection's state unknown), and which a balancer may have pinned to an overloaded node.
+   */
+  readonly freshConnection?: boolean;
 }
 
 export type WireOutcome =
@@ -89,6 +95,8 @@ function readCa(caFile: string): Buffer {
 export class Transport {
   readonly #got: Got;
   readonly #agents: { http: HttpAgent; https: HttpsAgent };
+  /** Without keep-alive: every request on a connection of its own (see WireRequest.freshConnection). */
+  readonly #freshAgents: { http: HttpAgent; https: HttpsAgent };
 
   constructor(options: TransportOptions) {
     const ca = options.caFile === undefined ? undefined : readCa(options.caFile);
@@ -96,6 +104,7 @@ export class Transport {
       http: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets }),
       https: new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets }),
     };
+    this.#freshAgents = { http: new HttpAgent({ keepAlive: false }), https: new HttpsAgent({ keepAlive: false }) };
     this.#got = got.extend({
       prefixUrl: options.baseUrl.href,
       headers: { accept: 'application/json', 'user-agent': options.userAgent },
@@ -123,6 +132,7 @@ export class Transport {
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(request.body === undefined ? {} : { body: request.body }),
+        ...(request.freshConnection === true ? { agent: this.#freshAgents } : {}),
       });
       return { kind: 'response', status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
@@ -131,7 +141,6 @@ export class Transport {
   }
 
   close(): void {
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
+    for (const agent of [this.#agents.http, this.#agents.https, this.#freshAgents.http, this.#freshAgents.https]) agent.destroy();
   }
 }
