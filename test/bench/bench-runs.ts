@@ -52,6 +52,8 @@ export interface NoopRun {
   readonly pageSize?: number | null;
   readonly args?: readonly string[];
   readonly nodeFlags?: readonly string[];
+  /** @default runAmsync's */
+  readonly timeoutMs?: number;
 }
 
 /** The same no-op sync once more, on the data and file already in place. */
@@ -59,7 +61,7 @@ export async function noopAgain(emu: EmulatorProcess, config: BenchConfig, items
   const pageSize = how.pageSize === undefined ? config.pageSize : how.pageSize;
   await emu.clearRequests();
   const args = [how.command ?? 'sync', '-f', 'access.yaml', '--json', ...(pageSize === null ? [] : ['--page-size', String(pageSize)]), ...(how.args ?? [])];
-  const run = await amsync(emu, config, dir, args, how.nodeFlags ?? []);
+  const run = await amsync(emu, config, dir, args, how.nodeFlags ?? [], how.timeoutMs);
   const report = checkedReport(run);
   if (report.summary.unchanged !== 2 * items || report.summary.create + report.summary.update + report.summary.delete !== 0) {
     throw new Error(`the no-op sync planned changes: ${JSON.stringify(report.summary)}`);
@@ -100,9 +102,10 @@ export async function applyChanges(emu: EmulatorProcess, config: BenchConfig, ru
   return { run: measured, stats: requestStats(await emu.requests()), mix };
 }
 
-export function amsync(emu: EmulatorProcess, config: BenchConfig, cwd: string, args: string[], nodeFlags: readonly string[] = []): Promise<MeasuredCliRun> {
+export function amsync(emu: EmulatorProcess, config: BenchConfig, cwd: string, args: string[], nodeFlags: readonly string[] = [], timeoutMs?: number): Promise<MeasuredCliRun> {
   return runAmsync(args, {
     cwd,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
     env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, [passwordVariable]: PASSWORD },
     nodeFlags: [...(config.cliNodeFlags ?? []), ...nodeFlags],
   });
@@ -114,6 +117,7 @@ export interface JsonReport {
 }
 
 export function checkedReport(run: MeasuredCliRun): JsonReport {
+  if (run.code === null) throw new Error(`amsync was killed after ${(run.wallMs / 1000).toFixed(0)} s (its time bound): ${run.stderr.slice(-1000)}`);
   if (run.code !== 0) throw new Error(`amsync exited with ${run.code}: ${run.stderr.slice(-2000)}`);
   return JSON.parse(run.stdout) as JsonReport;
 }

@@ -52,15 +52,30 @@ export async function runBench(config: BenchConfig): Promise<BenchResult> {
   const figures: Figure[] = [];
   const details: Record<string, unknown> = {};
   const runs = (name: ScenarioName): boolean => config.only === undefined || config.only.includes(name);
+  const scenarios: [ScenarioName, (c: BenchConfig, w: string, f: Figure[], d: Record<string, unknown>) => Promise<void>][] = [
+    ['noop', noopAndContrast],
+    ['apply', applyScenarios],
+    ['footprint', footprint],
+    ['rates', rateScenarios],
+    ['pages', largePages],
+    ['tokens', tokensDirScenario],
+    ['cold', coldStart],
+    ['export', exportScenario],
+  ];
   try {
-    if (runs('noop')) await noopAndContrast(config, workDir, figures, details);
-    if (runs('apply')) await applyScenarios(config, workDir, figures, details);
-    if (runs('footprint')) await footprint(config, workDir, figures, details);
-    if (runs('rates')) await rateScenarios(config, workDir, figures, details);
-    if (runs('pages')) await largePages(config, workDir, figures, details);
-    if (runs('tokens')) await tokensDirScenario(config, workDir, figures, details);
-    if (runs('cold')) await coldStart(config, workDir, figures, details);
-    if (runs('export')) await exportScenario(config, workDir, figures, details);
+    for (const [name, run] of scenarios) {
+      if (!runs(name)) continue;
+      const before = figures.length;
+      try {
+        await run(config, workDir, figures, details);
+      } catch (error) {
+        // One scenario that fails (or runs out of time) must not cost the figures of the others.
+        const message = error instanceof Error ? error.message : String(error);
+        figures.push(figure({ id: `${name}.failed`, scenario: name, label: `scenario ${name} did not finish`, value: Number.NaN, decimals: 0, target: { op: '=', value: 0 }, note: message.slice(0, 500) }));
+      }
+      // As they come, so a run that dies later keeps them.
+      for (const f of figures.slice(before)) logOf(config)(`  ${f.id} = ${f.value}${f.note ? ` (${f.note})` : ''}`);
+    }
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
