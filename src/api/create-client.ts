@@ -1,5 +1,5 @@
 import type { SecretValue } from '../model/secret-value.js';
-import { AdaptiveLimiter, type LimiterView } from './adaptive-limiter.js';
+import { AdaptiveLimiter, defaultConcurrency, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
 import { ClientConfigError } from './client-config-error.js';
 import { createClientEvents, type ClientEvents } from './client-events.js';
@@ -37,9 +37,9 @@ export interface ClientOptions {
   readonly allowInsecureHttp?: boolean;
   /** Ceiling in requests per second (`--rate`, the server's known limit); the limiter starts there. */
   readonly rate?: number;
-  /** Start rate without a ceiling. @default 10 */
+  /** Start rate without a ceiling, for calls that queue up. @default 10 */
   readonly initialRate?: number;
-  /** Requests in flight at most (`--concurrency`). @default 8 */
+  /** Requests in flight at most (`--concurrency`): a ceiling; below it, rate × round trip. @default 64 */
   readonly concurrency?: number;
   /** `size` of each list page (`--page-size`). @default 100 */
   readonly pageSize?: number;
@@ -108,7 +108,7 @@ export function createClient(options: ClientOptions): AmClient {
   checkOptions(options);
   const baseUrl = checkBaseUrl(options.url, options.allowInsecureHttp ?? false);
   const timers = options.timers ?? systemTimers;
-  const concurrency = options.concurrency ?? 8;
+  const concurrency = options.concurrency ?? defaultConcurrency;
   const transport = new Transport({
     baseUrl,
     timeoutMs: options.timeoutMs ?? 30_000,

@@ -23,7 +23,7 @@ function wire(fields: Record<string, unknown>): WireBody {
 export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges> = {
   route: '/api/sshusers',
   itemSchema: apiSshUserSchema,
-  pageSchema: sshUserPageSchema.transform((page) => ({ cursor: page.cursor, items: page.users })),
+  pageSchema: sshUserPageSchema,
   idOf: (user) => user.id,
   serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
   serialiseChanges: (body) => wire({ username: body.username, level: body.level, password: body.password }),
@@ -32,7 +32,7 @@ export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges
 export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = {
   route: '/api/3rdparty/apikeys',
   itemSchema: apiApikeySchema,
-  pageSchema: apikeyPageSchema.transform((page) => ({ cursor: page.cursor, items: page.apikeys })),
+  pageSchema: apikeyPageSchema,
   idOf: (apikey) => apikey.id,
   serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
   serialiseChanges: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),

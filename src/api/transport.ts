@@ -77,6 +77,19 @@ function describeFailure(error: unknown): WireOutcome {
   };
 }
 
+/**
+ * The path and query relative to the base URL. Built here rather than through got's
+ * `searchParams` option, which costs a URLSearchParams and a URL re-parse per request
+ * (measured on the 2,000 pages of a 100k listing).
+ */
+function relativeUrl(request: WireRequest): string {
+  const path = request.path.startsWith('/') ? request.path.slice(1) : request.path;
+  if (request.searchParams === undefined) return path;
+  let query = '';
+  for (const [name, value] of Object.entries(request.searchParams)) query += `${query === '' ? '?' : '&'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  return path + query;
+}
+
 function readCa(caFile: string): Buffer {
   try {
     return readFileSync(caFile);
@@ -124,9 +137,8 @@ export class Transport {
 
   async send(request: WireRequest, token: SecretValue): Promise<WireOutcome> {
     try {
-      const response = await this.#got(request.path.replace(/^\//, ''), {
+      const response = await this.#got(relativeUrl(request), {
         method: request.method,
-        ...(request.searchParams === undefined ? {} : { searchParams: { ...request.searchParams } }),
         headers: {
           authorization: `Bearer ${token.reveal()}`,
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),

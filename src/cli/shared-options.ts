@@ -80,7 +80,7 @@ export function addServiceOptions(cmd: Command): Command {
     .option('--max-deletes <N>', 'refuse a plan with more deletes than N (AMSYNC_MAX_DELETES; default 10)', checked('--max-deletes', rules.int0))
     .option('--prune', 'delete remote items that are not declared, for both kinds')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
-    .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
+    .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 64)', checked('--concurrency', rules.int1))
     .option('--page-size <N>', 'items per list page (AMSYNC_PAGE_SIZE; default 100)', checked('--page-size', rules.int1))
     .option('--tokens-dir <DIR>', 'write new apikey tokens here, one 0600 file each (AMSYNC_TOKENS_DIR)', checked('--tokens-dir', rules.path))
     .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path))

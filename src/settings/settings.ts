@@ -75,7 +75,7 @@ export const defaultSettings: Settings = {
   stateFile: '.amsync/state.json',
   http: { timeoutMs: 30_000, allowInsecureHttp: false },
   initialRate: 10,
-  concurrency: 8,
+  concurrency: 64,
   retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, maxElapsedMs: 120_000, retryAfterCapMs: 300_000 },
   pageSize: 100,
   maxDeletes: 10,
