@@ -3,12 +3,8 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
 import type { ActualState } from '../model/index.js';
-import { desiredFromActual, plan, type DesiredFromActual } from '../plan/index.js';
-import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { limits, parseDesired, stringifyDesired } from '../spec/index.js';
-import { readActualState } from '../state/index.js';
+import type { DesiredFromActual } from '../plan/index.js';
 import type { CommandContext } from './commands.js';
-import { createServiceContext } from './service-context.js';
 import { addServiceOptions, type ServiceOptions } from './shared-options.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -52,26 +48,37 @@ export async function runExport(opts: ExportOptions, env: Env): Promise<void> {
   }
   if (opts.output !== undefined && opts.out !== undefined) throw new UsageError('-o/--output and --out both name the output: give one', 'conflicting_flags');
   const output = opts.output ?? opts.out;
+  // Loaded here, not at start: a cold `amsync validate` needs none of it.
+  const [{ createServiceContext }, { readActualState }, { desiredFromActual }, { limits, stringifyDesiredChunks }, { writeFileAtomic }] = await Promise.all([
+    import('./service-context.js'),
+    import('../state/index.js'),
+    import('../plan/index.js'),
+    import('../spec/index.js'),
+    import('../secrets/atomic-write.js'),
+  ]);
   const context = await createServiceContext(opts, env);
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
-    const { state } = await readActualState(context.service());
+    // No tokens: an export writes none (at 1M keys they would be ~100 MB held for nothing).
+    const { state } = await readActualState(context.service(), { tokens: false });
     const exported = desiredFromActual(state);
     const schemaRef = opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output)));
-    const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
-    verifyRoundTrip(text, state);
-    const bytes = Buffer.byteLength(text);
+    // Written as chunks (about 1,000 items each), and checked before the first one goes out.
+    const chunks = [`${exportHeader(context.settings.url!, schemaRef, exported)}\n\n`, ...stringifyDesiredChunks(exported.desired, { omitDefaults: true })];
+    await verifyRoundTrip(chunks.join(''), state);
+    let bytes = 0;
+    for (const chunk of chunks) bytes += Buffer.byteLength(chunk);
     if (bytes > limits.maxFileBytes) {
       process.stderr.write(
         `warning: the export is ${(bytes / 1024 / 1024).toFixed(1)} MB, more than the ${limits.maxFileBytes / 1024 / 1024} MB a desired-state file may have; validate and plan will refuse it\n`,
       );
     }
     if (output === undefined) {
-      process.stdout.write(text);
+      await writeChunks(process.stdout, chunks);
       return;
     }
     // Not a secret, so the usual mode; atomic, so an existing file is never left half written.
-    await writeFileAtomic(resolve(output), text, 0o644);
+    await writeFileAtomic(resolve(output), chunks, 0o644);
     const { desired, skipped, pinned } = exported;
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
     process.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
@@ -120,12 +127,32 @@ export function schemaRefFor(folder: string, schemaPath: string = installedSchem
 }
 
 /**
+ * Writes each chunk, waiting whenever the stream asks to (a pipe to a slow reader); stops when
+ * the reader went away (`amsync export | head`: the entry ignores that EPIPE).
+ */
+async function writeChunks(stream: NodeJS.WriteStream, chunks: readonly string[]): Promise<void> {
+  for (const chunk of chunks) {
+    if (stream.destroyed) return;
+    if (stream.write(chunk)) continue;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        for (const event of ['drain', 'close', 'error']) stream.off(event, done);
+        resolve();
+      };
+      for (const event of ['drain', 'close', 'error']) stream.once(event, done);
+    });
+  }
+}
+
+/**
  * Import-verify, built in: the text must parse as a valid desired-state file and plan zero
  * changes against the listing it came from. Anything else is a bug in amsync, and nothing
- * is written rather than a file that would change the service.
+ * is written rather than a file that would change the service. The size limit on files amsync
+ * reads does not apply to this check of its own output: an export may be larger.
  */
-function verifyRoundTrip(text: string, actual: ActualState): void {
-  const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file') });
+async function verifyRoundTrip(text: string, actual: ActualState): Promise<void> {
+  const [{ parseDesired }, { plan }] = await Promise.all([import('../spec/index.js'), import('../plan/index.js')]);
+  const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file'), maxBytes: Number.POSITIVE_INFINITY });
   if (!parsed.value) {
     const first = parsed.errors[0];
     throw new AmsyncError('export_invalid', `the export does not validate (${first ? `${first.message} at ${first.path}` : 'unknown error'}); nothing was written. This is a bug in amsync: please report it`);

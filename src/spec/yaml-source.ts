@@ -36,9 +36,9 @@ const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
  * size, binary content, nesting depth (checked on yaml's iterative CST before the recursive
  * composer runs), syntax, several documents, duplicate keys, alias expansion.
  */
-export function readYaml(text: string, file: string): YamlReadResult {
+export function readYaml(text: string, file: string, maxBytes: number = limits.maxFileBytes): YamlReadResult {
   const size = utf8Length(text);
-  if (size > limits.maxFileBytes) return fail(tooLarge(size, file));
+  if (size > maxBytes) return fail(tooLarge(size, file));
 
   const lineCounter = new LineCounter();
   const at = (offset: number): SourcePosition => {
