@@ -1,20 +1,29 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../apply/apply-saved-plan.js';
-import { readSavedPlan } from '../apply/saved-plan-file.js';
-import { StalePlanError } from '../apply/stale-plan-error.js';
 import { SafetyError, UsageError } from '../errors.js';
-import { mdText, renderStaleMarkdown, type Report, type SavedPlan } from '../plan/index.js';
-import { readBounded } from '../spec/load.js';
+import type { Report, SavedPlan } from '../plan/index.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { renderReport } from './render-report.js';
-import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
-import { createServiceContext, type ServiceContext } from './service-context.js';
+import type { ServiceContext } from './service-context.js';
 import { addServiceOptions, resolveFormat, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
 import { version } from './version.js';
+
+/** What the command needs when it runs, loaded then: a cold `amsync validate` loads none of it. */
+async function runtime() {
+  const [applied, planFile, stale, plan, load, render, outputs, context] = await Promise.all([
+    import('../apply/apply-saved-plan.js'),
+    import('../apply/saved-plan-file.js'),
+    import('../apply/stale-plan-error.js'),
+    import('../plan/index.js'),
+    import('../spec/load.js'),
+    import('./render-report.js'),
+    import('./report-outputs.js'),
+    import('./service-context.js'),
+  ]);
+  return { ...applied, ...planFile, ...stale, ...plan, ...load, ...render, ...outputs, ...context };
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -52,6 +61,7 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
     }
   }
   const format = resolveFormat(opts);
+  const { readSavedPlan } = await runtime();
   const saved = await readSavedPlan(resolve(planFile), planFile);
   try {
     await applyChecked(saved, planFile, format, opts, env);
@@ -64,6 +74,7 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
 }
 
 async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, env: Env): Promise<void> {
+  const { applySavedPlan, checkDesiredFileHash, checkSavedPlan, publishReport, renderReport } = await runtime();
   checkSavedPlan(saved, planFile, version);
   // -f points at the file where it is now (another checkout); it must still be the same bytes.
   const desiredFile = opts.file ?? saved.desiredFile;
@@ -102,6 +113,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
  * configured one must be the same (a plan reviewed for staging is not applied to production).
  */
 async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, env: Env): Promise<ServiceContext> {
+  const { createServiceContext } = await runtime();
   const context = await createServiceContext(opts, env);
   const configured = context.settings.url;
   if (configured === undefined) {
@@ -120,6 +132,7 @@ async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, en
 
 /** The refusal as Markdown in the step summary, and in the report file with what moved. */
 async function reportRefusal(error: SafetyError, saved: SavedPlan, planFile: string, opts: ApplyCommandOptions, env: Env): Promise<void> {
+  const { appendStepSummary, mdText, renderStaleMarkdown, reportDocument, StalePlanError, writeReportFile } = await runtime();
   if (error instanceof StalePlanError) await appendStepSummary(env, renderStaleMarkdown(planFile, error.staleness));
   else await appendStepSummary(env, `### amsync apply: refused\n\n${mdText(error.message)} **Nothing was written.**\n`);
   if (opts.report === undefined) return;
@@ -129,6 +142,7 @@ async function reportRefusal(error: SafetyError, saved: SavedPlan, planFile: str
 }
 
 async function hashIfReadable(path: string): Promise<string | undefined> {
+  const { readBounded } = await runtime();
   try {
     return createHash('sha256').update(await readBounded(path)).digest('hex');
   } catch {

@@ -1,12 +1,11 @@
 import { Option, type Command } from 'commander';
 import type { AmClient } from '../api/index.js';
-import { DaemonError, startDaemon, type DaemonRuntimeOptions, type StopResult } from '../daemon/index.js';
+import type { DaemonRuntimeOptions, StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../obs/logger.js';
-import { createMetrics, type ClientMetrics } from '../obs/metrics.js';
+import type { ClientMetrics } from '../obs/metrics.js';
 import type { Settings } from '../settings/index.js';
 import type { CommandContext } from './commands.js';
-import { createServiceContext } from './service-context.js';
 import { addServiceOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
@@ -37,6 +36,12 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
 
 /** Runs the daemon until it stops; returns the exit code. */
 export async function runDaemon(opts: ServiceOptions, env: Env): Promise<number> {
+  // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
+  const [{ DaemonError, startDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([
+    import('../daemon/index.js'),
+    import('../obs/metrics.js'),
+    import('./service-context.js'),
+  ]);
   let service = await createServiceContext(opts, env);
   const logger = service.logger;
   const log = logger.child({ component: 'daemon' });

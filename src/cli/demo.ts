@@ -5,12 +5,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { ChangesFailedError } from '../errors.js';
-import { startEmulator } from '../emulator/index.js';
 import type { Report } from '../plan/index.js';
-import { createLogger } from '../obs/logger.js';
 import type { CommandContext } from './commands.js';
-import { renderReport, useColor } from './render-report.js';
-import { createServiceContext } from './service-context.js';
 import { resolveFormat, type OutputFormat } from './shared-options.js';
 
 /** The demo's own secret values for examples/access.yaml: fake, printed nowhere. */
@@ -35,6 +31,13 @@ export function registerDemoCommand(program: Command, _ctx: CommandContext): voi
  * the built-in emulator, seeded with drift, then a second plan that shows nothing to do.
  */
 async function runDemo(file: string, format: OutputFormat): Promise<void> {
+  // Loaded here, not at start: only the demo runs the emulator in-process.
+  const [{ startEmulator }, { createLogger }, { renderReport, useColor }, { createServiceContext }] = await Promise.all([
+    import('../emulator/index.js'),
+    import('../obs/logger.js'),
+    import('./render-report.js'),
+    import('./service-context.js'),
+  ]);
   const token = randomBytes(16).toString('hex');
   const emulator = await startEmulator({ tokens: [token] });
   const work = await mkdtemp(join(tmpdir(), 'amsync-demo-'));

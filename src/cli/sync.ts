@@ -1,15 +1,12 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { writeSavedPlan } from '../apply/saved-plan-file.js';
 import type { SyncOutcome } from '../apply/run-sync.js';
 import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
-import { passwordReferences, toSavedPlan, type Report } from '../plan/index.js';
+import type { Report } from '../plan/index.js';
 import type { CommandContext } from './commands.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { renderReport } from './render-report.js';
-import { publishReport } from './report-outputs.js';
-import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
+import type { LoadedDesiredState, ServiceContext } from './service-context.js';
 import { addServiceOptions, resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
@@ -56,6 +53,12 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   if (opts.out !== undefined && !dryRun) {
     throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
   }
+  // Loaded here, not at start: a cold `amsync validate` needs none of the client, the plan or the reports.
+  const [{ createServiceContext }, { renderReport }, { publishReport }] = await Promise.all([
+    import('./service-context.js'),
+    import('./render-report.js'),
+    import('./report-outputs.js'),
+  ]);
   const context = await createServiceContext(opts, env);
   try {
     const loaded = await context.loadDesired();
@@ -108,6 +111,7 @@ export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | u
 
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
 async function savePlan(planFile: string, context: ServiceContext, loaded: LoadedDesiredState, outcome: SyncOutcome, opts: SyncCommandOptions): Promise<void> {
+  const [{ writeSavedPlan }, { passwordReferences, toSavedPlan }] = await Promise.all([import('../apply/saved-plan-file.js'), import('../plan/index.js')]);
   const desiredDir = dirname(resolve(context.file));
   const saved = toSavedPlan({
     amsyncVersion: version,

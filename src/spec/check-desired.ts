@@ -1,4 +1,5 @@
-import picomatch from 'picomatch';
+import { createRequire } from 'node:module';
+import type Picomatch from 'picomatch';
 import type { Diagnostic } from '../model/source-position.js';
 import { quote } from './describe-value.js';
 import { diagnosticCodes } from './diagnostic-codes.js';
@@ -11,6 +12,13 @@ import type { YamlSource } from './yaml-source.js';
  * paths, so `*` also matches `/`, and globs match leading dots.
  */
 export const globOptions = { bash: true, dot: true } as const;
+
+// picomatch, loaded when a file first has a glob to check: most files have none.
+let picomatchModule: typeof Picomatch | undefined;
+function picomatch(): typeof Picomatch {
+  picomatchModule ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch;
+  return picomatchModule;
+}
 
 /** The only SSH user level the service documents (api-spec.md). */
 export const knownLevels: readonly string[] = ['n1'];
@@ -97,7 +105,7 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
       }
       // An advisory only: skipped when globs × items is too large to be a real file's.
       if (globs.length * declared.length > 1_000_000) return;
-      const matches = picomatch(glob, globOptions);
+      const matches = picomatch()(glob, globOptions);
       for (const { i, item } of declared) {
         const key = item![identityKey[kind]] as string;
         if (matches(key)) {
@@ -129,7 +137,7 @@ export function globProblem(glob: string): string | undefined {
   try {
     // picomatch compiles what it cannot parse (an unclosed brace, a reversed range) to a
     // regex that never matches.
-    if (picomatch.makeRe(glob, globOptions).source === '$^') return 'it can never match (check its braces, brackets and ranges)';
+    if (picomatch().makeRe(glob, globOptions).source === '$^') return 'it can never match (check its braces, brackets and ranges)';
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
