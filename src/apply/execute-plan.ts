@@ -60,15 +60,36 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
-    for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
+    await forEachBounded(ownedKeyIds(input.desired, input.actual), tokenFileConcurrency, async ([name, id]) => {
       // A key created during this run (again, after a 404 on its update) has a new token;
       // the listing's is the old key's, which no longer exists.
-      if (written.has(name)) continue;
+      if (written.has(name)) return;
       const listed = input.tokens.get(id);
       if (listed) await writeToken(name, listed.token);
-    }
+    });
   }
   return { results, tokensWritten };
+}
+
+// Each token file is read, and written only when it differs: at 100k keys, one after another,
+// that took longer than the listing. A few at a time keep the file system's threads busy.
+const tokenFileConcurrency = 16;
+
+/** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
+async function forEachBounded<T>(items: Iterable<T>, limit: number, run: (item: T) => Promise<void>): Promise<void> {
+  const iterator = items[Symbol.iterator]();
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    for (let next = iterator.next(); !next.done && !failed; next = iterator.next()) {
+      try {
+        await run(next.value);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 /**
