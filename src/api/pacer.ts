@@ -79,6 +79,7 @@ export class Pacer {
    * slot is spaced from it.
    */
   take(): DispatchStamp {
+    if (this.#closed) throw new LimiterClosedError();
     const now = this.#timers.now();
     const rate = this.#rate();
     this.#nextAt = Math.max(this.#nextAt, now + 1000 / rate);

@@ -131,6 +131,15 @@ describe('closing', () => {
   });
 });
 
+describe('closing, while no limit is known', () => {
+  it('a call made after closing fails, though it would have gone out unpaced', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ timers });
+    limiter.close();
+    await expect(limiter.schedule(async () => 'late')).rejects.toBeInstanceOf(LimiterClosedError);
+  });
+});
+
 describe('the rate adapts to the answers', () => {
   it('rises on paced successes and falls on a throttle', async () => {
     const timers = new VirtualTimers();
