@@ -4,12 +4,18 @@ export { LimiterClosedError } from './pacer.js';
 import { RateController, type DispatchStamp } from './rate-controller.js';
 import { systemTimers, type Timers } from './timers.js';
 
+/** Requests in flight at most unless `--concurrency` says otherwise: a ceiling, not a target. */
+export const defaultConcurrency = 64;
+
 export interface AdaptiveLimiterOptions {
-  /** Requests per second to start at when no ceiling is known. @default 10 */
+  /** Requests per second to start at when no ceiling is known, for calls that queue up. @default 10 */
   readonly initialRate?: number;
   /** Ceiling in requests per second (`--rate`, the server's known limit); also the start rate. */
   readonly rate?: number;
-  /** Requests in flight at most (`--concurrency`). @default 8 */
+  /**
+   * Requests in flight at most (`--concurrency`): a ceiling. Below it the window is what the
+   * rate needs at the measured latency (Little's law). @default 64
+   */
   readonly concurrency?: number;
   /** @default 0.5 */
   readonly minRate?: number;
@@ -32,27 +38,44 @@ export interface LimiterView {
   readonly ceiling: number | undefined;
   /** What the limiter believes the server's limit is; undefined until the first 503/429 (or the ceiling). */
   readonly limitEstimate: number | undefined;
+  /** The ceiling on requests in flight (`--concurrency`). */
   readonly concurrency: number;
+  /** Requests in flight allowed now: enough for the rate at the measured latency, within the ceiling. */
+  readonly window: number;
   /** Requests sent and not yet answered. */
   readonly inFlight: number;
   /** Calls waiting for their turn. */
   readonly queued: number;
 }
 
+// Requests in flight before any latency is measured (TCP's initial window is 10 segments).
+const initialWindow = 8;
+// Above rate × (mean + 2 deviations of the round trip): a slot or two for the request being
+// paced and the one being answered.
+const spareWindow = 2;
+// While no limit is known, a call that finds nothing queued goes out at once when fewer than
+// this many are in flight: a listing's serial pages run as fast as a plain script's, and only
+// calls that queue up (an apply's writes) are paced and ramp up.
+const unpacedInFlight = 4;
+
 /**
  * One per service, shared by every call (listing included). p-queue bounds the requests in
  * flight and orders the callers (retries first); a Pacer spaces them at the current rate;
- * a RateController adapts that rate to the server's 503/429 answers.
+ * a RateController adapts that rate to the server's answers. The bound on requests in flight
+ * follows Little's law: rate × round-trip time, with room for jitter, within `concurrency`;
+ * so the rate is reached at any latency, and a server that slows down does not draw an
+ * ever-growing crowd of requests.
  */
 export class AdaptiveLimiter implements LimiterView {
   readonly #queue: PQueue;
   readonly #pacer: Pacer;
   readonly #controller: RateController;
   readonly #timers: Timers;
+  readonly #ceiling: number;
   #inFlight = 0;
 
   constructor(options: AdaptiveLimiterOptions = {}) {
-    const concurrency = options.concurrency ?? 8;
+    const concurrency = options.concurrency ?? defaultConcurrency;
     if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
       throw new RangeError(`Expected \`concurrency\` to be an integer from 1 upwards, got ${String(concurrency)}`);
     }
@@ -63,7 +86,8 @@ export class AdaptiveLimiter implements LimiterView {
       minRate: options.minRate,
     });
     this.#pacer = new Pacer({ rate: () => this.#controller.rate, timers: this.#timers });
-    this.#queue = new PQueue({ concurrency });
+    this.#ceiling = concurrency;
+    this.#queue = new PQueue({ concurrency: Math.min(concurrency, initialWindow) });
   }
 
   get rate(): number {
@@ -79,6 +103,10 @@ export class AdaptiveLimiter implements LimiterView {
   }
 
   get concurrency(): number {
+    return this.#ceiling;
+  }
+
+  get window(): number {
     return this.#queue.concurrency;
   }
 
@@ -96,9 +124,12 @@ export class AdaptiveLimiter implements LimiterView {
    * listing that hit a 503 is not sent to the back of a thousand queued writes).
    */
   schedule<T>(send: (stamp: DispatchStamp) => Promise<T>, priority = 0): Promise<T> {
+    const since = this.#timers.now();
+    const alone = this.#queue.size === 0 && this.#pacer.waiting === 0;
     return this.#queue.add(
       async () => {
-        const stamp = await this.#pacer.acquire();
+        const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedInFlight && this.#pacer.pausedUntil <= this.#timers.now();
+        const stamp = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since);
         this.#inFlight += 1;
         try {
           return await send(stamp);
@@ -112,6 +143,7 @@ export class AdaptiveLimiter implements LimiterView {
 
   success(stamp: DispatchStamp): void {
     this.#controller.onSuccess(stamp, this.#timers.now());
+    this.#fitWindow();
   }
 
   /** A 503 or 429: lower the rate, and pause everyone for `retryAfterMs` when the server said so. */
@@ -121,7 +153,17 @@ export class AdaptiveLimiter implements LimiterView {
     const decreased = this.#controller.onThrottle(stamp, now);
     const pauseMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : 0;
     if (pauseMs > 0) this.pause(pauseMs);
+    this.#fitWindow();
     return { previousRate, rate: this.#controller.rate, decreased, pauseMs };
+  }
+
+  /** Little's law: the requests in flight that the rate needs at the measured round trip. */
+  #fitWindow(): void {
+    const rtt = this.#controller.rtt.high;
+    if (rtt === undefined) return;
+    const needed = Math.ceil((this.#controller.rate * rtt) / 1000) + spareWindow;
+    const window = Math.min(this.#ceiling, Math.max(1, needed));
+    if (window !== this.#queue.concurrency) this.#queue.concurrency = window;
   }
 
   /** Holds every request for `ms` (a Retry-After). */

@@ -1,5 +1,5 @@
 import type { SecretValue } from '../model/secret-value.js';
-import { AdaptiveLimiter, type LimiterView } from './adaptive-limiter.js';
+import { AdaptiveLimiter, defaultConcurrency, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
 import { checkCaFile } from './ca-file.js';
 import { ClientConfigError } from './client-config-error.js';
@@ -49,9 +49,9 @@ export interface ClientOptions {
   readonly allowInsecureHttp?: boolean;
   /** Ceiling in requests per second (`--rate`, the server's known limit); the limiter starts there. */
   readonly rate?: number;
-  /** Start rate without a ceiling. @default 10 */
+  /** Start rate without a ceiling, for calls that queue up. @default 10 */
   readonly initialRate?: number;
-  /** Requests in flight at most (`--concurrency`). @default 8 */
+  /** Requests in flight at most (`--concurrency`): a ceiling; below it, rate × round trip. @default 64 */
   readonly concurrency?: number;
   /**
    * The largest page asked for (`--page-size`): a ceiling. Listings learn the service's own
@@ -159,7 +159,7 @@ export function createClient(options: ClientOptions): AmClient {
   const baseUrl = checkBaseUrl(options.url, options.allowInsecureHttp ?? false);
   if (options.caFile !== undefined) checkCaFile(options.caFile);
   const timers = options.timers ?? systemTimers;
-  const concurrency = options.concurrency ?? 8;
+  const concurrency = options.concurrency ?? defaultConcurrency;
   const transport = new Transport({
     baseUrl,
     timeoutMs: options.timeoutMs ?? 30_000,

@@ -6,15 +6,19 @@ export interface PacerOptions {
   readonly rate: () => number;
   readonly timers: Timers;
   /**
-   * How far a slot may lag its ideal time and still keep the ideal timeline, as a fraction of
-   * the interval. Timers fire late by a millisecond or so; re-anchoring on every late slot would
-   * lose that much per request (10 % at 100 req/s). Bounded, so an idle spell never banks
-   * a burst. @default 0.5
+   * Slots missed while callers were waiting (a late timer, a stalled event loop, every request
+   * in flight) that may be made up at once, back to back. Without it a stall is lost for good,
+   * and the rate falls short of the target by every late millisecond (10 % at 100 req/s with
+   * 1 ms late timers). Bounded, so a stall never turns into more than a small burst, and only
+   * callers that were waiting catch up: an idle spell banks nothing. @default 4
    */
-  readonly lagTolerance?: number;
+  readonly maxBurst?: number;
 }
 
 interface Waiter {
+  /** When the caller first asked for a slot (it may have waited elsewhere before: for a free window). */
+  readonly since: number;
+  /** When it came to the pacer. */
   readonly queuedAt: number;
   readonly resolve: (stamp: DispatchStamp) => void;
   readonly reject: (reason: unknown) => void;
@@ -37,7 +41,7 @@ export class LimiterClosedError extends Error {
 export class Pacer {
   readonly #rate: () => number;
   readonly #timers: Timers;
-  readonly #lagTolerance: number;
+  readonly #maxBurst: number;
   readonly #waiters: Waiter[] = [];
   #nextAt = Number.NEGATIVE_INFINITY;
   #pausedUntil = Number.NEGATIVE_INFINITY;
@@ -48,20 +52,38 @@ export class Pacer {
   constructor(options: PacerOptions) {
     this.#rate = options.rate;
     this.#timers = options.timers;
-    this.#lagTolerance = options.lagTolerance ?? 0.5;
+    this.#maxBurst = options.maxBurst ?? 4;
   }
 
   get waiting(): number {
     return this.#waiters.length;
   }
 
-  /** Resolves when the caller may send. */
-  acquire(): Promise<DispatchStamp> {
+  /** Monotonic ms until which nothing is let through (a Retry-After); -Infinity when none. */
+  get pausedUntil(): number {
+    return this.#pausedUntil;
+  }
+
+  /** Resolves when the caller may send; `since` is when it first asked (monotonic ms), if earlier than now. */
+  acquire(since?: number): Promise<DispatchStamp> {
     if (this.#closed) return Promise.reject(new LimiterClosedError());
     return new Promise((resolve, reject) => {
-      this.#waiters.push({ queuedAt: this.#timers.now(), resolve, reject });
+      const now = this.#timers.now();
+      this.#waiters.push({ since: Math.min(since ?? now, now), queuedAt: now, resolve, reject });
       this.#pump();
     });
+  }
+
+  /**
+   * Takes a slot without waiting (a request the limiter lets through unpaced): the next paced
+   * slot is spaced from it.
+   */
+  take(): DispatchStamp {
+    if (this.#closed) throw new LimiterClosedError();
+    const now = this.#timers.now();
+    const rate = this.#rate();
+    this.#nextAt = Math.max(this.#nextAt, now + 1000 / rate);
+    return { at: now, rate, paced: false };
   }
 
   /** Holds every request until `until` (monotonic ms). Only ever extends a pause. */
@@ -90,9 +112,9 @@ export class Pacer {
     this.#waiters.shift();
     const rate = this.#rate();
     const interval = 1000 / rate;
-    // A caller that found the gate open (an idle spell) starts a new timeline from now; one
-    // that waited for its slot keeps the ideal timeline despite a late timer.
-    const slot = head.queuedAt >= openAt ? now : Math.max(openAt, now - this.#lagTolerance * interval);
+    // A caller that found the gate open after an idle spell starts a new timeline from when it
+    // asked; one that waited keeps the ideal timeline, making up at most `maxBurst` missed slots.
+    const slot = Math.max(openAt, head.since, now - this.#maxBurst * interval);
     this.#nextAt = slot + interval;
     // The gate was shut when it came, or someone was queued behind: the rate held it back.
     const paced = openAt > head.queuedAt || this.#waiters.length > 0;

@@ -1,3 +1,5 @@
+import { RttEstimator } from './rtt-estimator.js';
+
 /** When and at what rate a request was let through the limiter. */
 export interface DispatchStamp {
   /** Monotonic ms. */
@@ -57,18 +59,21 @@ function positive(name: string, value: number | undefined): void {
 
 /**
  * The adaptive part of the limiter, as a small state machine without timers (the caller
- * passes `now`). Until the first throttle it doubles every half second (slow start), so a
- * hidden server limit is found in seconds. A throttle cuts the rate multiplicatively and sets
- * an estimate of the limit: a little below the throttled rate, or the goodput measured since
- * the previous throttle when that is lower. Then the rate climbs quickly back to the estimate
- * and probes above it slowly, faster the longer the server stays quiet.
+ * passes `now`). Until the first sign of the server's limit it starts from the rate the client
+ * is seen to use and doubles every half second (slow start). The first sign is a queue
+ * building at the server (the minimum round-trip time of a round rising, HyStart++: the
+ * estimate is then what the server serves, and the rate holds there), or a 503/429: the rate
+ * is cut and the estimate set a little below the rate that drew it, or at the next one to the
+ * goodput between the two (a token bucket empty at both ends lets exactly its limit through,
+ * whatever burst hid it at first). After a throttle the rate climbs quickly back to the
+ * estimate and probes above it slowly, faster the longer the server stays quiet, and not at
+ * all while a queue builds.
  *
  * With a ceiling (the server's known limit) it starts at the ceiling, never exceeds it, cuts
  * more gently, and climbs back to it.
  *
- * Tuned in virtual time against token-bucket servers (test/bench/limiter-simulation.ts); the
- * emulator with `--rate-limit 100` gives ≈ 0.97 of the limit with ≈ 1.5 503s per 1,000 calls
- * when discovering it, and ≈ 0.99 with none when it is configured (test/bench/limiter-probe.ts).
+ * Tuned in virtual time against token-bucket and queueing servers
+ * (test/bench/limiter-simulation.ts); the real figures are in docs/performance.md.
  */
 export class RateController {
   readonly ceiling: number | undefined;
@@ -86,6 +91,8 @@ export class RateController {
   readonly #recent: number[] = [];
   #recentHead = 0;
   #firstSuccessAt: number | undefined;
+  readonly #rtt = new RttEstimator();
+  #throttled = false;
 
   constructor(options: RateControllerOptions = {}) {
     positive('initialRate', options.initialRate);
@@ -114,12 +121,41 @@ export class RateController {
     return this.#limit;
   }
 
+  /**
+   * Until the first sign of the server's limit (never with a ceiling): calls that do not queue
+   * up may then go out unpaced (see AdaptiveLimiter).
+   */
+  get discovering(): boolean {
+    return this.#limit === undefined && !this.#throttled;
+  }
+
+  /** Round-trip times of the successes. */
+  get rtt(): RttEstimator {
+    return this.#rtt;
+  }
+
   onSuccess(stamp: DispatchStamp, now: number): void {
     this.#successes += 1;
     if (stamp.paced) this.#pacedSuccesses += 1;
     const usedRate = this.#recordUse(now);
+    const roundClosed = this.#rtt.add(now - stamp.at, now);
+    if (this.#limit === undefined) {
+      if (roundClosed && this.#rtt.queueing && Number.isFinite(usedRate)) {
+        // A queue builds at the server: its limit is what it now serves (over the last quarter
+        // second, in which the queue kept it busy). Hold there.
+        const served = this.#rateOver(now, 250);
+        this.#limit = this.#clamp(Math.max(usedRate, served));
+        this.#rate = Math.min(this.#rate, this.#limit);
+        this.#reachedLimitAt = now;
+        return;
+      }
+      // Start from what the client is seen to use (a listing sent unpaced), not from a guess.
+      if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate));
+    }
     // A success of a request sent before the last decrease says nothing about the new rate.
     if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
+    // While a queue builds the rate holds: more would only lengthen it.
+    if (this.#rtt.queueing) return;
     const rate = this.#rate;
     const limit = this.#limit;
     let step: number;
@@ -145,7 +181,17 @@ export class RateController {
    */
   onThrottle(stamp: DispatchStamp, now: number): boolean {
     if (stamp.at <= this.#lastDecreaseAt) return false;
-    const offending = Math.min(stamp.rate, this.#rate);
+    const used = this.#recentRate(now);
+    this.#throttled = true;
+    // The rate the request went out at; unpaced requests go out faster than the target.
+    const offending = Math.max(Math.min(stamp.rate, this.#rate), used);
+    if (this.#limit === undefined && used === 0 && !stamp.paced) {
+      // An unpaced call refused before a rate could be measured (a few at once at the start,
+      // against a small bucket): it says nothing about the limit. Slow down and keep looking.
+      this.#rate = this.#clamp(offending * this.#decreaseFactor);
+      this.#lastDecreaseAt = now;
+      return true;
+    }
     let estimate = offending * (1 - limitMargin);
     const span = now - this.#lastDecreaseAt;
     if (Number.isFinite(span) && span >= goodputMinSpanMs && this.#pacedSuccesses >= goodputMinPacedShare * this.#successes) {
@@ -168,6 +214,12 @@ export class RateController {
   #recordUse(now: number): number {
     this.#firstSuccessAt ??= now;
     this.#recent.push(now);
+    return this.#usedRate(now);
+  }
+
+  /** Successes per second over the last `usedRateWindowMs` (Infinity while too early to tell). */
+  #usedRate(now: number): number {
+    if (this.#firstSuccessAt === undefined) return Number.POSITIVE_INFINITY;
     while (this.#recentHead < this.#recent.length && (this.#recent[this.#recentHead] as number) <= now - usedRateWindowMs) this.#recentHead += 1;
     if (this.#recentHead > 1024) {
       this.#recent.splice(0, this.#recentHead);
@@ -176,6 +228,22 @@ export class RateController {
     const span = Math.min(usedRateWindowMs, now - this.#firstSuccessAt);
     if (span < usedRateMinSpanMs) return Number.POSITIVE_INFINITY;
     return ((this.#recent.length - this.#recentHead) * 1000) / span;
+  }
+
+  /** Successes per second over the last `windowMs` (at most `usedRateWindowMs`). */
+  #rateOver(now: number, windowMs: number): number {
+    let count = 0;
+    for (let i = this.#recent.length - 1; i >= this.#recentHead && (this.#recent[i] as number) > now - windowMs; i -= 1) count += 1;
+    return (count * 1000) / windowMs;
+  }
+
+  /** Successes per second lately, as soon as there are a few (unlike #usedRate, which waits for a longer span); 0 before. */
+  #recentRate(now: number): number {
+    const used = this.#usedRate(now);
+    if (Number.isFinite(used)) return used;
+    const count = this.#recent.length - this.#recentHead;
+    const span = now - (this.#firstSuccessAt ?? now);
+    return count >= 8 && span > 0 ? (count * 1000) / span : 0;
   }
 
   #clamp(rate: number): number {

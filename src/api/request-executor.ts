@@ -133,6 +133,8 @@ export class RequestExecutor {
     const started = timers.now();
     // A 401 re-reads the token file once per call: none yet, or what the re-read found.
     let reload: TokenReload = 'none';
+    // After a 503/429 to a request with a body, the retry goes on a new connection.
+    let freshConnection = false;
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
@@ -141,7 +143,8 @@ export class RequestExecutor {
       if (call.auth !== false) await this.#deps.tokens.ready(call.method, call.path, call.route);
       let attempted: Attempted;
       try {
-        attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp), attempt > 1 ? 1 : 0);
+        const fresh = freshConnection;
+        attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, fresh), attempt > 1 ? 1 : 0);
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         throw error;
@@ -167,6 +170,7 @@ export class RequestExecutor {
         if (refusal !== undefined) throw refusal;
         failure = { kind: 'status', method: call.method, status };
         retryAfter = header(outcome.headers, 'retry-after');
+        if ((status === 503 || status === 429) && call.body !== undefined) freshConnection = true;
       } else {
         failure =
           outcome.failure === 'timeout'
@@ -237,7 +241,7 @@ export class RequestExecutor {
     return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
-  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp): Promise<Attempted> {
+  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean): Promise<Attempted> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
     const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
     const sentAt = timers.now();
@@ -248,6 +252,7 @@ export class RequestExecutor {
         ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
         ...(call.body === undefined ? {} : { body: call.body }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
+        ...(freshConnection ? { freshConnection } : {}),
       },
       current?.token,
     );

@@ -23,7 +23,7 @@ function wire(fields: Record<string, unknown>): WireBody {
 export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges> = {
   route: '/api/sshusers',
   itemSchema: apiSshUserSchema,
-  pageSchema: sshUserPageSchema.transform((page) => ({ cursor: page.cursor, items: page.users })),
+  pageSchema: sshUserPageSchema,
   idOf: (user) => user.id,
   contentOf: (user) => `${user.username}\u0000${user.level}`,
   serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
@@ -33,7 +33,7 @@ export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges
 export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = {
   route: '/api/3rdparty/apikeys',
   itemSchema: apiApikeySchema,
-  pageSchema: apikeyPageSchema.transform((page) => ({ cursor: page.cursor, items: page.apikeys })),
+  pageSchema: apikeyPageSchema,
   idOf: (apikey) => apikey.id,
   contentOf: (apikey) => `${apikey.name}\u0000${apikey.superuser}\u0000${apikey.roles.join(',')}`,
   serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),

@@ -93,12 +93,12 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run.
-    for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
+    await forEachBounded(ownedKeyIds(input.desired, input.actual), tokenFileConcurrency, async ([name, id]) => {
       // A key created during this run (again, after a 404 on its update) has a new token;
       // the listing's is the old key's, which no longer exists.
-      if (written.has(name)) continue;
+      if (written.has(name)) return;
       const listed = input.tokens.get(id);
-      if (!listed) continue;
+      if (!listed) return;
       try {
         await writeToken(name, listed.token);
       } catch (error) {
@@ -106,9 +106,30 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
         if (!(error instanceof TokenFileError)) throw error;
         tokenErrors.push({ key: name, error: error.message });
       }
-    }
+    });
   }
   return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+}
+
+// Each token file is read, and written only when it differs: at 100k keys, one after another,
+// that took longer than the listing. A few at a time keep the file system's threads busy.
+const tokenFileConcurrency = 16;
+
+/** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
+async function forEachBounded<T>(items: Iterable<T>, limit: number, run: (item: T) => Promise<void>): Promise<void> {
+  const iterator = items[Symbol.iterator]();
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    for (let next = iterator.next(); !next.done && !failed; next = iterator.next()) {
+      try {
+        await run(next.value);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 /**
@@ -118,18 +139,25 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
  * is left alone rather than given another key's token.
  */
 export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<string, number> {
+  // Linear in both lists (it runs on every sync with tokensDir, over every declared key).
   const present = desired.apikeys.filter((k) => k.ensure === 'present');
-  const declaredTwice = new Set(present.map((k) => k.name).filter((name, i, all) => all.indexOf(name) !== i));
-  const pinned = new Set(present.flatMap((k) => (k.id === undefined ? [] : [k.id])));
+  const declarations = new Map<string, number>();
+  const pinned = new Set<number>();
+  for (const k of present) {
+    declarations.set(k.name, (declarations.get(k.name) ?? 0) + 1);
+    if (k.id !== undefined) pinned.add(k.id);
+  }
+  // The one remote key carrying each declared name that no pin claims; null when several do.
+  const unpinnedByName = new Map<string, number | null>();
+  for (const a of actual.apikeys) {
+    if (pinned.has(a.id) || !declarations.has(a.name)) continue;
+    unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
+  }
   const owned = new Map<string, number>();
   for (const k of present) {
-    if (declaredTwice.has(k.name)) continue;
-    if (k.id !== undefined) {
-      owned.set(k.name, k.id);
-      continue;
-    }
-    const candidates = actual.apikeys.filter((a) => a.name === k.name && !pinned.has(a.id));
-    if (candidates.length === 1) owned.set(k.name, candidates[0]!.id);
+    if (declarations.get(k.name) !== 1) continue;
+    const id = k.id ?? unpinnedByName.get(k.name);
+    if (typeof id === 'number') owned.set(k.name, id);
   }
   return owned;
 }

@@ -71,7 +71,8 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   });
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
-    const read = readActualState(context.service(live));
+    // No tokens: an export writes none (at 1M keys they would be ~100 MB held for nothing).
+    const read = readActualState(context.service(live), { tokens: false });
     const { state } = await read.finally(() => live.close());
     const roles = opts.roleNames === true ? await context.client().listAllRoles() : undefined;
     if (roles === null) io.stderr.write('warning: the service has no roles listing (GET /api/roles answered 404): roles are written as ids\n');
@@ -167,7 +168,8 @@ export function schemaRefFor(folder: string, schemaPath: string = installedSchem
  * is written rather than a file that would change the service.
  */
 function verifyRoundTrip(text: string, actual: ActualState, roles: readonly NamedRole[] | null): void {
-  const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file') });
+  // amsync's own output is checked whatever its size: the 10 MB limit is for files people give it.
+  const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file'), maxBytes: Number.POSITIVE_INFINITY });
   const resolved = parsed.value === undefined ? undefined : resolveRoleNames(parsed.value, roles);
   if (!parsed.value || !resolved?.ok) {
     const first = parsed.errors[0] ?? (resolved?.ok === false ? resolved.diagnostics[0] : undefined);

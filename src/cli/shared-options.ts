@@ -98,7 +98,7 @@ export function addConnectionOptions(cmd: Command): Command {
     )
     .option('--settings <FILE>', 'settings file (AMSYNC_SETTINGS); see config/default.yaml')
     .option('--rate <N>', 'ceiling in requests per second (AMSYNC_RATE; default: none, adaptive)', checked('--rate', rules.positiveNumber))
-    .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 8)', checked('--concurrency', rules.int1))
+    .option('--concurrency <N>', 'requests in flight at most (AMSYNC_CONCURRENCY; default 64)', checked('--concurrency', rules.int1))
     .option('--page-size <N>', "the largest list page asked for; the service's own largest is learned below it (AMSYNC_PAGE_SIZE; default 1000)", checked('--page-size', rules.int1))
     .option('--list-deadline-ms <MS>', 'a listing that takes longer is incomplete and nothing is planned (AMSYNC_LIST_DEADLINE_MS; default 300000)', checked('--list-deadline-ms', rules.int1))
     .option('--max-response-bytes <N>', 'largest answer body read; a larger one is an error (AMSYNC_HTTP_MAX_RESPONSE_BYTES; default 33554432, 32 MiB)', checked('--max-response-bytes', rules.int1))

@@ -1,4 +1,5 @@
-import { validate as validateCron } from 'node-cron';
+import { createRequire } from 'node:module';
+import type { validate as ValidateCron } from 'node-cron';
 import { parseLeaseRef } from './lease-ref.js';
 import { z } from 'zod';
 import { quote, rangeWords } from '../spec/describe-value.js';
@@ -20,6 +21,13 @@ export interface FieldRule<T> {
 const decimal = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 const numberFromText = (text: string): unknown => (decimal.test(text.trim()) ? Number(text.trim()) : undefined);
 const asIs = (text: string): unknown => text;
+
+// node-cron, loaded when a schedule is first checked: most commands never see one.
+let cronValidate: typeof ValidateCron | undefined;
+function validateCron(): typeof ValidateCron {
+  cronValidate ??= (createRequire(import.meta.url)('node-cron') as { validate: typeof ValidateCron }).validate;
+  return cronValidate;
+}
 
 function intRule(min: number): FieldRule<number> {
   const expected = rangeWords('int', min, true);
@@ -53,7 +61,7 @@ export const rules = {
   logLevel: { schema: z.enum(logLevels), expected: `one of ${logLevels.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof logLevels)[number]>,
   mode: { schema: z.enum(daemonModes), expected: `one of ${daemonModes.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof daemonModes)[number]>,
   cron: {
-    schema: z.string().refine((s) => validateCron(s), {
+    schema: z.string().refine((s) => validateCron()(s), {
       error: (issue) => `${quote(String(issue.input))} is not a cron expression (five fields, or six with seconds first), e.g. "*/5 * * * *"`,
     }),
     expected: 'a cron expression such as "*/5 * * * *"',

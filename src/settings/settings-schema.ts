@@ -27,8 +27,8 @@ export const settingsFileSchema = z
       })
       .optional(),
     rate: describe(rules.positiveNumber.schema.nullable().optional(), 'Ceiling in requests per second (AMSYNC_RATE, --rate). null: none; the adaptive limiter finds the limit.'),
-    initialRate: describe(rules.positiveNumber.schema.optional(), 'Requests per second the adaptive limiter starts at (AMSYNC_INITIAL_RATE).'),
-    concurrency: describe(rules.int1.schema.optional(), 'Requests in flight at most (AMSYNC_CONCURRENCY, --concurrency).'),
+    initialRate: describe(rules.positiveNumber.schema.optional(), 'Requests per second the adaptive limiter starts at for calls that queue up, e.g. writes (AMSYNC_INITIAL_RATE); until the first sign of a limit, a call that finds nothing queued goes out at once.'),
+    concurrency: describe(rules.int1.schema.optional(), 'Requests in flight at most (AMSYNC_CONCURRENCY, --concurrency): a ceiling; below it the limiter keeps what the rate needs at the measured latency.'),
     retry: z
       .strictObject({
         maxAttempts: describe(rules.int1.schema.optional(), 'Attempts per request, the first included (AMSYNC_RETRY_MAX_ATTEMPTS).'),

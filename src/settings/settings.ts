@@ -94,7 +94,7 @@ export const defaultSettings: Settings = {
   stateFile: '.amsync/state.json',
   http: { timeoutMs: 30_000, allowInsecureHttp: false, maxResponseBytes: 32 * 1024 * 1024 },
   initialRate: 10,
-  concurrency: 8,
+  concurrency: 64,
   // The client's defaults, so the CLI and the client cannot disagree (they once did on maxElapsedMs).
   retry: {
     maxAttempts: defaultRetryOptions.maxAttempts,

@@ -2,7 +2,7 @@ export { parseDesired, type ParseDesiredContext, type ParseDesiredResult } from 
 export { sortDiagnostics } from './sort-diagnostics.js';
 export { loadDesired, readSecretFile, type LoadedDesired } from './load.js';
 export { secretFilesOf } from './secret-files.js';
-export { stringifyDesired, type StringifyDesiredOptions } from './stringify-desired.js';
+export { stringifyDesired, stringifyDesiredChunks, type StringifyDesiredOptions } from './stringify-desired.js';
 export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';
 export { renderAccessSchema } from './json-schema.js';
 export { decodeText } from './decode.js';

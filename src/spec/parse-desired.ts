@@ -27,6 +27,11 @@ export interface ParseDesiredContext {
    * @default 'require'
    */
   readonly secrets?: 'require' | 'warn';
+  /**
+   * Largest text read, in bytes. Only `amsync export` raises it, to check its own output
+   * (which may be larger than a file amsync reads). @default limits.maxFileBytes
+   */
+  readonly maxBytes?: number;
 }
 
 export interface ParseDesiredResult {
@@ -44,12 +49,12 @@ export function parseDesired(text: string, ctx: ParseDesiredContext): ParseDesir
   // Fast path: a plain file with nothing to report is read without a syntax tree (at 100k
   // items, readYaml alone takes ~650 MB and seconds). A file outside the plain subset, or with
   // any error or warning, is read again with every position, so diagnostics never change.
-  const plain = readPlainYaml(text, ctx.file);
+  const plain = readPlainYaml(text, ctx.file, ctx.maxBytes);
   if (plain) {
     const result = withoutPositions(() => fromSource(plain, [], ctx));
     if (result?.value && result.errors.length === 0 && result.warnings.length === 0) return result;
   }
-  const read = readYaml(text, ctx.file);
+  const read = readYaml(text, ctx.file, ctx.maxBytes);
   if (!read.source) return { errors: read.errors, warnings: read.warnings };
   return fromSource(read.source, read.warnings, ctx);
 }
@@ -86,6 +91,9 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   return { value: toModel(parsed.data, passwords, source), errors, warnings };
 }
 
+// Most keys declare no roles: one shared empty list instead of one each (100k at 100k keys).
+const noRoles: readonly number[] = Object.freeze([]);
+
 function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassword>, source: YamlSource): DesiredState {
   const sshUsers = (file.sshUsers ?? []).map((u, i): DesiredSshUser => {
     const password = u.ensure === 'absent' ? undefined : passwords.get(i);
@@ -105,7 +113,7 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
       name: k.name,
       ...(k.id !== undefined ? { id: k.id } : {}),
       superuser: k.superuser,
-      roles: [...new Set(ids)].sort((a, b) => a - b),
+      roles: ids.length === 0 ? noRoles : [...new Set(ids)].sort((a, b) => a - b),
       ...(roleNames.length > 0 ? { roleNames } : {}),
       ensure: k.ensure,
       source: source.locate(['apikeys', i]),

@@ -35,9 +35,9 @@ const notPlain = (): never => {
  * other position throws PositionsNeeded: a file with something to report is read again with
  * readYaml.
  */
-export function readPlainYaml(text: string, file: string): YamlSource | undefined {
+export function readPlainYaml(text: string, file: string, maxBytes: number = limits.maxFileBytes): YamlSource | undefined {
   // What readYaml refuses or treats specially is left to it.
-  if (utf8Length(text) > limits.maxFileBytes || unusual.test(text)) return undefined;
+  if (utf8Length(text) > maxBytes || unusual.test(text)) return undefined;
   const reader = new PlainReader(text);
   let value: unknown;
   try {

@@ -1,4 +1,6 @@
-import { type Alias, Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type CST, type Document, type Node, type YAMLError } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Alias, CST, Document, Node, YAMLError } from 'yaml';
 import type { Diagnostic, SourcePosition } from '../model/source-position.js';
 import { diagnosticCodes } from './diagnostic-codes.js';
 import { tooLarge } from './decode.js';
@@ -27,6 +29,19 @@ export interface YamlReadResult {
   readonly warnings: readonly Diagnostic[];
 }
 
+// yaml is loaded when a text first needs it: the fast reader (plain-yaml.ts) takes the files
+// amsync writes and most that people write, so a cold `amsync validate` of such a file does
+// not pay for loading it (~40 ms, a third of that command's start).
+let yamlModule: typeof Yaml | undefined;
+function yaml(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlModule;
+}
+const isAlias = ((node: unknown) => yaml().isAlias(node)) as typeof Yaml.isAlias;
+const isMap = ((node: unknown) => yaml().isMap(node)) as typeof Yaml.isMap;
+const isScalar = ((node: unknown) => yaml().isScalar(node)) as typeof Yaml.isScalar;
+const isSeq = ((node: unknown) => yaml().isSeq(node)) as typeof Yaml.isSeq;
+
 // C0 controls other than tab, LF and CR, and DEL: YAML forbids them raw, and they mean binary.
 // eslint-disable-next-line no-control-regex
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -36,10 +51,11 @@ const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
  * size, binary content, nesting depth (checked on yaml's iterative CST before the recursive
  * composer runs), syntax, several documents, duplicate keys, alias expansion.
  */
-export function readYaml(text: string, file: string): YamlReadResult {
+export function readYaml(text: string, file: string, maxBytes: number = limits.maxFileBytes): YamlReadResult {
   const size = utf8Length(text);
-  if (size > limits.maxFileBytes) return fail(tooLarge(size, file));
+  if (size > maxBytes) return fail(tooLarge(size, file));
 
+  const { Composer, LineCounter, Parser } = yaml();
   const lineCounter = new LineCounter();
   const at = (offset: number): SourcePosition => {
     const { line, col } = lineCounter.linePos(offset);

@@ -58,9 +58,12 @@ export function normaliseSshUser(u: RemoteSshUser): ActualSshUser {
   return { id: u.id, username: u.username, level: u.level };
 }
 
+// Most keys have no roles: one shared empty list instead of one each (100k at 100k keys).
+const noRoles: readonly number[] = Object.freeze([]);
+
 export function normaliseApikey(k: RemoteApikey): ActualApikey {
   // The client already gives sorted unique ids: no copies then (two arrays and a Set per key).
-  const roles = isSortedIds(k.roles) ? [...k.roles] : [...new Set(k.roles.map((r) => (typeof r === 'number' ? r : r.id)))].sort((a, b) => a - b);
+  const roles = k.roles.length === 0 ? noRoles : isSortedIds(k.roles) ? [...k.roles] : [...new Set(k.roles.map((r) => (typeof r === 'number' ? r : r.id)))].sort((a, b) => a - b);
   return { id: k.id, name: k.name, superuser: k.superuser, roles };
 }
 

@@ -19,6 +19,15 @@ const small: BenchConfig = {
   footprintItems: 300,
   planItems: 300,
   refreshParallelism: 10,
+  configuredRateCases: [{ rate: 1000, latencyMs: 0 }],
+  discoveredRateCases: [{ rate: 1000, latencyMs: 0 }],
+  rateItems: 300,
+  rateChanges: 60,
+  largePageItems: 300,
+  largePageMax: 1000,
+  tokensItems: 300,
+  coldRuns: 1,
+  exportItems: 300,
 };
 
 describe('the benchmark, small', () => {
@@ -47,6 +56,14 @@ describe('the benchmark, small', () => {
 
     // The per-item refresh: one GET per item against amsync's one per page.
     expect(value('contrast.callsRatio')).toBe(100);
+
+    // Below a limit of 1,000/s with a one-second burst, 60 changes never meet a 503.
+    for (const id of ['rateConfigured.R1000L0', 'rateDiscovered.R1000L0']) {
+      expect(value(`${id}.callsPerMinimum`)).toBe(1);
+      expect(value(`${id}.throttledPerThousand`)).toBe(0);
+    }
+    // The export writes every item (and the tokensDir scenario checked its 300 files itself).
+    expect(value('export.itemsWritten')).toBe(1);
 
     // Every figure is a number, and the table and JSON render.
     for (const f of result.figures) expect(Number.isFinite(f.value), f.id).toBe(true);

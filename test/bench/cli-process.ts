@@ -30,9 +30,14 @@ export interface MeasuredCliRun {
  * (reported by report-usage.mjs, preloaded into the child, on a pipe at fd 3).
  */
 export function runAmsync(args: readonly string[], options: CliRunOptions): Promise<MeasuredCliRun> {
+  return runNode([amsyncBin, ...args], options);
+}
+
+/** Runs `node ARGS` (a script, or `-e CODE`) measured as runAmsync measures amsync. */
+export function runNode(args: readonly string[], options: CliRunOptions): Promise<MeasuredCliRun> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env };
   const started = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', usageReporter, amsyncBin, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', usageReporter, ...args], {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

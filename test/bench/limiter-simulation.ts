@@ -1,23 +1,35 @@
 /**
- * The control law against simulated token-bucket servers of several burst sizes, in virtual
- * time. Run: npx vite-node test/bench/limiter-simulation.ts
+ * The limiter against simulated servers in virtual time: the cases the benchmark runs against
+ * the emulator (a one-second bucket, 503s answered at once), and harder ones (small buckets, a
+ * queueing server, a listing of serial chains). Run: npx vite-node test/bench/limiter-simulation.ts
  */
-import { simulate, type SimulationOptions } from '../unit/api/limiter-simulator.js';
+import { emulatorLike, simulate, type SimulationOptions } from '../unit/api/limiter-simulator.js';
 
+// The event loop held up for 30 ms before 1 % of events: a machine shared with other work.
+const busy = { stallChance: 0.01, stallMs: 30 } as const;
 
-const cases: SimulationOptions[] = [];
-for (const burst of [1, 5, 100]) {
-  for (const ceiling of [undefined, 100]) {
-    for (const retryAfterSeconds of [undefined, 1]) {
-      cases.push({ limit: 100, burst, latencyMs: 4, jitterMs: 1, requests: 3000, ceiling, retryAfterSeconds });
-    }
-  }
-}
-for (const c of cases) {
+const cases: [string, SimulationOptions][] = [
+  ['hidden R=50, one-second burst, L=20', { limit: 50, burst: 50, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike }],
+  ['hidden R=200, one-second burst, L=20', { limit: 200, burst: 200, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike }],
+  ['hidden R=200, one-second burst, L=50', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike }],
+  ['hidden R=200, one-second burst, L=100', { limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ...emulatorLike }],
+  ['hidden R=50, L=20, busy machine', { limit: 50, burst: 50, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike, ...busy }],
+  ['hidden R=200, L=50, busy machine', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike, ...busy }],
+  ['--rate 200, L=50, busy machine', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike, ...busy }],
+  ['--rate 200, L=20 (R·L 4)', { limit: 200, burst: 200, latencyMs: 20, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike }],
+  ['--rate 200, L=50 (R·L 10)', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike }],
+  ['--rate 200, L=100 (R·L 20)', { limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike }],
+  ['hidden R=100, burst 5, no Retry-After, L=4', { limit: 100, burst: 5, latencyMs: 4, jitterMs: 1, requests: 3000 }],
+  ['hidden R=100, burst 1, no Retry-After, L=4', { limit: 100, burst: 1, latencyMs: 4, jitterMs: 1, requests: 3000 }],
+  ['queueing server R=100, L=20', { limit: 100, burst: 1, latencyMs: 20, requests: 2000, server: 'queue', queueLimit: 20, retryAfterSeconds: 1 }],
+  ['listing, 2 chains × 20 pages, L=20, no limit', { limit: 100_000, burst: 100_000, latencyMs: 20, requests: 40, chains: 2, ...emulatorLike }],
+  ['listing, 2 chains × 1000 pages, L=2, no limit', { limit: 100_000, burst: 100_000, latencyMs: 2, requests: 2000, chains: 2, ...emulatorLike }],
+  ['listing, 2 chains × 1000 pages, L=2, hidden R=200', { limit: 200, burst: 200, latencyMs: 2, requests: 2000, chains: 2, ...emulatorLike }],
+];
+for (const [label, c] of cases) {
   const r = await simulate(c);
   console.log(
-    `burst=${c.burst} ceiling=${c.ceiling ?? '-'} retryAfter=${c.retryAfterSeconds ?? '-'}: ` +
-      `ratio=${r.ratio.toFixed(3)} 503/1000=${r.throttledPerThousand.toFixed(2)} (${r.throttled}) t=${r.seconds.toFixed(1)}s rate=${r.finalRate.toFixed(1)}`,
+    `${label.padEnd(48)} ratio ${r.ratio.toFixed(3)}  503/1000 ${r.throttledPerThousand.toFixed(2).padStart(6)} (${r.throttled})  ` +
+      `t ${r.seconds.toFixed(2)} s  rate ${r.finalRate.toFixed(1)}  in flight ≤ ${r.maxInFlight}`,
   );
 }
-

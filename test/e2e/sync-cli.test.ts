@@ -122,14 +122,11 @@ describe('amsync sync', () => {
   });
 
   it('treats a 404 on delete as done, and creates again after a 404 on update', async () => {
-    const ids = emu.seed({ sshUsers: [{ username: 'old', level: 'n1', password: 'x' }, { username: 'deploy', level: 'n1', password: 'x' }] });
-    const [old, deploy] = ids.sshUsers;
-    emu.setFaults({ rules: [{ method: ['PUT', 'DELETE'], path: '^/api/sshusers/\\d+$', times: 2, delayMs: 1500 }] });
-    const running = amsync(['sync', '--json', '--rotate-passwords']);
-    await until(() => emu.requests().some((r) => r.path === '/api/sshusers' && r.method === 'GET'));
-    await deleteDirect(old!.id);
-    await deleteDirect(deploy!.id);
-    const run = await running;
+    emu.seed({ sshUsers: [{ username: 'old', level: 'n1', password: 'x' }, { username: 'deploy', level: 'n1', password: 'x' }] });
+    // Someone else deletes each item just before the sync's update or delete of it arrives
+    // (deterministic: direct deletes raced the client, which now starts without a pause).
+    emu.setFaults({ rules: [{ method: ['PUT', 'DELETE'], path: '^/api/sshusers/\\d+$', times: 2, concurrentWrite: 'delete' }] });
+    const run = await amsync(['sync', '--json', '--rotate-passwords']);
     expect(run.code).toBe(0);
     const results = JSON.parse(run.stdout).results as { key: string; drift?: string; status: string }[];
     expect(results.find((r) => r.key === 'old')).toMatchObject({ status: 'applied', drift: 'was already deleted' });
@@ -229,11 +226,6 @@ describe('secrets', () => {
 async function fetchCheck(username: string, password: string): Promise<boolean> {
   const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
   return ((await res.json()) as { match: boolean }).match;
-}
-
-async function deleteDirect(id: number): Promise<void> {
-  const res = await fetch(`${emu.url}/api/sshusers/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
-  if (res.status !== 200) throw new Error(`delete ${id}: ${res.status}`);
 }
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

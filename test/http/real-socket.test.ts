@@ -115,3 +115,45 @@ describe('nothing listening', () => {
     expect(retries).toHaveLength(7);
   });
 });
+
+describe('after a 503 or 429, a request with a body is retried on a new connection', () => {
+  /** A server that refuses the first request with `status` and answers the rest; notes each request's connection. */
+  async function refuseFirst(status: number, body: unknown): Promise<{ url: string; connections: () => number[]; closing: () => boolean[] }> {
+    const ports: number[] = [];
+    const closing: boolean[] = [];
+    const service = await serve((req, res, count) => {
+      ports.push(req.socket.remotePort ?? -1);
+      closing.push(req.headers.connection === 'close');
+      if (count === 1) res.writeHead(status, { 'retry-after': '0', 'content-type': 'application/json' }).end('{"errors":[]}');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    return { url: service.url, connections: () => [...ports], closing: () => [...closing] };
+  }
+
+  it('a POST refused with 503 is sent again on a connection of its own', async () => {
+    const service = await refuseFirst(503, user);
+    const c = connect(service.url, 5000);
+    await expect(c.createSshUser({ username: 'deploy', level: 'n1', password: new Secret('pw-canary-31337') })).resolves.toMatchObject({ id: 7 });
+    const [first, second] = service.connections();
+    expect(second).not.toBe(first);
+    // ... which is closed after the answer, not kept for the next request.
+    expect(service.closing()).toEqual([false, true]);
+  });
+
+  it('a PUT refused with 429 too', async () => {
+    const service = await refuseFirst(429, user);
+    const c = connect(service.url, 5000);
+    await expect(c.updateSshUser(7, { level: 'n1' })).resolves.toMatchObject({ id: 7 });
+    const [first, second] = service.connections();
+    expect(second).not.toBe(first);
+  });
+
+  it('a GET (no body) keeps its connection', async () => {
+    const service = await refuseFirst(503, user);
+    const c = connect(service.url, 5000);
+    await expect(c.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+    const [first, second] = service.connections();
+    expect(second).toBe(first);
+    expect(service.closing()).toEqual([false, false]);
+  });
+});

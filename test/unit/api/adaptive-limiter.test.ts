@@ -131,6 +131,15 @@ describe('closing', () => {
   });
 });
 
+describe('closing, while no limit is known', () => {
+  it('a call made after closing fails, though it would have gone out unpaced', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ timers });
+    limiter.close();
+    await expect(limiter.schedule(async () => 'late')).rejects.toBeInstanceOf(LimiterClosedError);
+  });
+});
+
 describe('the rate adapts to the answers', () => {
   it('rises on paced successes and falls on a throttle', async () => {
     const timers = new VirtualTimers();
@@ -145,5 +154,97 @@ describe('the rate adapts to the answers', () => {
     const before = limiter.rate;
     limiter.throttle(stamps.at(-1)!);
     expect(limiter.rate).toBeLessThan(before);
+  });
+});
+
+describe("requests in flight follow Little's law: rate × round trip, within --concurrency", () => {
+  /** Runs `count` calls that each take `latencyMs`, reporting success; returns the peak in flight and the window at the end. */
+  async function run(limiter: AdaptiveLimiter, timers: VirtualTimers, count: number, latencyMs: number): Promise<{ peak: number; window: number; seconds: number }> {
+    let peak = 0;
+    const all = Promise.all(
+      Array.from({ length: count }, () =>
+        limiter.schedule(async (stamp) => {
+          peak = Math.max(peak, limiter.inFlight);
+          await new Promise<void>((resolve) => timers.setTimeout(resolve, latencyMs));
+          limiter.success(stamp);
+        }),
+      ),
+    );
+    await timers.advance(60_000);
+    await all;
+    return { peak, window: limiter.window, seconds: timers.now() / 1000 };
+  }
+
+  it('at 200/s and 100 ms, about 20 in flight: the window grows past the old fixed 8', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 200, timers });
+    const { peak, window } = await run(limiter, timers, 1000, 100);
+    expect(limiter.concurrency).toBe(64);
+    expect(peak).toBeGreaterThanOrEqual(20);
+    // rate × (round trip + 2 deviations) + 2: the 100 ms here do not vary.
+    expect(window).toBe(22);
+  });
+
+  it('--concurrency stays a ceiling', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 200, concurrency: 8, timers });
+    const { peak, window } = await run(limiter, timers, 200, 100);
+    expect(peak).toBe(8);
+    expect(window).toBe(8);
+  });
+
+  it('a short round trip needs few: the window stays small', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 100, timers });
+    const { window } = await run(limiter, timers, 300, 5);
+    expect(window).toBe(3);
+  });
+});
+
+describe('a stall is made up in a small bounded burst', () => {
+  it('slots missed while the event loop was held are sent back to back, at most 4 at once, and the rate holds', async () => {
+    // Every timer fires 35 ms late (a busy machine), at 100/s: 3.5 slots missed each time.
+    const late = new VirtualTimers(() => 35);
+    const limiter = new AdaptiveLimiter({ rate: 100, timers: late });
+    const { starts, done } = load(limiter, late, 100);
+    await late.advance(10_000);
+    await done;
+    const span = starts.at(-1)! - starts[0]!;
+    // Without making up, every slot would be 35 ms late: 100 slots in 4.5 s. Made up: about 1 s.
+    expect(span).toBeLessThan(1300);
+    const together = new Map<number, number>();
+    for (const at of starts) together.set(at, (together.get(at) ?? 0) + 1);
+    expect(Math.max(...together.values())).toBeLessThanOrEqual(5);
+  });
+
+  it('an idle spell banks nothing: the first call after it goes at once, the next one a slot later', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ rate: 10, timers });
+    await timers.advance(5000);
+    const { starts, done } = load(limiter, timers, 3);
+    await timers.advance(1000);
+    await done;
+    expect(starts).toEqual([5000, 5100, 5200]);
+  });
+});
+
+describe('while no limit is known, calls that do not queue up go out unpaced', () => {
+  it('two serial chains (a listing) are not held to the start rate of 10/s', async () => {
+    const timers = new VirtualTimers();
+    const limiter = new AdaptiveLimiter({ timers });
+    const chain = async (): Promise<number> => {
+      for (let page = 0; page < 20; page += 1) {
+        await limiter.schedule(async (stamp) => {
+          await new Promise<void>((resolve) => timers.setTimeout(resolve, 20));
+          limiter.success(stamp);
+        });
+      }
+      return timers.now();
+    };
+    const both = Promise.all([chain(), chain()]);
+    await timers.advance(5000);
+    // 20 pages of 20 ms each, the two chains side by side: 0.4 s, not 40 pages at 10/s (4 s).
+    expect(Math.max(...(await both))).toBe(400);
+    expect(limiter.rate).toBeGreaterThan(50);
   });
 });

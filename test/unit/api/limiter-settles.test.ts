@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulate } from './limiter-simulator.js';
+import { emulatorLike, simulate } from './limiter-simulator.js';
 
 /**
  * The control law against a simulated token-bucket server in virtual time (deterministic,
@@ -37,5 +37,56 @@ describe('the rate follows what is used', () => {
     const result = await simulate({ limit: 10_000, burst: 10_000, latencyMs: 40, requests: 2000, concurrency: 2 });
     expect(result.throttled).toBe(0);
     expect(result.finalRate).toBeLessThan(150);
+  });
+});
+
+describe('the whole rate at any latency (DESIGN.md §7: ≥ 0.95 of R with --rate at R·L up to 20)', () => {
+  for (const latencyMs of [50, 100]) {
+    it(`--rate 200 against a server of 200/s at ${latencyMs} ms (R·L ${(200 * latencyMs) / 1000})`, async () => {
+      const result = await simulate({ limit: 200, burst: 200, latencyMs, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike });
+      expect(result.ratio).toBeGreaterThan(0.97);
+      expect(result.throttled).toBe(0);
+      expect(result.maxInFlight).toBeGreaterThan((200 * latencyMs) / 1000);
+    });
+  }
+
+  it('on a busy machine (the event loop held 30 ms before 1 % of events) the stalls are made up', async () => {
+    const result = await simulate({ limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike, stallChance: 0.01, stallMs: 30 });
+    expect(result.ratio).toBeGreaterThan(0.95);
+    expect(result.throttled).toBe(0);
+  });
+});
+
+describe('gentle discovery of a limit hidden behind a one-second burst (≥ 0.90 of R, ≤ 5 503s per 1,000 calls)', () => {
+  for (const [limit, latencyMs] of [
+    [50, 20],
+    [200, 20],
+    [200, 50],
+    [200, 100],
+  ] as const) {
+    it(`R = ${limit}/s, L = ${latencyMs} ms, after a listing`, async () => {
+      const result = await simulate({ limit, burst: limit, latencyMs, requests: 2000, listPages: 10, ...emulatorLike });
+      expect(result.ratio).toBeGreaterThan(0.9);
+      expect(result.throttledPerThousand).toBeLessThanOrEqual(5);
+    });
+  }
+
+  it('a server that queues shows it in its latency first: the limiter holds there, and no 503 comes', async () => {
+    const result = await simulate({ limit: 100, burst: 1, latencyMs: 20, requests: 2000, server: 'queue', queueLimit: 20, retryAfterSeconds: 1 });
+    expect(result.throttled).toBe(0);
+    expect(result.ratio).toBeGreaterThan(0.9);
+  });
+
+  it('a listing against a hidden limit: unpaced at first, paced once the limit shows', async () => {
+    const result = await simulate({ limit: 200, burst: 200, latencyMs: 2, requests: 2000, chains: 2, ...emulatorLike });
+    expect(result.ratio).toBeGreaterThan(0.9);
+    expect(result.throttledPerThousand).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('a small no-op sync is as fast as its round trips allow', () => {
+  it('two serial chains of 20 pages at 20 ms take 0.4 s, as a plain script would', async () => {
+    const result = await simulate({ limit: 100_000, burst: 100_000, latencyMs: 20, requests: 40, chains: 2, uniformLatency: false });
+    expect(result.seconds).toBeCloseTo(0.4, 5);
   });
 });

@@ -1,7 +1,11 @@
 /**
- * The adaptive limiter against a simulated token-bucket server, in virtual time: fast,
- * deterministic, and independent of the machine. Used by the limiter's unit tests and by
- * test/bench/limiter-simulation.ts; the real figures come from test/bench/limiter-probe.ts.
+ * The adaptive limiter against a simulated server, in virtual time: fast, deterministic, and
+ * independent of the machine. Used by the limiter's unit tests and by
+ * test/bench/limiter-simulation.ts; the real figures come from the benchmark (npm run bench).
+ *
+ * Two servers: a token bucket (`limit` per second, `burst` deep; a 503 when empty), and a
+ * queue (`limit` per second served one after another; latency grows with the queue, and a 503
+ * when more than `queueLimit` wait) — the second shows rising latency before any 503.
  */
 import { AdaptiveLimiter } from '../../../src/api/adaptive-limiter.js';
 import type { Timers } from '../../../src/api/timers.js';
@@ -11,37 +15,78 @@ export interface SimulationOptions {
   readonly limit: number;
   /** Token-bucket capacity. */
   readonly burst: number;
-  /** One-way service latency in ms (the answer comes after this). */
+  /** Service latency in ms, half before the server decides and half after. */
   readonly latencyMs: number;
   /** Extra random latency, ms. */
   readonly jitterMs?: number;
+  /** Latency as the emulator draws it: uniform between 0.5 L and 1.5 L (instead of L + jitter). */
+  readonly uniformLatency?: boolean;
+  /** A 503 answered at once, before the latency (as the emulator does), instead of after it. */
+  readonly throttleAtOnce?: boolean;
   /** Requests to complete. */
   readonly requests: number;
+  /** Serial chains the requests are split into (a listing: each waits for the one before); all at once when undefined. */
+  readonly chains?: number;
+  /** A listing first: this many pages in each of two serial chains, then the requests (as a sync lists, then applies). */
+  readonly listPages?: number;
   /** Client ceiling (--rate); none when undefined. */
   readonly ceiling?: number;
+  /** Client start rate without a ceiling (`initialRate`); the limiter's default when undefined. */
+  readonly initialRate?: number;
+  /** `--concurrency`; the limiter's default when undefined. */
   readonly concurrency?: number;
   /** Retry-After seconds the server sends with a 503; none when undefined. */
   readonly retryAfterSeconds?: number;
+  /** Retry-After as the emulator computes it: the wait for the next token, rounded up to whole seconds (at least 1). */
+  readonly retryAfterFromBucket?: boolean;
+  /** `queue`: a server that serves `limit` per second in turn (see above). @default 'bucket' */
+  readonly server?: 'bucket' | 'queue';
+  /** Requests the queue server holds before it answers 503. @default 50 */
+  readonly queueLimit?: number;
+  /** A busy machine: before each event, with this chance, the client's event loop stalls for `stallMs`. */
+  readonly stallChance?: number;
+  readonly stallMs?: number;
   readonly seed?: number;
 }
 
+/** The emulator's behaviour (`amsync emulator --rate-limit R --latency-ms L`): one-second burst included. */
+export const emulatorLike = { uniformLatency: true, throttleAtOnce: true, retryAfterFromBucket: true } as const;
+
+/** Figures of the requests after the listing (all of them without one). */
 export interface SimulationResult {
   readonly seconds: number;
   readonly successesPerSecond: number;
   readonly ratio: number;
   readonly throttled: number;
   readonly throttledPerThousand: number;
+  /** Every call, listing and 503s included. */
+  readonly calls: number;
   readonly finalRate: number;
+  readonly maxInFlight: number;
 }
 
 /** Lets every settled promise run its continuations. */
 export const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Timers on a virtual clock: nothing waits for real, events run in time order. */
+interface TimerEvent {
+  readonly at: number;
+  readonly id: number;
+  readonly callback: () => void;
+}
+
+const earlier = (a: TimerEvent, b: TimerEvent): boolean => a.at < b.at || (a.at === b.at && a.id < b.id);
+
+/** Timers on a virtual clock: nothing waits for real, events run in time order (a binary heap). */
 export class VirtualTimers implements Timers {
   #now = 0;
   #seq = 0;
-  readonly #events = new Map<number, { at: number; callback: () => void }>();
+  readonly #stall: (() => number) | undefined;
+  readonly #heap: TimerEvent[] = [];
+  readonly #live = new Set<number>();
+  /** `stall`, when given, is called before each event: ms the event loop is held up first (a busy machine). */
+  constructor(stall?: () => number) {
+    this.#stall = stall;
+  }
   now(): number {
     return this.#now;
   }
@@ -50,25 +95,25 @@ export class VirtualTimers implements Timers {
   }
   setTimeout(callback: () => void, ms: number): unknown {
     const id = ++this.#seq;
-    this.#events.set(id, { at: this.#now + Math.max(0, ms), callback });
+    this.#live.add(id);
+    this.#push({ at: this.#now + Math.max(0, ms), id, callback });
     return id;
   }
   clearTimeout(handle: unknown): void {
-    this.#events.delete(handle as number);
+    this.#live.delete(handle as number);
   }
   get pending(): number {
-    return this.#events.size;
+    return this.#live.size;
   }
   /** Runs the earliest event, if it is due by `until`; false when none is. */
   step(until = Number.POSITIVE_INFINITY): boolean {
-    let first: [number, { at: number; callback: () => void }] | undefined;
-    for (const entry of this.#events) {
-      if (first === undefined || entry[1].at < first[1].at || (entry[1].at === first[1].at && entry[0] < first[0])) first = entry;
-    }
-    if (first === undefined || first[1].at > until) return false;
-    this.#events.delete(first[0]);
-    this.#now = Math.max(this.#now, first[1].at);
-    first[1].callback();
+    while (this.#heap.length > 0 && !this.#live.has(this.#heap[0]!.id)) this.#pop();
+    const first = this.#heap[0];
+    if (first === undefined || first.at > until) return false;
+    this.#pop();
+    this.#live.delete(first.id);
+    this.#now = Math.max(this.#now, first.at) + (this.#stall?.() ?? 0);
+    first.callback();
     return true;
   }
   /** Moves the clock forward by `ms`, running every event due on the way (and the promises they settle). */
@@ -78,6 +123,32 @@ export class VirtualTimers implements Timers {
     for (let guard = 0; guard < 1_000_000 && this.step(until); guard += 1) await flush();
     this.#now = until;
     await flush();
+  }
+  #push(event: TimerEvent): void {
+    const heap = this.#heap;
+    heap.push(event);
+    for (let i = heap.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (!earlier(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    for (let i = 0; ; ) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let least = i;
+      if (left < heap.length && earlier(heap[left]!, heap[least]!)) least = left;
+      if (right < heap.length && earlier(heap[right]!, heap[least]!)) least = right;
+      if (least === i) return;
+      [heap[i], heap[least]] = [heap[least]!, heap[i]!];
+      i = least;
+    }
   }
 }
 
@@ -92,50 +163,101 @@ function mulberry32(seed: number): () => number {
   };
 }
 
+/** The server's decision: accepted, or a 503 with a Retry-After in ms (undefined: none). */
+type Decision = { readonly ok: true; readonly queuedMs: number } | { readonly ok: false; readonly retryAfterMs: number | undefined };
 
-export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  const timers = new VirtualTimers();
-  const random = mulberry32(options.seed ?? 1);
-  const limiter = new AdaptiveLimiter({ rate: options.ceiling, concurrency: options.concurrency ?? 8, timers });
+function bucketServer(options: SimulationOptions, timers: VirtualTimers): () => Decision {
   let tokens = options.burst;
   let refilledAt = 0;
-  let throttled = 0;
-  let done = 0;
-
-  const server = (): boolean => {
+  return () => {
     const now = timers.now();
     tokens = Math.min(options.burst, tokens + ((now - refilledAt) * options.limit) / 1000);
     refilledAt = now;
     if (tokens >= 1) {
       tokens -= 1;
-      return true;
+      return { ok: true, queuedMs: 0 };
     }
-    return false;
+    if (options.retryAfterFromBucket) return { ok: false, retryAfterMs: Math.max(1, Math.ceil((1 - tokens) / options.limit)) * 1000 };
+    return { ok: false, retryAfterMs: options.retryAfterSeconds === undefined ? undefined : options.retryAfterSeconds * 1000 };
   };
-  const delay = (ms: number): Promise<void> => new Promise((resolve) => timers.setTimeout(resolve, ms));
+}
 
-  const one = async (): Promise<void> => {
+function queueServer(options: SimulationOptions, timers: VirtualTimers): () => Decision {
+  const serviceMs = 1000 / options.limit;
+  let freeAt = 0;
+  return () => {
+    const now = timers.now();
+    const waitMs = Math.max(0, freeAt - now);
+    if (waitMs / serviceMs > (options.queueLimit ?? 50)) {
+      return { ok: false, retryAfterMs: options.retryAfterSeconds === undefined ? undefined : options.retryAfterSeconds * 1000 };
+    }
+    freeAt = Math.max(freeAt, now) + serviceMs;
+    return { ok: true, queuedMs: waitMs };
+  };
+}
+
+export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  const random = mulberry32(options.seed ?? 1);
+  const stallRandom = mulberry32((options.seed ?? 1) + 1);
+  const timers = new VirtualTimers(options.stallChance === undefined ? undefined : () => (stallRandom() < options.stallChance! ? (options.stallMs ?? 20) : 0));
+  const limiter = new AdaptiveLimiter({
+    ...(options.ceiling === undefined ? {} : { rate: options.ceiling }),
+    ...(options.initialRate === undefined ? {} : { initialRate: options.initialRate }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    timers,
+  });
+  const server = options.server === 'queue' ? queueServer(options, timers) : bucketServer(options, timers);
+  let throttled = 0;
+  let done = 0;
+  let maxInFlight = 0;
+  const delay = (ms: number): Promise<void> => new Promise((resolve) => timers.setTimeout(resolve, ms));
+  const latency = (): number => (options.uniformLatency ? options.latencyMs * (0.5 + random()) : options.latencyMs + random() * (options.jitterMs ?? 0));
+
+  let writesStartedAt = 0;
+  let writesDone = 0;
+  const one = async (write = true): Promise<void> => {
     for (let attempt = 1; attempt <= 50; attempt += 1) {
+      let retryAfterMs: number | undefined;
       const ok = await limiter.schedule(async (stamp) => {
-        await delay(options.latencyMs / 2 + random() * (options.jitterMs ?? 0));
-        const accepted = server();
-        await delay(options.latencyMs / 2);
-        if (accepted) limiter.success(stamp);
-        else {
-          throttled += 1;
-          limiter.throttle(stamp, options.retryAfterSeconds === undefined ? undefined : options.retryAfterSeconds * 1000);
+        maxInFlight = Math.max(maxInFlight, limiter.inFlight);
+        const total = latency();
+        // The emulator decides as a request arrives, answers a 503 at once, and waits the
+        // latency before any other answer.
+        const before = options.throttleAtOnce ? 0 : total / 2;
+        await delay(before);
+        const decision = server();
+        if (decision.ok) {
+          await delay(decision.queuedMs + total - before);
+          limiter.success(stamp);
+          if (write) writesDone += 1;
+          return true;
         }
-        return accepted;
+        if (!options.throttleAtOnce) await delay(total / 2);
+        throttled += 1;
+        retryAfterMs = decision.retryAfterMs;
+        limiter.throttle(stamp, retryAfterMs);
+        return false;
       }, attempt > 1 ? 1 : 0);
       if (ok) {
         done += 1;
         return;
       }
-      await delay(options.retryAfterSeconds === undefined ? random() * 250 * 2 ** (attempt - 1) : options.retryAfterSeconds * 1000);
+      await delay(retryAfterMs ?? random() * 250 * 2 ** (attempt - 1));
     }
   };
 
-  const all = Promise.all(Array.from({ length: options.requests }, () => one()));
+  const serial = (chains: number, requests: number, write: boolean): Promise<unknown> =>
+    Promise.all(
+      Array.from({ length: chains }, async (_, chain) => {
+        for (let i = chain; i < requests; i += chains) await one(write);
+      }),
+    );
+  const chains = options.chains;
+  const all = (async () => {
+    if (options.listPages !== undefined) await serial(2, 2 * options.listPages, false);
+    writesStartedAt = timers.now();
+    await (chains === undefined ? Promise.all(Array.from({ length: options.requests }, () => one())) : serial(chains, options.requests, true));
+  })();
   let settled = false;
   void all.then(() => {
     settled = true;
@@ -145,14 +267,15 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     if (!timers.step()) await flush();
     await flush();
   }
-  const seconds = timers.now() / 1000;
+  const seconds = (timers.now() - writesStartedAt) / 1000;
   return {
     seconds,
-    successesPerSecond: done / seconds,
-    ratio: done / seconds / options.limit,
+    successesPerSecond: writesDone / seconds,
+    ratio: writesDone / seconds / options.limit,
     throttled,
     throttledPerThousand: (throttled * 1000) / (done + throttled),
+    calls: done + throttled,
     finalRate: limiter.rate,
+    maxInFlight,
   };
 }
-

@@ -122,7 +122,41 @@ describe('growth is capped by the rate actually used', () => {
     // 20 successes a second for 30 seconds, each marked paced (bunched arrivals).
     let t = 0;
     for (let second = 0; second < 30; second += 1) t = succeed(controller, t, 1, 20);
-    expect(controller.rate).toBeLessThanOrEqual(40);
+    // Twice 20/s, or twice what the first second measured (19 successes in 0.9 s: 21.1/s):
+    // slow start begins from the rate the client is seen to use (issue 17).
+    expect(controller.rate).toBeLessThanOrEqual(2 * (19 / 0.9));
     expect(controller.rate).toBeGreaterThan(20);
+  });
+});
+
+describe('discovery starts from what the first responses show', () => {
+  it('the rate rises at once to the rate the client is seen to use (a listing sent unpaced)', () => {
+    const controller = new RateController();
+    // 100 unpaced successes a second (two serial chains at 20 ms).
+    for (let i = 0; i < 50; i += 1) controller.onSuccess({ at: i * 10, rate: controller.rate, paced: false }, i * 10);
+    expect(controller.rate).toBeGreaterThanOrEqual(90);
+  });
+
+  it('an unpaced call refused before any rate is measured only slows down: no estimate from it', () => {
+    const controller = new RateController();
+    expect(controller.onThrottle({ at: 0, rate: 10, paced: false }, 1)).toBe(true);
+    expect(controller.limitEstimate).toBeUndefined();
+    expect(controller.rate).toBeCloseTo(7);
+    // ... and unpaced calls stop: everything is paced from then on.
+    expect(controller.discovering).toBe(false);
+  });
+
+  it('a queue building at the server (round-trip minimum rising) ends the start and holds what the server serves', () => {
+    const controller = new RateController();
+    let t = 0;
+    // 100/s answered in 20 ms, then the same rate answered ever later: requests wait in a queue.
+    for (let i = 0; i < 200; i += 1, t += 10) controller.onSuccess({ at: t - 20, rate: controller.rate, paced: true }, t);
+    expect(controller.limitEstimate).toBeUndefined();
+    for (let i = 0; i < 200 && controller.limitEstimate === undefined; i += 1, t += 10) {
+      controller.onSuccess({ at: t - 20 - 2 * i, rate: controller.rate, paced: true }, t);
+    }
+    expect(controller.limitEstimate).toBeGreaterThan(80);
+    expect(controller.limitEstimate).toBeLessThan(130);
+    expect(controller.rate).toBeLessThanOrEqual(controller.limitEstimate!);
   });
 });

@@ -42,7 +42,7 @@ describe('built-in defaults', () => {
       stateFile: '.amsync/state.json',
       http: { timeoutMs: 30000, allowInsecureHttp: false, maxResponseBytes: 33554432 },
       initialRate: 10,
-      concurrency: 8,
+      concurrency: 64,
       retry: { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30000, maxElapsedMs: 120000, retryAfterCapMs: 300000 },
       pageSize: 1000,
       listDeadlineMs: 300000,

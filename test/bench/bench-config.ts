@@ -1,0 +1,82 @@
+/** One server of the rate scenarios: its limit R (a one-second token bucket) and mean latency L. */
+export interface RateCase {
+  readonly rate: number;
+  readonly latencyMs: number;
+}
+
+/** `noop` includes the contrast; see run.ts for what each runs. */
+export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export'] as const;
+export type ScenarioName = (typeof scenarioNames)[number];
+
+export interface BenchConfig {
+  /** Users and keys each, for scenarios 1, 2, 3 and 5. */
+  readonly items: number;
+  readonly pageSize: number;
+  /** Server rate limit R of scenarios 2 and 3; undefined: none (the small version). */
+  readonly serverRate: number | undefined;
+  /** `--rate` of scenario 2: R when R is known. */
+  readonly clientRate: number;
+  /** Mean server latency L of every scenario. */
+  readonly latencyMs: number;
+  /** Changes applied in scenarios 2 and 3. */
+  readonly changes: number;
+  /** `--concurrency` of scenarios 2 and 3; undefined: the client's default. */
+  readonly applyConcurrency: number | undefined;
+  /** Users and keys each in the footprint scenario (peak RSS of a whole no-op sync). */
+  readonly footprintItems: number;
+  /** Desired and actual items each, per kind, of the in-process plan() measurement. */
+  readonly planItems: number;
+  /** Requests in flight of the per-item refresh (terraform's -parallelism). */
+  readonly refreshParallelism: number;
+  /** Servers of scenario 6: writes with `--rate R` at a high R·L. */
+  readonly configuredRateCases: readonly RateCase[];
+  /** Servers of scenario 7: writes against a hidden limit R with a one-second burst, no `--rate`. */
+  readonly discoveredRateCases: readonly RateCase[];
+  /** Users and keys each, and changes, of scenarios 6 and 7. */
+  readonly rateItems: number;
+  readonly rateChanges: number;
+  /** Users and keys each behind a server whose largest page is `largePageMax` (scenario 8). */
+  readonly largePageItems: number;
+  readonly largePageMax: number;
+  /** Users and keys each of the `tokensDir` no-op (scenario 9). */
+  readonly tokensItems: number;
+  /** Runs of `amsync validate` and of `node -e 0` each (scenario 10). */
+  readonly coldRuns: number;
+  /** Users and keys each of the export (scenario 11). */
+  readonly exportItems: number;
+  /** Scenarios to run; all when absent. */
+  readonly only?: readonly ScenarioName[];
+  /** Node flags for every measured amsync process (e.g. `--cpu-prof`, to find a cause). */
+  readonly cliNodeFlags?: readonly string[];
+  /** Progress lines. */
+  readonly log?: (line: string) => void;
+}
+
+export const fullConfig: BenchConfig = {
+  items: 20_000,
+  pageSize: 100,
+  serverRate: 200,
+  clientRate: 200,
+  latencyMs: 20,
+  changes: 2_000,
+  applyConcurrency: undefined,
+  footprintItems: 100_000,
+  planItems: 100_000,
+  refreshParallelism: 10,
+  configuredRateCases: [
+    { rate: 200, latencyMs: 50 },
+    { rate: 200, latencyMs: 100 },
+  ],
+  discoveredRateCases: [
+    { rate: 50, latencyMs: 20 },
+    { rate: 200, latencyMs: 50 },
+  ],
+  rateItems: 1_000,
+  rateChanges: 2_000,
+  largePageItems: 20_000,
+  largePageMax: 1_000,
+  tokensItems: 100_000,
+  coldRuns: 10,
+  exportItems: 500_000,
+};
+

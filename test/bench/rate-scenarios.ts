@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { changeCount } from './desired-file.js';
+import { figure, type Figure } from './figures.js';
+import type { BenchConfig, RateCase } from './bench-config.js';
+import { applyChanges, logOf, pagesOf, withEmulator, type ApplyOutcome } from './bench-runs.js';
+
+/**
+ * Writes at a high rate × latency (R·L requests must be in flight to reach R), with `--rate R`
+ * given; and against a hidden limit that the client must discover behind the server's
+ * one-second burst. Each case runs against a fresh emulator (a full bucket).
+ */
+export async function rateScenarios(config: BenchConfig, workDir: string, figures: Figure[], details: Record<string, unknown>): Promise<void> {
+  const cases = [
+    ...config.configuredRateCases.map((c) => ({ ...c, configured: true })),
+    ...config.discoveredRateCases.map((c) => ({ ...c, configured: false })),
+  ];
+  for (const c of cases) {
+    const rl = (c.rate * c.latencyMs) / 1000;
+    const scenario = `${c.configured ? `6 --rate ${c.rate}` : '7 hidden R'}, R·L ${formatRl(rl)}`;
+    const id = `${c.configured ? 'rateConfigured' : 'rateDiscovered'}.R${c.rate}L${c.latencyMs}`;
+    logOf(config)(`${scenario}: ${config.rateChanges} changes over ${config.rateItems} + ${config.rateItems} items, server R = ${c.rate}/s (one-second burst), L = ${c.latencyMs} ms`);
+    const outcome = await withEmulator({ latencyMs: c.latencyMs, rateLimit: c.rate }, (emu) =>
+      applyChanges(
+        emu,
+        config,
+        { items: config.rateItems, changes: config.rateChanges, clientRate: c.configured ? c.rate : undefined, concurrency: undefined },
+        join(workDir, id),
+      ),
+    );
+    figures.push(...rateFigures(scenario, id, config, c, c.configured, outcome));
+    details[id] = { rate: c.rate, latencyMs: c.latencyMs, configured: c.configured, wallMs: outcome.run.wallMs, cpuMs: outcome.run.cpuMs, stats: outcome.stats };
+  }
+}
+
+const formatRl = (rl: number): string => (Number.isInteger(rl) ? String(rl) : rl.toFixed(1));
+
+function rateFigures(scenario: string, id: string, config: BenchConfig, c: RateCase, configured: boolean, outcome: ApplyOutcome): Figure[] {
+  const { stats } = outcome;
+  const writesPerSecond = (stats.writesDone * 1000) / stats.writeSpanMs;
+  const pages = 2 * pagesOf(config.rateItems, config.pageSize);
+  const changes = changeCount(outcome.mix);
+  return [
+    figure({
+      id: `${id}.writesPerSecondPerRate`,
+      scenario,
+      label: `writes/s ÷ R (${writesPerSecond.toFixed(1)} ÷ ${c.rate})`,
+      value: writesPerSecond / c.rate,
+      decimals: 3,
+      target: { op: '>=', value: configured ? 0.95 : 0.9 },
+      note: `${stats.writesDone} writes from the first one's arrival to the last one's answer; L = ${c.latencyMs} ms; ${configured ? `--rate ${c.rate}` : 'no --rate'}, default --concurrency; longest pause between writes ${stats.maxWriteGapMs} ms`,
+    }),
+    figure({
+      id: `${id}.throttledPerThousand`,
+      scenario,
+      label: `503s per 1,000 calls (${stats.throttled} in ${stats.calls})`,
+      value: (stats.throttled * 1000) / stats.calls,
+      decimals: 2,
+      target: { op: '<=', value: configured ? 1 : 5 },
+    }),
+    figure({
+      id: `${id}.callsPerMinimum`,
+      scenario,
+      label: `calls ÷ (pages + changes) (${stats.calls} ÷ (${pages} + ${changes}))`,
+      value: stats.calls / (pages + changes),
+      decimals: 3,
+      ...(configured ? { target: { op: '<=', value: 1.01 } as const } : {}),
+    }),
+  ];
+}
