@@ -14,7 +14,7 @@ import { renderReport } from './render-report.js';
 import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
 import { LiveOutput } from './live-output.js';
-import { createServiceContext, type ServiceContext } from './service-context.js';
+import type { ServiceContext } from './service-context.js';
 import {
   addConnectionOptions,
   addFileOption,
@@ -148,6 +148,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
  * is not applied to production either. Both refusals come before any request.
  */
 async function serviceContextFor(saved: SavedPlan, opts: ApplyCommandOptions, io: CliIo, logStream: OutputStream): Promise<ServiceContext> {
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
+  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream });
   const configured = context.settings.url;
   if (configured === undefined) {

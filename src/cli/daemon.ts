@@ -1,17 +1,16 @@
 import { Option, type Command } from 'commander';
 import type { AmClient, CredentialEvent } from '../api/index.js';
-import { DaemonError, startDaemon, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from '../daemon/index.js';
+import type { DaemonRuntimeOptions, RunningDaemon, StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../obs/logger.js';
 import { hostname } from 'node:os';
 import { systemTimers } from '../api/timers.js';
-import { kubeLeaseStore } from '../daemon/kube-lease-store.js';
-import { LeaseElector } from '../daemon/lease-elector.js';
-import { createMetrics, type AmsyncMetrics, type ClientMetrics } from '../obs/metrics.js';
+import type { LeaseElector } from '../daemon/lease-elector.js';
+import type { AmsyncMetrics, ClientMetrics } from '../obs/metrics.js';
 import { parseLeaseRef } from '../settings/lease-ref.js';
 import type { Settings } from '../settings/index.js';
 import type { CommandContext } from './commands.js';
-import { createServiceContext } from './service-context.js';
+
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
@@ -44,6 +43,12 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
 
 /** Runs the daemon until it stops; returns the exit code. Its signals stay the process's own (daemon/signals.ts). */
 export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number> {
+  // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
+  const [{ DaemonError, startDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([
+    import('../daemon/index.js'),
+    import('../obs/metrics.js'),
+    import('./service-context.js'),
+  ]);
   let service = await createServiceContext(opts, io);
   const logger = service.logger;
   const log = logger.child({ component: 'daemon' });
@@ -123,6 +128,7 @@ async function startLeaderElection(settings: Settings, env: Env, metrics: Amsync
   const ref = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
   if (!ref) return undefined;
   const identity = env.POD_NAME || env.HOSTNAME || hostname();
+  const [{ kubeLeaseStore }, { LeaseElector }] = await Promise.all([import('../daemon/kube-lease-store.js'), import('../daemon/lease-elector.js')]);
   const store = await kubeLeaseStore({ ref });
   const elector = new LeaseElector({
     store,

@@ -5,13 +5,9 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { ChangesFailedError } from '../errors.js';
-import { startEmulator } from '../emulator/index.js';
 import type { Report } from '../plan/index.js';
-import { createLogger } from '../obs/logger.js';
 import type { CommandContext } from './commands.js';
 import { useColor, type CliIo } from './io.js';
-import { renderReport } from './render-report.js';
-import { createServiceContext } from './service-context.js';
 import { resolveFormat, type OutputFormat } from './shared-options.js';
 
 /** The demo's own secret values for examples/access.yaml: fake, printed nowhere. */
@@ -37,6 +33,13 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
  */
 async function runDemo(file: string, format: OutputFormat, io: CliIo): Promise<void> {
   const token = randomBytes(16).toString('hex');
+  // Loaded here, not at start: only the demo runs the emulator in-process.
+  const [{ startEmulator }, { createLogger }, { renderReport }, { createServiceContext }] = await Promise.all([
+    import('../emulator/index.js'),
+    import('../obs/logger.js'),
+    import('./render-report.js'),
+    import('./service-context.js'),
+  ]);
   const emulator = await startEmulator({ tokens: [token] });
   const work = await mkdtemp(join(tmpdir(), 'amsync-demo-'));
   // The demo is for people: headings go to stdout with text reports, so they stay in order;

@@ -1,9 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
-import { EmulatorError, startEmulator, type EmulatorOptions } from '../emulator/index.js';
-import { checkRoles } from '../emulator/options.js';
+import type { EmulatorOptions } from '../emulator/index.js';
 import type { RoleInput } from '../emulator/types.js';
 import type { CommandContext } from './commands.js';
 
@@ -100,6 +98,8 @@ async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
 }
 
 async function start(options: EmulatorOptions) {
+  // Loaded here, not at start: only this command and the demo run the emulator.
+  const { EmulatorError, startEmulator } = await import('../emulator/index.js');
   try {
     return await startEmulator(options);
   } catch (error) {
@@ -114,6 +114,7 @@ async function start(options: EmulatorOptions) {
 
 async function readRoles(file: string): Promise<RoleInput[]> {
   let doc: unknown;
+  const [{ parse: parseYaml }, { checkRoles }] = await Promise.all([import('yaml'), import('../emulator/options.js')]);
   try {
     // YAML is a superset of JSON, so one parser reads both.
     doc = parseYaml(await readFile(file, 'utf8'));

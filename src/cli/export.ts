@@ -10,7 +10,6 @@ import { readActualState } from '../state/index.js';
 import type { CommandContext } from './commands.js';
 import type { CliIo } from './io.js';
 import { LiveOutput } from './live-output.js';
-import { createServiceContext } from './service-context.js';
 import { addConnectionOptions, refuseOptions, type ServiceOptions } from './shared-options.js';
 
 export interface ExportOptions extends ServiceOptions {
@@ -65,6 +64,8 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   if (opts.writeSchema === true && opts.schema !== undefined) throw new UsageError('--write-schema and --schema both set the `$schema` reference: give one', 'conflicting_flags');
   // The progress of a long listing, on a terminal; logs pass above it.
   const live = new LiveOutput(io, { streamResults: false, color: false });
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
+  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
     live.close();
     throw error;

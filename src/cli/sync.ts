@@ -16,7 +16,7 @@ import { LiveOutput } from './live-output.js';
 import { errText } from './output.js';
 import { renderReport } from './render-report.js';
 import { publishReport } from './report-outputs.js';
-import { createServiceContext, type LoadedDesiredState, type ServiceContext } from './service-context.js';
+import type { LoadedDesiredState, ServiceContext } from './service-context.js';
 import {
   addConnectionOptions,
   addDeleteOptions,
@@ -88,6 +88,8 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   }
   const color = useColor(io.stdout, env);
   const live = new LiveOutput(io, { streamResults: format === 'text' && !dryRun, color });
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
+  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
     live.close();
     throw error;
