@@ -21,7 +21,8 @@ export interface ApplySavedInput {
   readonly desired: DesiredState;
   readonly desiredFileHash: string;
   readonly service: ServiceWriter;
-  readonly passwordState?: PasswordState;
+  /** Opens the state file once the writer lock is held (see SyncInput.passwordState). */
+  readonly passwordState?: () => Promise<PasswordState>;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
   /** The writer lock, taken before the service is re-listed, held to the end. */
@@ -105,7 +106,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     tokens,
     policy,
     service: input.service,
-    passwordState: input.passwordState,
+    passwordState: await input.passwordState?.(),
     tokenSink: input.tokenSink,
     onResult: input.onResult,
     signal,

@@ -15,8 +15,13 @@ import { withWriterLock, type LockAcquirer } from './with-writer-lock.js';
 export interface SyncInput {
   readonly desired: DesiredState;
   readonly service: ServiceWriter;
-  /** The state file; undefined when none is configured (passwords then set on create only). */
-  readonly passwordState?: PasswordState;
+  /**
+   * Opens the state file; undefined when none is configured (passwords then set on create
+   * only). Called once the writer lock is held: a copy read before it may predate another
+   * writer's run, and saving it would drop that run's fingerprints (and, with a generated
+   * key, replace its key).
+   */
+  readonly passwordState?: () => Promise<PasswordState>;
   readonly rotatePasswords?: boolean;
   /** `--prune`: prune both kinds whatever the file says. */
   readonly pruneAll?: boolean;
@@ -74,11 +79,14 @@ export async function runSync(input: SyncInput): Promise<SyncOutcome> {
 }
 
 async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Promise<SyncOutcome> {
+  // Opened once the writer lock is held: a writer that waited must not save a copy read
+  // before the first writer's fingerprints were written.
+  const passwordState = await input.passwordState?.();
   const { desired, roleNames } = await resolveRoles(input.desired, input.service);
   const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
-  const policy = planPolicy({ ...input, desired });
-  const fingerprints = passwordFingerprints(desired, input.passwordState);
+  const policy = planPolicy({ ...input, desired, passwordState });
+  const fingerprints = passwordFingerprints(desired, passwordState);
   const plan = makePlan(desired, actual, policy, fingerprints);
   const actualFingerprint = stateFingerprint(actual);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
@@ -93,7 +101,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     tokens,
     policy,
     service: input.service,
-    passwordState: input.passwordState,
+    passwordState,
     tokenSink: input.tokenSink,
     onResult: input.onResult,
     signal,
@@ -104,7 +112,12 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
 
 export { passwordFingerprints } from './password-fingerprints.js';
 
-export function planPolicy(input: Pick<SyncInput, 'desired' | 'passwordState' | 'rotatePasswords' | 'pruneAll' | 'deleteDuplicateApikeys'>): PlanPolicy {
+/** What the plan policy follows from: the file, the state file as opened, and the flags. */
+export interface PolicyInput extends Pick<SyncInput, 'desired' | 'rotatePasswords' | 'pruneAll' | 'deleteDuplicateApikeys'> {
+  readonly passwordState?: PasswordState | undefined;
+}
+
+export function planPolicy(input: PolicyInput): PlanPolicy {
   const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
   const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
   return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode }, deleteDuplicateApikeys: input.deleteDuplicateApikeys === true };

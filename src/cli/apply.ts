@@ -109,7 +109,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
       service: context.service(live),
-      passwordState: await context.passwordState(),
+      passwordState: () => context.passwordState(),
       tokenSink: context.tokenSink(),
       onResult: (r) => {
         log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');

@@ -140,7 +140,7 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
       return runSync({
         desired,
         service,
-        passwordState: await passwordState(),
+        passwordState,
         rotatePasswords: options.rotatePasswords,
         pruneAll: options.pruneAll,
         maxDeletes: settings.maxDeletes,

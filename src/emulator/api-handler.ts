@@ -1,9 +1,10 @@
 import type { Access } from './auth.js';
+import type { Page } from './collection.js';
 import type { ListMode } from './faults.js';
 import { errorReply, oneError, type Reply } from './reply.js';
 import { allowedMethods, isWrite, resolveRoute } from './routes.js';
-import type { Page } from './collection.js';
 import type { ListedKind, Prepared, Store, StoreResult } from './store.js';
+import type { AnotherClientRequest } from './types.js';
 
 /** One authenticated API request, as the HTTP layer hands it over. */
 export interface ApiRequest {
@@ -17,6 +18,8 @@ export interface ApiRequest {
   listMode: ListMode;
   /** The `concurrentWrite` fault: another client's write to the same item, done first. */
   concurrentWrite?: 'create' | 'delete';
+  /** The `shiftPage` fault: an item renamed by another client as this page is served. */
+  shiftPage?: { id: number; to: string };
   /** Sends an interim 102 Processing; used when a read waits for an accepted write. */
   sendProcessing(): void;
 }
@@ -73,7 +76,10 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
     return answer<unknown>(route.resource === 'sshUsers' ? store.getSshUser(id) : store.getApikey(id));
   }
   if (method === 'DELETE') {
-    return write((): Prepared<unknown> => (route.resource === 'sshUsers' ? store.prepareDeleteSshUser(id) : store.prepareDeleteApikey(id)), item, deps);
+    // Named as it was, for the request log: what a DELETE removed.
+    const before = route.resource === 'sshUsers' ? store.getSshUser(id) : store.getApikey(id);
+    const reply = await write((): Prepared<unknown> => (route.resource === 'sshUsers' ? store.prepareDeleteSshUser(id) : store.prepareDeleteApikey(id)), item, deps);
+    return reply.status === 200 && before.ok ? { ...reply, item: itemOf(before.value) ?? { id, name: '' } } : reply;
   }
   const body = parseBody(req.body);
   if (!body.ok) return body.reply;
@@ -83,7 +89,7 @@ export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> 
 
 const listKeys: Record<ListedKind, string> = { sshUsers: 'users', apikeys: 'apikeys', roles: 'roles' };
 
-function list(resource: ListedKind, req: ApiRequest, deps: ApiDeps): Reply {
+async function list(resource: ListedKind, req: ApiRequest, deps: ApiDeps): Promise<Reply> {
   const cursor = intParam(req.query, 'cursor', 0, 0);
   if (typeof cursor !== 'number') return cursor;
   // An empty `size` means the server's default: the vendor's client always sends the
@@ -100,7 +106,8 @@ function list(resource: ListedKind, req: ApiRequest, deps: ApiDeps): Reply {
   const page = result.value;
   let next = page.next;
   if (req.listMode === 'cursorLoop') next = store.loopCursor(resource, page.position, size);
-  const items: readonly unknown[] = req.listMode === 'reorderPage' ? shuffled<unknown>(page.items, deps.random) : page.items;
+  let items: readonly unknown[] = req.listMode === 'reorderPage' ? shuffled<unknown>(page.items, deps.random) : page.items;
+  if (req.shiftPage !== undefined && resource !== 'roles') items = await shift(resource, req.shiftPage, page as Page<{ id: number }>, items, deps);
   const body = { cursor: { current: page.current, next, previous: page.previous }, [listKeys[resource]]: items };
   return { status: 200, body };
 }
@@ -119,6 +126,23 @@ function userInfo(access: Access): { owner_type: string; scopes: { name: string;
       { name: 'roles', read: true, write: false },
     ],
   };
+}
+
+/**
+ * The `shiftPage` fault: another client renames an item as this page is served. A service that
+ * sorts by name (keyset paging) then shows the renamed item again on this page when it lay on
+ * an earlier one, so the listing holds one id under two names. The page here is in id order,
+ * so "an earlier page" is an id below this page's first (or any, past the last page).
+ */
+async function shift(resource: 'sshUsers' | 'apikeys', rename: { id: number; to: string }, page: Page<{ id: number }>, items: readonly unknown[], deps: ApiDeps): Promise<readonly unknown[]> {
+  const { store } = deps;
+  const prepared = resource === 'sshUsers' ? store.prepareUpdateSshUser(rename.id, { username: rename.to }) : store.prepareUpdateApikey(rename.id, { name: rename.to });
+  if (!prepared.ok) return items;
+  const renamed = prepared.value();
+  await deps.persist();
+  const first = page.items[0]?.id;
+  const passed = page.position > 0 && (first === undefined || rename.id < first);
+  return passed ? [...items, renamed] : items;
 }
 
 /** Fisher-Yates with the seeded generator, so a seed replays the same order. */
@@ -168,7 +192,35 @@ async function write<T>(prepare: () => Prepared<T>, item: string | null, deps: A
   }
   const value = prepared.value();
   await deps.persist();
-  return { status: 200, body: value };
+  const acted = itemOf(value);
+  return acted ? { status: 200, body: value, item: acted } : { status: 200, body: value };
+}
+
+/** `{id, name}` of an SSH user or apikey view; undefined for anything else. */
+function itemOf(value: unknown): { id: number; name: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as { id?: unknown; username?: unknown; name?: unknown };
+  const name = typeof v.username === 'string' ? v.username : v.name;
+  return typeof v.id === 'number' && typeof name === 'string' ? { id: v.id, name } : undefined;
+}
+
+/**
+ * The `anotherClient` fault: another client's request, made with full access before the one
+ * the rule fired on. Its answer goes nowhere; one the service refuses changes nothing.
+ */
+export async function anotherClient(request: AnotherClientRequest, deps: ApiDeps): Promise<void> {
+  await handleApi(
+    {
+      method: request.method,
+      path: request.path,
+      query: new URLSearchParams(),
+      body: request.body === undefined ? '' : JSON.stringify(request.body),
+      access: 'read-write',
+      listMode: 'normal',
+      sendProcessing: () => undefined,
+    },
+    deps,
+  );
 }
 
 function answer<T>(result: StoreResult<T>): Reply {

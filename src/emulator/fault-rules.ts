@@ -36,7 +36,18 @@ import type { FaultRule, FaultRuleStats } from './types.js';
  *                          another client acts first, just before the request is performed:
  *                          "create" posts the same body (an SSH user's create then gets 409),
  *                          "delete" deletes the item the path names (then 404)
+ *            anotherClient: {method, path, body?}
+ *                          another client's request (POST, PUT or DELETE of any item),
+ *                          performed just before this one, which then proceeds as usual
+ *            shiftPage: {id, to}   (list routes) another client renames item `id` to `to` as
+ *                          the page is served; lying on an earlier page, it is listed again
+ *                          on this one under its new name (a service sorting by name)
+ *            endless: true answer 200 with a JSON body that never ends, until the client
+ *                          hangs up; nothing is performed
  *            delayMs       wait this long (alone: then answer normally)
+ *   with status          echo: "json" | "text"  the error body quotes the request (body,
+ *                          its strings, the bearer token, the token of the apikey the path
+ *                          names) raw, JSON-escaped and URL-encoded; "text" as text/html
  *
  * Example: the second POST of an SSH user is committed but its answer is lost:
  *   {"method":"POST","path":"^/api/sshusers$","after":1,"times":1,"commitThenFail":504}
@@ -56,7 +67,16 @@ const actionKeys = [
   'reorderPage',
   'expireToken',
   'concurrentWrite',
+  'anotherClient',
+  'shiftPage',
+  'endless',
 ] as const;
+
+const anotherClientSchema = z.strictObject({
+  method: z.enum(['POST', 'PUT', 'DELETE']),
+  path: z.string().regex(/^\/api\//, 'an API path, starting /api/'),
+  body: z.record(z.string(), z.unknown()).optional(),
+});
 
 export const faultRuleSchema = z
   .strictObject({
@@ -83,6 +103,10 @@ export const faultRuleSchema = z
     reorderPage: z.literal(true).optional(),
     expireToken: z.literal(true).optional(),
     concurrentWrite: z.enum(['create', 'delete']).optional(),
+    anotherClient: anotherClientSchema.optional(),
+    shiftPage: z.strictObject({ id: z.number().int().min(1), to: z.string().min(1) }).optional(),
+    echo: z.enum(['json', 'text']).optional(),
+    endless: z.literal(true).optional(),
     forMs: z.number().min(0).max(3_600_000).optional(),
   })
   .superRefine((rule, ctx) => {
@@ -91,8 +115,11 @@ export const faultRuleSchema = z
     if (actions.length === 0 && rule.delayMs === undefined) {
       ctx.addIssue({ code: 'custom', message: `a rule needs an action: one of ${actionKeys.join(', ')}, or delayMs` });
     }
-    if (rule.status === undefined && (rule.retryAfter !== undefined || rule.retryAfterDateIn !== undefined || rule.errors !== undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'retryAfter, retryAfterDateIn and errors go with status' });
+    if (rule.status === undefined && (rule.retryAfter !== undefined || rule.retryAfterDateIn !== undefined || rule.errors !== undefined || rule.echo !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'retryAfter, retryAfterDateIn, errors and echo go with status' });
+    }
+    if (rule.echo !== undefined && (rule.errors !== undefined || (rule.status !== undefined && rule.status < 400))) {
+      ctx.addIssue({ code: 'custom', message: 'echo makes the error body: it goes with a status from 400 upwards, without errors' });
     }
     if (rule.path !== undefined) {
       try {

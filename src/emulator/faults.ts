@@ -4,7 +4,7 @@ import { compileRules, faultRuleSchema, fireRule, ruleStats, type CompiledRule }
 import { oneError, type Reply } from './reply.js';
 import type { Rng } from './rng.js';
 import { defaultBurst, TokenBucket } from './token-bucket.js';
-import type { FaultRuleStats, FaultSettings } from './types.js';
+import type { AnotherClientRequest, FaultRuleStats, FaultSettings } from './types.js';
 
 /** A change of fault settings: any subset; `rules`, when given, replaces all rules. */
 export const faultSettingsPatchSchema = z.strictObject({
@@ -49,6 +49,14 @@ export interface FaultPlan {
   expireToken: boolean;
   /** Another client's write to the same item, performed just before this request. */
   concurrentWrite?: 'create' | 'delete';
+  /** Another client's request to any item, performed just before this request. */
+  anotherClient?: AnotherClientRequest;
+  /** List routes: an item renamed as the page is served, listed again if already passed. */
+  shiftPage?: { id: number; to: string };
+  /** `answer` is to quote the request in every encoding (the HTTP layer has the request). */
+  echo?: 'json' | 'text';
+  /** Answer a body that never ends. */
+  endless: boolean;
 }
 
 /**
@@ -98,7 +106,7 @@ export class FaultController {
 
   /** Decides the faults of one API request; call once per request, in arrival order. */
   admit(method: string, path: string): FaultPlan {
-    const plan: FaultPlan = { delayMs: 0, reset: false, processing: false, malformed: false, listMode: 'normal', expireToken: false };
+    const plan: FaultPlan = { delayMs: 0, reset: false, processing: false, malformed: false, listMode: 'normal', expireToken: false, endless: false };
     const s = this.settings;
     if (s.maintenance) {
       plan.answer = oneError(503, 'service', 'rule', 'the service is unavailable for maintenance');
@@ -154,5 +162,9 @@ export class FaultController {
     if (rule.reorderPage) plan.listMode = 'reorderPage';
     plan.expireToken = rule.expireToken === true;
     if (rule.concurrentWrite !== undefined) plan.concurrentWrite = rule.concurrentWrite;
+    if (rule.anotherClient !== undefined) plan.anotherClient = rule.anotherClient;
+    if (rule.shiftPage !== undefined) plan.shiftPage = rule.shiftPage;
+    if (rule.echo !== undefined) plan.echo = rule.echo;
+    plan.endless = rule.endless === true;
   }
 }

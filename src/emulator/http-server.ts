@@ -1,12 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { handleApi, type ApiDeps } from './api-handler.js';
+import { anotherClient, handleApi, type ApiDeps } from './api-handler.js';
 import { authenticate, expireToken, type TokenSets } from './auth.js';
 import { handleControl, isControlPath, type ControlDeps } from './control-handler.js';
+import { echoReply } from './echo.js';
 import type { FaultController, FaultPlan } from './faults.js';
 import { TOKEN_PATH, type OAuthIssuer } from './oauth.js';
 import { oneError, type Reply } from './reply.js';
 import type { RequestLog } from './request-log.js';
+import { resolveRoute } from './routes.js';
 
 /** Bodies above this are refused; the service's own limit is not documented. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -78,10 +80,11 @@ async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: Serv
       ...(next === undefined ? {} : { next }),
       // The client hung up first (it timed out or was killed): the answer reaches nobody.
       ...(status !== 0 && (res.destroyed || req.socket.destroyed) ? { undelivered: true as const } : {}),
+      ...(reply?.item === undefined ? {} : { item: reply.item }),
     });
   };
-  const reset = () => {
-    finish(0);
+  const reset = (performed?: Reply) => {
+    finish(0, performed);
     req.socket.destroy();
   };
   try {
@@ -93,6 +96,15 @@ async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: Serv
     if (ctx.isClosed()) return reset();
     if (plan.processing) res.writeProcessing();
     if (plan.reset) return reset();
+    if (plan.anotherClient) await anotherClient(plan.anotherClient, ctx.api);
+    if (plan.endless) {
+      await streamEndless(ctx, res, method, path);
+      return finish(200);
+    }
+    if (plan.answer && plan.echo) {
+      const itemToken = apikeyToken(ctx, path);
+      return respond(res, echoReply(plan.answer.status, plan.echo, { method, path, body, authorization: req.headers.authorization, itemToken }, plan.answer.headers), finish);
+    }
     if (plan.answer) return respond(res, plan.answer, finish);
     let reply: Reply;
     if (body === null) {
@@ -115,22 +127,60 @@ async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: Serv
                 access,
                 listMode: plan.listMode,
                 ...(plan.concurrentWrite === undefined ? {} : { concurrentWrite: plan.concurrentWrite }),
+                ...(plan.shiftPage === undefined ? {} : { shiftPage: plan.shiftPage }),
                 sendProcessing: () => res.writeProcessing(),
               },
               ctx.api,
             )
           : access;
     }
-    if (ctx.isClosed()) return reset();
-    if (plan.commitThenFail === 'reset') return reset();
+    if (ctx.isClosed()) return reset(reply);
+    if (plan.commitThenFail === 'reset') return reset(reply);
+    // What was performed stays in the log, whatever answer is sent instead.
+    const item = reply.item === undefined ? {} : { item: reply.item };
     if (plan.commitThenFail !== undefined) {
-      reply = oneError(plan.commitThenFail, 'service', 'rule', `injected fault ${plan.commitThenFail} after the request was performed`);
+      reply = { ...oneError(plan.commitThenFail, 'service', 'rule', `injected fault ${plan.commitThenFail} after the request was performed`), ...item };
     }
-    if (plan.malformed) reply = { status: 200, raw: truncate(JSON.stringify(reply.body ?? {})) };
+    if (plan.malformed) reply = { status: 200, raw: truncate(JSON.stringify(reply.body ?? {})), ...item };
     respond(res, reply, finish);
   } catch (error) {
     respond(res, internalError(ctx, error), finish);
   }
+}
+
+/** The token of the apikey a path names, when it names one that exists (for `echo`). */
+function apikeyToken(ctx: HttpContext, path: string): string | undefined {
+  const route = resolveRoute(path);
+  if (route?.resource !== 'apikeys' || route.id === undefined) return undefined;
+  const key = ctx.api.store.getApikey(route.id);
+  return key.ok ? key.value.token : undefined;
+}
+
+/**
+ * The `endless` fault: 200 and a JSON body that never ends — a list's items again and again —
+ * written as fast as the client reads it (backpressure keeps the emulator's memory flat),
+ * until the client hangs up or the emulator closes.
+ */
+async function streamEndless(ctx: HttpContext, res: ServerResponse, method: string, path: string): Promise<void> {
+  const closed = new Promise<void>((resolve) => res.once('close', resolve));
+  if (method === 'HEAD') {
+    // No body goes with a HEAD answer: there is nothing to stream.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end();
+    return closed;
+  }
+  const field = path.includes('apikeys') ? 'apikeys' : 'users';
+  const item = JSON.stringify({ id: 1, username: 'endless', name: 'endless', level: 'n1', superuser: false, roles: [], created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' });
+  const chunk = Buffer.from(`${item},`.repeat(Math.ceil(16_384 / (item.length + 1))));
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.write(`{"cursor":{"current":0,"next":null,"previous":null},"${field}":[`);
+  while (!res.destroyed && !ctx.isClosed()) {
+    // Wait for the client to read (or, should the socket take it all, for the next turn).
+    if (!res.write(chunk)) await Promise.race([new Promise<void>((resolve) => res.once('drain', resolve)), closed]);
+    else await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  if (!res.destroyed) res.destroy();
+  await closed;
 }
 
 /** The `next` of a list answer's cursor object; undefined for any other answer. */
@@ -193,8 +243,8 @@ function respond(res: ServerResponse, reply: Reply, finish: (status: number, rep
 function send(res: ServerResponse, reply: Reply): void {
   if (res.destroyed) return;
   const text = reply.raw ?? JSON.stringify(reply.body ?? {});
-  // Every answer, errors included, is JSON (DESIGN.md §1).
-  res.writeHead(reply.status, { ...reply.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  // Every answer, errors included, is JSON (DESIGN.md §1); the echo fault's page is not.
+  res.writeHead(reply.status, { ...reply.headers, 'Content-Type': reply.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
 

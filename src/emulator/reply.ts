@@ -5,9 +5,13 @@ export interface Reply {
   status: number;
   /** Serialised as JSON; default `{}`. */
   body?: unknown;
-  /** Sent as is instead of `body` (the `malformed` fault). */
+  /** Sent as is instead of `body` (the `malformed` and `echo` faults). */
   raw?: string;
+  /** @default application/json (every answer of the service is JSON; a proxy's page is not) */
+  contentType?: string;
   headers?: Record<string, string>;
+  /** The item a write acted on, for the request log (never sent). */
+  item?: { id: number; name: string };
 }
 
 export function errorReply(status: number, errors: FieldError[], headers?: Record<string, string>): Reply {

@@ -132,6 +132,12 @@ export interface RequestLogEntry {
    * killed): the request was performed all the same, and nobody saw the answer.
    */
   undelivered?: true;
+  /**
+   * The item a write acted on, when it was performed (whatever the answer then was): the one
+   * created or changed, as it became, or the one deleted, as it was. `name` is the username or
+   * the apikey's name. Chaos tests tell from it what a DELETE removed.
+   */
+  item?: { id: number; name: string };
 }
 
 /**
@@ -184,8 +190,39 @@ export interface FaultRule {
    * path names (so an update or delete answers 404). Ignored where it does not apply.
    */
   concurrentWrite?: 'create' | 'delete';
+  /**
+   * Another client's request, performed just before this one, which then proceeds as usual:
+   * `{ method: 'PUT', path: '/api/sshusers/3', body: { username: 'alice' } }` renames a user
+   * between a listing and the writes that follow it. One the service refuses is not made.
+   */
+  anotherClient?: AnotherClientRequest;
+  /**
+   * List routes: as this page is served, another client renames item `id` (of the listed kind)
+   * to `to`. A service that sorts by name then lists it again, under its new name, on this page
+   * when it lay on an earlier one: one listing shows one id with two names.
+   */
+  shiftPage?: { id: number; to: string };
+  /**
+   * With `status`: the error body quotes the request (its body, every string in it, the bearer
+   * token, and the token of the apikey the path names) raw, JSON-escaped and URL-encoded, as a
+   * careless service does: `json` as `{"errors": [...]}`, `text` as a text/html page (a proxy's).
+   */
+  echo?: 'json' | 'text';
+  /**
+   * Answer 200 with a JSON body that never ends (a list's items, again and again), at the pace
+   * the client reads it, until the client hangs up. Nothing is performed.
+   */
+  endless?: true;
   /** Once the rule has fired, it fires only within this many ms of its first firing (a window). */
   forMs?: number;
+}
+
+/** A request of another client (the `anotherClient` fault). */
+export interface AnotherClientRequest {
+  method: 'POST' | 'PUT' | 'DELETE';
+  /** An API path, e.g. `/api/sshusers/3`. */
+  path: string;
+  body?: Record<string, unknown>;
 }
 
 /** The bearer tokens the emulator accepts, changed at run time by `setTokens` (rotation). */

@@ -1,7 +1,7 @@
 import { describeSchedules } from '../helpers/chaos-suites.js';
 
 /**
- * The fast subset of the chaos run, inside `npm test`: six seeded fault schedules in which all
- * thirteen fault families fire, against the built CLI. `npm run chaos` runs 210 more.
+ * The fast subset of the chaos run, inside `npm test`: ten seeded fault schedules in which all
+ * twenty fault families fire, against the built CLI. `npm run chaos` runs 300 more.
  */
 describeSchedules('amsync sync under seeded faults keeps the promises of DESIGN.md §8', 'fast-cli', { concurrency: 2, timeoutMs: 240_000 });

@@ -1,12 +1,14 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { faultRuleSchema, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { call, errorsOf, listAll, RW_TOKEN } from '../helpers/emulator-client.js';
 
 /**
  * The emulator's fault controls that the chaos tests rely on, beyond the ones of the contract
  * tests: token rotation and expiry, another client's writes between a listing and a write,
  * reordered pages, windows of faults, `next` and undelivered answers in the request log, and
- * the count of requests in flight.
+ * the count of requests in flight; another client's rename, a listing that shifts between
+ * pages, error bodies that echo secrets, a body without end, and the item each write acted on.
  */
 
 const TOKEN = RW_TOKEN;
@@ -137,5 +139,111 @@ describe('windows, answers nobody received, and requests in flight', () => {
     expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['late']);
     const listed = await call(emu.url, 'GET', '/_emulator/requests', { token: null });
     expect(listed.json).toMatchObject({ inFlight: 0 });
+  });
+});
+
+describe('another client renames between the listing and the writes', () => {
+  it('anotherClient performs its request just before the one the rule fires on, which then proceeds', async () => {
+    const seeded = emu.seed({ sshUsers: [{ username: 'old-contractor' }] });
+    const id = seeded.sshUsers[0]!.id;
+    emu.setFaults({ rules: [{ label: 'rename', method: 'POST', times: 1, anotherClient: { method: 'PUT', path: `${USERS}/${id}`, body: { username: 'alice' } } }] });
+    const created = await call(emu.url, 'POST', USERS, { body: { username: 'alice', level: 'n1', password: 'p-1234' } });
+    expect(created.status).toBe(409);
+    expect(emu.state().sshUsers.map((u) => [u.id, u.username])).toEqual([[id, 'alice']]);
+    expect(emu.requests()).toMatchObject([{ method: 'POST', status: 409, fault: 'rename' }]);
+  });
+
+  it('a request of another client that the service refuses changes nothing', async () => {
+    emu.seed({ sshUsers: [{ username: 'a' }, { username: 'b' }] });
+    emu.setFaults({ rules: [{ method: 'GET', anotherClient: { method: 'PUT', path: `${USERS}/1`, body: { username: 'b' } } }] });
+    expect((await call(emu.url, 'GET', USERS)).status).toBe(200);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['a', 'b']);
+    expect(faultRuleSchema.safeParse({ anotherClient: { method: 'PUT', path: '/_emulator/reset' } }).success).toBe(false);
+  });
+});
+
+describe('a listing that shifts between pages (a service sorting by name)', () => {
+  it('shiftPage renames an item of an earlier page and lists it again on this page: one id, two names', async () => {
+    emu.seed({ sshUsers: ['a', 'b', 'c', 'd', 'e'].map((username) => ({ username })) });
+    emu.setFaults({ rules: [{ label: 'shift', method: 'GET', path: '^/api/sshusers$', after: 1, times: 1, shiftPage: { id: 1, to: 'zz-alice' } }] });
+    const pages = await listAll(emu.url, USERS, 'users', 2);
+    const seen = pages.flatMap((p) => p.items.map((i) => `${i.id}:${(i as { username?: string }).username}`));
+    expect(seen).toEqual(['1:a', '2:b', '3:c', '4:d', '1:zz-alice', '5:e']);
+    expect(emu.state().sshUsers[0]!.username).toBe('zz-alice');
+  });
+
+  it('on the first page, or for an item not yet listed, the rename shows once', async () => {
+    emu.seed({ count: { apikeys: 4 } });
+    emu.setFaults({ rules: [{ method: 'GET', path: '^/api/3rdparty/apikeys$', times: 1, shiftPage: { id: 3, to: 'renamed' } }] });
+    const pages = await listAll(emu.url, KEYS, 'apikeys', 2);
+    expect(pages.flatMap((p) => p.items.map((i) => (i as { name?: string }).name))).toEqual(['bench-key-1', 'bench-key-2', 'renamed', 'bench-key-4']);
+  });
+});
+
+describe('error bodies that echo secrets', () => {
+  const password = 'q"u\\oé pass';
+  const forms = (v: string) => [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)];
+
+  it('echo "json" quotes the request body, its strings and the bearer token raw, JSON-escaped and URL-encoded', async () => {
+    emu.setFaults({ rules: [{ method: 'POST', status: 400, echo: 'json' }] });
+    const res = await call(emu.url, 'POST', USERS, { body: { username: 'u1', level: 'n1', password } });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json');
+    const msg = errorsOf(res)[0]!.msg;
+    for (const form of [...forms(password), ...forms(TOKEN)]) expect(msg).toContain(form);
+    expect(emu.state().sshUsers).toEqual([]);
+  });
+
+  it('echo "text" answers a text/html page quoting the token of the apikey the path names', async () => {
+    const seeded = emu.seed({ apikeys: [{ name: 'k' }] });
+    emu.setFaults({ rules: [{ method: 'DELETE', status: 502, echo: 'text' }] });
+    const res = await call(emu.url, 'DELETE', `${KEYS}/${seeded.apikeys[0]!.id}`);
+    expect(res.status).toBe(502);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain(seeded.apikeys[0]!.token);
+    expect(emu.state().apikeys).toHaveLength(1);
+    expect(faultRuleSchema.safeParse({ echo: 'json' }).success).toBe(false);
+    expect(faultRuleSchema.safeParse({ status: 200, echo: 'json' }).success).toBe(false);
+  });
+});
+
+describe('a body that never ends', () => {
+  it('endless streams a list answer until the client hangs up; the log shows it undelivered, without a next', async () => {
+    emu.seed({ count: { sshUsers: 3 } });
+    emu.setFaults({ rules: [{ label: 'endless', method: 'GET', endless: true }] });
+    const received = await new Promise<number>((resolve, reject) => {
+      let bytes = 0;
+      const req = httpRequest(`${emu.url}${USERS}`, { headers: { authorization: `Bearer ${TOKEN}` }, agent: false }, (res) => {
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (bytes > 4 * 1024 * 1024) req.destroy();
+        });
+        res.on('close', () => resolve(bytes));
+      });
+      req.on('error', (e) => (bytes > 0 ? resolve(bytes) : reject(e)));
+      req.end();
+    });
+    expect(received).toBeGreaterThan(4 * 1024 * 1024);
+    for (let i = 0; i < 200 && emu.inFlight() > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(emu.inFlight()).toBe(0);
+    expect(emu.requests()).toEqual([expect.objectContaining({ method: 'GET', status: 200, fault: 'endless', undelivered: true })]);
+    expect(emu.requests()[0]).not.toHaveProperty('next');
+  });
+});
+
+describe('the request log names the item each write acted on', () => {
+  it('created or changed as it became, deleted as it was, also when the answer was lost', async () => {
+    const seeded = emu.seed({ sshUsers: [{ username: 'gone' }], apikeys: [{ name: 'k' }] });
+    emu.setFaults({ rules: [{ method: 'PUT', commitThenFail: 502 }] });
+    await call(emu.url, 'POST', USERS, { body: { username: 'new', level: 'n1', password: 'pw-1234' } });
+    await call(emu.url, 'PUT', `${KEYS}/${seeded.apikeys[0]!.id}`, { body: { name: 'k2' } });
+    await call(emu.url, 'DELETE', `${USERS}/${seeded.sshUsers[0]!.id}`);
+    await call(emu.url, 'DELETE', `${USERS}/999`);
+    expect(emu.requests().map((r) => [r.method, r.status, r.item])).toEqual([
+      ['POST', 200, { id: 2, name: 'new' }],
+      ['PUT', 502, { id: seeded.apikeys[0]!.id, name: 'k2' }],
+      ['DELETE', 200, { id: seeded.sshUsers[0]!.id, name: 'gone' }],
+      ['DELETE', 404, undefined],
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,5 +52,28 @@ describe('two writers sharing a state file never duplicate apikeys', () => {
     const [w, p] = await Promise.all([sync(), runCli(['plan'], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } })]);
     expect(w.code).toBe(0);
     expect(p.code).toBe(0);
+  });
+});
+
+describe('the second writer reads the state file once it holds the lock', () => {
+  it("keeps the first writer's fingerprints and key: the next plan has nothing to do and can detect drift for every user", async () => {
+    emu.reset();
+    const users = Array.from({ length: 6 }, (_, i) => `  - username: user-${i}\n    password: { env: PW }\n`).join('');
+    const stateDir = await mkdtemp(join(tmpdir(), 'amsync-one-writer-state-'));
+    await writeFile(join(stateDir, 'access.yaml'), `sshUsers:\n${users}`);
+    const env = { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, PW: 'pw-one-writer-1' };
+    // The first writer's first create fails, so the second (which waited) has one to make.
+    emu.setFaults({ rules: [{ method: 'POST', path: '^/api/sshusers$', times: 1, status: 400 }] });
+    const wait = ['sync', '--lock-timeout', '60000'];
+    const [a, b] = await Promise.all([runCli(wait, { cwd: stateDir, env }), runCli(wait, { cwd: stateDir, env })]);
+    emu.setFaults({ rules: [] });
+    expect([a.code, b.code].sort()).toEqual([0, 1]);
+    expect(emu.state().sshUsers).toHaveLength(6);
+    const state = JSON.parse(await readFile(join(stateDir, '.amsync', 'state.json'), 'utf8')) as { services: Record<string, { sshUserPasswords: Record<string, string> }> };
+    expect(Object.keys(Object.values(state.services)[0]!.sshUserPasswords).sort()).toEqual(emu.state().sshUsers.map((u) => String(u.id)).sort());
+    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd: stateDir, env });
+    expect(plan.stdout).not.toContain('drift cannot be detected');
+    expect(plan.code).toBe(0);
+    await rm(stateDir, { recursive: true, force: true });
   });
 });

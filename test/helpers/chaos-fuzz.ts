@@ -226,6 +226,10 @@ export function fuzzFaults(rng: Rng): { failRate: number; maintenance: boolean; 
     { label: 'drift', concurrentWrite: pick(rng, ['create', 'delete'] as const), probability: 0.2 },
     { label: 'expire', expireToken: true, probability: 0.02 },
     { label: 'slow', delayMs: int(rng, 1, 20), probability: 0.2 },
+    { label: 'other', anotherClient: { method: pick(rng, ['POST', 'PUT', 'DELETE'] as const), path: pick(rng, ['/api/sshusers', '/api/sshusers/2', '/api/3rdparty/apikeys/1']), body: { username: 'fuzz-other', level: 'n1', password: 'fuzz-pw-1' } }, probability: 0.2 },
+    { label: 'shift', shiftPage: { id: int(rng, 1, 6), to: `fuzz-shift-${int(rng, 1, 3)}` }, probability: 0.2 },
+    { label: 'echo', status: pick(rng, [400, 500, 502]), echo: pick(rng, ['json', 'text'] as const), probability: 0.1 },
+    { label: 'endless', endless: true, probability: 0.02 },
   ];
   const rules = candidates.filter(() => rng() < 0.4);
   return { failRate: rng() < 0.3 ? Math.round(rng() * 30) / 100 : 0, maintenance: rng() < 0.1, rules, rateLimit: rng() < 0.1 ? 200 : null };

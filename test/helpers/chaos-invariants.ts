@@ -1,5 +1,6 @@
 import type { ApikeyView, EmulatorStateSnapshot, RequestLogEntry, SeedResult } from '../../src/emulator/index.js';
-import { corruptingLabels, type ChaosSchedule } from './chaos-schedule.js';
+import { forms } from './encodings.js';
+import { corruptingLabels, type ChaosSchedule, type Rename } from './chaos-schedule.js';
 
 /**
  * The reliability invariants of DESIGN.md §8, checked the way Jepsen checks a history: from
@@ -31,6 +32,24 @@ export function deletesOutsidePlan(requests: readonly RequestLogEntry[], deleteS
       return item === null || !deleteSet.has(item);
     })
     .map((e) => `DELETE ${e.path} (seq ${e.seq}, status ${e.status}) is not in the plan's delete set {${[...deleteSet].join(', ')}}`);
+}
+
+/**
+ * Never a declared item: no DELETE removed an item that, when it was deleted, carried a name
+ * the file declares present (or a pinned id). The request log names what each DELETE removed,
+ * so an item renamed by another client after the listing is judged by its name at the time.
+ */
+export function deletesOfDeclared(requests: readonly RequestLogEntry[], schedule: ChaosSchedule, seeded: SeedResult): string[] {
+  const users = new Set(schedule.users.filter((u) => u.ensure === 'present').map((u) => u.username));
+  const keys = new Set(schedule.keys.filter((k) => k.ensure === 'present' && k.pinsInitial === undefined).map((k) => k.name));
+  const pinned = new Set(schedule.keys.flatMap((k) => (k.pinsInitial === undefined ? [] : [seeded.apikeys[k.pinsInitial]!.id])));
+  return requests
+    .filter((e) => e.method === 'DELETE' && e.item !== undefined)
+    .filter((e) => {
+      const kind = itemOf(e.path)?.split(':')[0];
+      return kind === 'sshUser' ? users.has(e.item!.name) : keys.has(e.item!.name) || pinned.has(e.item!.id);
+    })
+    .map((e) => `DELETE ${e.path} (seq ${e.seq}) deleted "${e.item!.name}", which the file declares`);
 }
 
 /** Whether the client received this list answer intact. */
@@ -222,13 +241,75 @@ export async function divergence(
   return [...problems, ...duplicateApikeys(state, schedule)];
 }
 
-/** Canary secrets absent from everything amsync printed or wrote (tokens dir excepted). */
+/**
+ * Canary secrets absent from everything amsync printed or wrote (tokens dir excepted), in every
+ * form a server echoes them in: raw, JSON-escaped (also as \uXXXX, twice over), URL-encoded
+ * (also form-encoded, twice over) and HTML-escaped (test/helpers/encodings.ts).
+ */
 export function canariesFound(outputs: readonly { readonly where: string; readonly text: string }[], canaries: readonly string[]): string[] {
   const problems: string[] = [];
+  const encoded = canaries.filter((c) => c !== '').map((canary) => ({ canary, forms: forms([canary]) }));
   for (const { where, text } of outputs) {
-    for (const canary of canaries) {
-      if (canary !== '' && text.includes(canary)) problems.push(`a secret (${canary.slice(0, 12)}…) appears in ${where}`);
+    for (const { canary, forms: all } of encoded) {
+      const form = all.find((f) => text.includes(f));
+      if (form !== undefined) problems.push(`a secret (${canary.slice(0, 12)}…) appears in ${where}${form === canary ? '' : ' (encoded)'}`);
     }
+  }
+  return problems;
+}
+
+/**
+ * The schedule and the seeded state as the service has them once another client's renames
+ * (whose rules fired) are made: the item counts as seeded under its new name, with the
+ * password it was seeded with. Divergence and the delete set are judged against this.
+ */
+export function withRenames(schedule: ChaosSchedule, seeded: SeedResult, renames: readonly Rename[]): { schedule: ChaosSchedule; seeded: SeedResult } {
+  if (renames.length === 0) return { schedule, seeded };
+  const declared = new Map(schedule.users.map((u) => [u.username, u]));
+  const initialUsers = schedule.initial.sshUsers.map((u, i) => {
+    const r = renames.find((x) => x.kind === 'sshUsers' && x.index === i);
+    return r ? { username: r.to, password: seedPassword(declared.get(u.username), u.password) } : u;
+  });
+  const initialKeys = schedule.initial.apikeys.map((k, i) => {
+    const r = renames.find((x) => x.kind === 'apikeys' && x.index === i);
+    return r ? { ...k, name: r.to } : k;
+  });
+  const renamedView = <T extends { id: number }>(items: readonly T[], kind: Rename['kind'], field: 'username' | 'name'): T[] =>
+    items.map((item, i) => {
+      const r = renames.find((x) => x.kind === kind && x.index === i);
+      return r ? { ...item, [field]: r.to } : item;
+    });
+  return {
+    schedule: { ...schedule, initial: { sshUsers: initialUsers, apikeys: initialKeys } },
+    seeded: { sshUsers: renamedView(seeded.sshUsers, 'sshUsers', 'username'), apikeys: renamedView(seeded.apikeys, 'apikeys', 'name') },
+  };
+}
+
+/**
+ * Fingerprints are saved as writes succeed, and on the way out (Ctrl-C included): when a run
+ * has ended, every SSH user whose password it wrote, and whose write the service confirmed to
+ * it (a 200 that reached a listening client intact), is in the state file with the fingerprint
+ * of the declared password. Passwords written are told by `passwordVersion`.
+ */
+export function fingerprintsLost(
+  run: { readonly name: string; readonly requests: readonly RequestLogEntry[] },
+  before: EmulatorStateSnapshot,
+  after: EmulatorStateSnapshot,
+  tracked: TrackedPasswords,
+  schedule: ChaosSchedule,
+  timeoutMs: number,
+): string[] {
+  const versionBefore = new Map(before.sshUsers.map((u) => [u.id, u.passwordVersion]));
+  const declared = new Map(schedule.users.map((u) => [u.username, u]));
+  const problems: string[] = [];
+  const confirmed = run.requests.filter((e) => (e.method === 'POST' || e.method === 'PUT') && /^\/api\/sshusers(\/\d+)?$/.test(e.path) && e.item !== undefined && delivered(e, timeoutMs));
+  for (const id of new Set(confirmed.map((e) => e.item!.id))) {
+    const now = after.sshUsers.find((u) => u.id === id);
+    if (!now || now.passwordVersion <= (versionBefore.get(id) ?? 0)) continue;
+    const password = declared.get(now.username)?.password?.value;
+    const fp = tracked.applied.get(String(id));
+    if (fp === undefined) problems.push(`${run.name}: the password of SSH user "${now.username}" (id ${id}) was set and confirmed, but the state file has no fingerprint for it`);
+    else if (password !== undefined && fp !== tracked.fingerprint(password)) problems.push(`${run.name}: SSH user "${now.username}" (id ${id}) is fingerprinted with another password than the declared one`);
   }
   return problems;
 }

@@ -1,26 +1,32 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
 import { bin } from './cli.js';
 import {
   canariesFound,
+  deletesOfDeclared,
   deletesOutsidePlan,
   divergence,
   duplicateApikeys,
   expectedDeletes,
+  fingerprintsLost,
+  LIST_ROUTES,
+  listingComplete,
   reportUntruths,
   writesToProtected,
   type ReportedResult,
   seedPassword,
   type TrackedPasswords,
+  withRenames,
   writesAfterIncompleteListing,
   writesOf,
 } from './chaos-invariants.js';
-import { HOLD_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule } from './chaos-schedule.js';
+import { ENDLESS_LABEL, HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule, type Rename } from './chaos-schedule.js';
 
 /**
  * Runs one chaos schedule end to end: the built CLI as a child process against an in-process
@@ -41,7 +47,7 @@ export interface ScheduleOutcome {
   /** Invariant checks made (each check of one invariant against one run or state). */
   checks: number;
   /** CLI (or daemon) runs, with their exit codes. */
-  readonly runs: { readonly name: string; readonly code: number | null; readonly killed: boolean; readonly writes: number; readonly error?: string }[];
+  readonly runs: { readonly name: string; readonly code: number | null; readonly killed: boolean; readonly writes: number; readonly error?: string; readonly peakMiB?: number }[];
   /** Requests the emulator answered in all. */
   requests: number;
   /** Faults that fired, by rule label. */
@@ -54,7 +60,7 @@ export interface ScheduleOutcome {
 export const invariants = {
   dryRun: 'a dry-run plan succeeds and writes nothing',
   planned: 'the plan deletes exactly what the file and the service call for',
-  deletes: "nothing is deleted outside the plan's delete set",
+  deletes: "nothing is deleted outside the plan's delete set, and never a declared item",
   listing: 'zero writes (so zero deletes) after an incomplete listing',
   duplicates: 'no duplicate apikey: never two remote keys with one declared name',
   converges: 'once faults stop, a sync succeeds within two runs',
@@ -65,7 +71,12 @@ export const invariants = {
   tokens: "after a successful sync, every declared key's current token is in tokensDir",
   report: 'the report tells the truth: what it says was applied is so',
   protect: 'protected items are never changed or deleted',
-  canaries: 'canary secrets never appear in stdout, stderr, logs, reports or plan files',
+  canaries: 'canary secrets never appear in stdout, stderr, logs, reports or plan files, raw, JSON-escaped or URL-encoded',
+  fingerprints: 'every password the service confirmed is fingerprinted in the state file when the run ends (after Ctrl-C too)',
+  interrupt: 'Ctrl-C mid-apply exits 130 with a summary, and the next run converges',
+  fifo: 'a FIFO in tokensDir is an error for its key, never a wait',
+  bounded: 'every run ends by itself: no wait without a bound',
+  memory: 'a body without end does not grow a run past 256 MiB resident',
   emulator: 'the emulator never fails inside',
   daemonStops: 'the daemon stops gracefully on SIGTERM',
   harness: 'the schedule runs to its end',
@@ -90,39 +101,76 @@ export class Recorder {
 
 export interface AmsyncRun {
   readonly code: number | null;
+  /** SIGKILLed by the kill family (not by the time bound). */
   readonly killed: boolean;
+  /** Still running at the time bound, and killed for it: a wait without a bound. */
+  readonly timedOut: boolean;
+  /** Signals sent by `poll` (SIGINT for the interrupt family). */
+  readonly signals: readonly NodeJS.Signals[];
+  /** Peak resident memory in KiB (Linux: VmHWM), when `sampleMemory` asked for it. */
+  readonly peakRssKiB?: number;
   readonly stdout: string;
   readonly stderr: string;
 }
 
+/** The peak resident memory of a process, in KiB; undefined where /proc has none. */
+function peakRssKiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `amsync ARGS` as a child process with only the environment given (plus PATH). `poll` is
- * called every few milliseconds while it runs: it may kill the child (the kill family) or
- * rotate a token file. Bounded by `timeoutMs`, after which the child is killed.
+ * called every few milliseconds while it runs and may signal the child: SIGKILL (the kill
+ * family), SIGINT (interrupt), or rotate a token file. Bounded by `timeoutMs`, after which the
+ * child is killed and the run marked as timed out.
  */
 export function spawnAmsync(
   args: readonly string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; poll?: (child: ChildProcess) => void },
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; poll?: (child: ChildProcess) => void; sampleMemory?: boolean },
 ): Promise<AmsyncRun> {
   const child = spawn(process.execPath, [amsyncBin(), ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  let killed = false;
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 90_000);
+  let timedOut = false;
+  let peak: number | undefined;
+  const signals: NodeJS.Signals[] = [];
+  // Decoded as a stream: a character split between two chunks stays whole (canaries are not ASCII).
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const kill = child.kill.bind(child);
+  child.kill = (signal: NodeJS.Signals | number = 'SIGTERM') => {
+    if (typeof signal === 'string') signals.push(signal);
+    return kill(signal);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill('SIGKILL');
+  }, options.timeoutMs ?? 90_000);
+  const running = () => child.exitCode === null && child.signalCode === null;
   const poller =
     options.poll &&
     setInterval(() => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      options.poll!(child);
-      if (child.killed) killed = true;
+      if (running()) options.poll!(child);
     }, 4);
+  const sampler =
+    options.sampleMemory &&
+    setInterval(() => {
+      const now = running() ? peakRssKiB(child.pid) : undefined;
+      if (now !== undefined) peak = Math.max(peak ?? 0, now);
+    }, 20);
   return new Promise((resolve) => {
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (poller) clearInterval(poller);
-      resolve({ code, killed, stdout, stderr });
+      if (sampler) clearInterval(sampler);
+      const killed = signal === 'SIGKILL' && !timedOut;
+      resolve({ code, killed, timedOut, signals, ...(peak === undefined ? {} : { peakRssKiB: peak }), stdout, stderr });
     });
   });
 }
@@ -211,8 +259,12 @@ export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, pre
     sshUsers: schedule.initial.sshUsers.map((u) => ({ username: u.username, password: seedPassword(declared.get(u.username), u.password) })),
     apikeys: schedule.initial.apikeys.map((k) => ({ name: k.name, superuser: k.superuser, roles: k.roles })),
   });
+  // Faults name items by id (renames): the i-th seeded item has id i + 1.
   seeded.apikeys.forEach((k, i) => {
     if (k.id !== i + 1) throw new Error(`seed ${schedule.seed}: expected apikey ${i} to get id ${i + 1}, got ${k.id}`);
+  });
+  seeded.sshUsers.forEach((u, i) => {
+    if (u.id !== i + 1) throw new Error(`seed ${schedule.seed}: expected SSH user ${i} to get id ${i + 1}, got ${u.id}`);
   });
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const stateKey = `CANARY-state-key-${schedule.seed}`;
@@ -264,12 +316,23 @@ export function countFired(requests: readonly RequestLogEntry[], fired: Record<s
   for (const r of requests) if (r.fault !== undefined) fired[r.fault] = (fired[r.fault] ?? 0) + 1;
 }
 
-/** The token files in tokensDir, by file name, as a run left them. */
+/** The token files in tokensDir, by file name, as a run left them: regular files only (a FIFO would block the reader). */
 export async function readTokenFiles(dir: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   if (!existsSync(join(dir, 'tokens'))) return files;
-  for (const name of await readdir(join(dir, 'tokens'))) if (!name.startsWith('.')) files.set(name, await readFile(join(dir, 'tokens', name), 'utf8'));
+  for (const entry of await readdir(join(dir, 'tokens'), { withFileTypes: true })) {
+    if (!entry.name.startsWith('.') && entry.isFile()) files.set(entry.name, await readFile(join(dir, 'tokens', entry.name), 'utf8'));
+  }
   return files;
+}
+
+/** fifo-token: a FIFO where amsync keeps the token of `name` (declared names are plain: the file is named as the key). */
+export async function makeTokenFifo(dir: string, name: string): Promise<string> {
+  const path = join(dir, 'tokens', name);
+  await mkdir(dirname(path), { recursive: true });
+  await rm(path, { force: true });
+  await promisify(execFile)('mkfifo', ['-m', '600', path]);
+  return path;
 }
 
 /** After a successful sync, each declared key's token file holds that key's current token. */
@@ -289,10 +352,35 @@ export async function tokenFileProblems(files: ReadonlyMap<string, string>, sche
 
 const outputFormats = [['--json'], ['--format', 'markdown'], []] as const;
 
+/** One run of a CLI schedule, with what the service and the files looked like after it. */
+interface RunRecord extends AmsyncRun {
+  readonly name: string;
+  /** The requests of the run (of all processes, for runs made together: on the first only). */
+  readonly requests: RequestLogEntry[];
+  readonly before: EmulatorStateSnapshot;
+  readonly state: EmulatorStateSnapshot;
+  readonly tracked: TrackedPasswords;
+  readonly tokenFiles: Map<string, string>;
+  /** Made together with other processes (two-writers). */
+  readonly together: boolean;
+}
+
+interface RunSpec {
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly poll?: (child: ChildProcess) => void;
+}
+
+/** Largest peak resident memory a run may reach (a sidecar's memory limit, with room). */
+export const MAX_RSS_KIB = 256 * 1024;
+
+/** The message of a writer refused by the lock (src/apply/writer-lock.ts). */
+export const LOCK_REFUSAL = /another amsync run is writing to this service/;
+
 /**
  * One CLI schedule: plan (before faults: the expected delete set), sync under faults (killed
- * and run again for the kill family), then faults stop: sync until it succeeds (two runs at
- * most), one more sync (zero writes), and `plan --detailed-exitcode` (exit 0).
+ * or interrupted and run again, or two syncs at once), then faults stop: sync until it
+ * succeeds (two runs at most), one more sync (zero writes), and `plan --detailed-exitcode`.
  */
 export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
   const schedule = makeSchedule(seed);
@@ -302,69 +390,57 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
   let prepared: Prepared | undefined;
   try {
     prepared = await prepare(schedule, emu, `amsync-chaos-${seed}-`);
-    const { dir, env, seeded, stateKey } = prepared;
+    const { dir, env, stateKey } = prepared;
     const canaries = [...prepared.canaries, ...tokensIn(emu.state())];
     const outputs: { where: string; text: string }[] = [];
     // The token from a file is named by --token-file (the file is rotated for token-expiry).
     const common = ['--settings', 'settings.yaml', ...(schedule.tokenFromFile ? ['--token-file', 'token'] : []), '--log-level', 'trace'];
-    const timeoutMs = schedule.settings.timeoutMs;
-    const check = async (username: string, password: string) => checkPassword(emu, username, password);
+    const sampleMemory = schedule.families.includes('endless-body');
+    let lastState = emu.state();
 
-    const run = async (name: string, args: string[], poll?: (child: ChildProcess) => void) => {
+    const runAll = async (specs: readonly RunSpec[]): Promise<RunRecord[]> => {
       emu.clearRequests();
-      const result = await spawnAmsync([...args, ...common], { cwd: dir, env, ...(poll ? { poll } : {}) });
+      const before = lastState;
+      const results = await Promise.all(specs.map((spec) => spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) })));
       await waitIdle(emu);
       const requests = emu.requests();
       const state = emu.state();
-      // The state file as this run left it: its fingerprints must tell the truth.
+      lastState = state;
+      // The state file as the runs left it: its fingerprints must tell the truth.
       const tracked = await readTracked(join(dir, 'state.json'), emu.url, stateKey);
       const tokenFiles = await readTokenFiles(dir);
       canaries.push(...tokensIn(state));
-      outputs.push({ where: `stdout of ${name}`, text: result.stdout }, { where: `stderr of ${name}`, text: result.stderr });
-      const error = /^error: .*$/m.exec(result.stderr)?.[0];
-      outcome.runs.push({ name, code: result.code, killed: result.killed, writes: writesOf(requests).length, ...(error ? { error } : {}) });
       outcome.requests += requests.length;
       countFired(requests, outcome.fired);
-      if (/token file re-read after 401","changed":true|"changed":true[^\n]*token file re-read after 401/.test(result.stderr)) outcome.tokenRotated = true;
-      return { ...result, name, requests, state, tracked, tokenFiles };
+      return results.map((result, i) => {
+        const name = specs[i]!.name;
+        outputs.push({ where: `stdout of ${name}`, text: result.stdout }, { where: `stderr of ${name}`, text: result.stderr });
+        const error = /^error: .*$/m.exec(result.stderr)?.[0];
+        const own = i === 0 ? requests : [];
+        const peak = result.peakRssKiB === undefined ? {} : { peakMiB: Math.round(result.peakRssKiB / 1024) };
+        outcome.runs.push({ name, code: result.code, killed: result.killed, writes: writesOf(own).length, ...(error ? { error } : {}), ...peak });
+        if (/token file re-read after 401","changed":true|"changed":true[^\n]*token file re-read after 401/.test(result.stderr)) outcome.tokenRotated = true;
+        return { ...result, name, requests: own, before, state, tracked, tokenFiles, together: specs.length > 1 };
+      });
     };
+    const run = async (name: string, args: string[], poll?: (child: ChildProcess) => void) => (await runAll([{ name, args, ...(poll ? { poll } : {}) }]))[0]!;
 
     // 1. The plan before any fault: the delete set every later run must stay within.
     const plan = await run('plan', ['plan', '--json', '--out', 'plan.tfplan', '--report', 'plan-report.json']);
-    rec.check(invariants.dryRun, plan.code === 0 ? [] : [`plan exited ${plan.code}: ${plan.stderr.slice(-2000)}`]);
-    rec.check(invariants.dryRun, writesOf(plan.requests).map((w) => `${w.method} ${w.path}`));
-    const doc = plan.code === 0 ? (JSON.parse(plan.stdout) as { changes: { kind: string; action: string; id: number | null }[] }) : { changes: [] };
-    const planned = new Set(doc.changes.filter((c) => c.action === 'delete').map((c) => `${c.kind}:${c.id}`));
-    const modelled = expectedDeletes(schedule, seeded);
-    rec.check(invariants.planned, sameSet(planned, modelled) ? [] : [`plan deletes {${[...planned].join(', ')}}, expected {${[...modelled].join(', ')}}`]);
-    const deleteSet = modelled;
+    checkPlan(rec, plan, schedule, prepared.seeded);
 
-    // 2. The run under faults (for the kill family: killed at a random call, then run again).
-    emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules] });
-    const killAt = schedule.faults.rules.findIndex((r) => r.label === KILL_LABEL);
-    const holdAt = schedule.faults.rules.findIndex((r) => r.label === HOLD_LABEL);
-    let rotated = false;
-    const poll = (child: ChildProcess) => {
-      const stats = emu.faults().ruleStats;
-      if (killAt >= 0 && (stats[killAt]?.fired ?? 0) > 0 && !child.killed) child.kill('SIGKILL');
-      if (holdAt >= 0 && !rotated && (stats[holdAt]?.fired ?? 0) > 0) {
-        // Rotated the way a secret manager does it: a new file renamed over the old one.
-        writeFileSync(join(dir, 'token.tmp'), `${T2}\n`);
-        renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
-        rotated = true;
-      }
-    };
-    const format = outputFormats[seed % outputFormats.length]!;
-    const faulted = [await run('faulted', ['sync', ...format, '--report', 'faulted.json'], poll)];
-    if (faulted[0]!.killed) {
-      emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL) });
-      faulted.push(await run('faulted-again', ['sync', '--json', '--report', 'faulted-again.json']));
-    }
+    // 2. The run under faults.
+    const faulted = await runFaulted(schedule, emu, dir, runAll);
     emu.setFaults({ failRate: 0, rules: [] });
+    // Faults the runner plays rather than the emulator, counted as fired when they did.
+    const bump = (label: string) => (outcome.fired[label] = (outcome.fired[label] ?? 0) + 1);
+    if (schedule.writers) bump(faulted.some((r) => r.code === 3) ? 'two-writers-one-refused' : 'two-writers');
+    if (schedule.fifoKey !== undefined && faulted.some((r) => /FIFO/.test(`${r.stdout}\n${r.stderr}`))) bump('fifo-token');
+    if (schedule.fifoKey !== undefined) await rm(join(dir, 'tokens', schedule.fifoKey), { force: true });
 
     // 3. Faults stopped: converge within two runs, then a run with zero writes, then a plan
     // with --detailed-exitcode that exits 0.
-    const after = [];
+    const after: RunRecord[] = [];
     for (let i = 1; i <= 2; i += 1) {
       const r = await run(`converge-${i}`, ['sync', '--json', '--report', `converge-${i}.json`]);
       after.push(r);
@@ -373,34 +449,13 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     const converged = after.find((r) => r.code === 0);
     rec.check(invariants.converges, converged ? [] : after.map((r) => `${r.name} exited ${r.code}: ${lastLines(r.stderr)}`));
     // The run after a success: converge-1 already is one when the faulted run succeeded.
-    const faultedSucceeded = faulted.at(-1)!.code === 0;
+    const faultedSucceeded = faulted.every((r) => r.code === 0);
     const noop = faultedSucceeded ? after.at(-1)! : await run('no-op', ['sync', '--json', '--report', 'no-op.json']);
     const finalPlan = await run('final-plan', ['plan', '--detailed-exitcode']);
     rec.check(invariants.finalPlan, finalPlan.code === 0 ? [] : [`final plan exited ${finalPlan.code}: ${finalPlan.stdout.slice(0, 2000)} ${lastLines(finalPlan.stderr)}`]);
 
     const syncs = faultedSucceeded ? [...faulted, ...after] : [...faulted, ...after, noop];
-    const all = [plan, ...syncs, finalPlan];
-    for (const r of all) {
-      // 0, 1, and 2 for a plan with --detailed-exitcode; no refusal (3) is called for here.
-      const allowed = r === finalPlan ? [0, 2] : [0, 1];
-      rec.check(invariants.exitCodes, (r.code !== null && allowed.includes(r.code)) || (r.code === null && r.killed) ? [] : [`${r.name} exited ${r.code}: ${lastLines(r.stderr)}`]);
-      rec.check(invariants.deletes, deletesOutsidePlan(r.requests, deleteSet).map((p) => `${r.name}: ${p}`));
-      rec.check(invariants.listing, writesAfterIncompleteListing(r, timeoutMs));
-      rec.check(invariants.duplicates, duplicateApikeys(r.state, schedule).map((p) => `after ${r.name}: ${p}`));
-      rec.check(invariants.protect, writesToProtected(r.requests, schedule, seeded).map((p) => `${r.name}: ${p}`));
-    }
-    for (const r of syncs) {
-      const report = r.killed ? undefined : await readReport(join(dir, `${r.name}.json`));
-      if (report) rec.check(invariants.report, reportUntruths(report, r.state).map((p) => `${r.name}: ${p}`));
-    }
-    for (const [i, r] of syncs.entries()) {
-      if (r.code !== 0) continue;
-      // A run that says it succeeded has converged, and the run after it makes zero writes.
-      rec.check(invariants.success, (await divergence(schedule, seeded, r.state, r.tracked, check)).map((p) => `after ${r.name}: ${p}`));
-      rec.check(invariants.tokens, (await tokenFileProblems(r.tokenFiles, schedule, r.state)).map((p) => `after ${r.name}: ${p}`));
-      const next = syncs[i + 1];
-      if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
-    }
+    await checkRuns(rec, { schedule, prepared, emu, outcome, plan, faulted, syncs, finalPlan });
     outputs.push(...(await writtenFiles(dir)));
     rec.check(invariants.canaries, canariesFound(outputs, [...new Set(canaries)]));
     return outcome;
@@ -409,6 +464,146 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     if (prepared && outcome.violations.length === 0) await rm(prepared.dir, { recursive: true, force: true });
     else if (prepared) outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
   }
+}
+
+/** The plan before faults succeeds, writes nothing, and deletes exactly the modelled set. */
+function checkPlan(rec: Recorder, plan: RunRecord, schedule: ChaosSchedule, seeded: SeedResult): void {
+  rec.check(invariants.dryRun, plan.code === 0 ? [] : [`plan exited ${plan.code}: ${plan.stderr.slice(-2000)}`]);
+  rec.check(invariants.dryRun, writesOf(plan.requests).map((w) => `${w.method} ${w.path}`));
+  const doc = plan.code === 0 ? (JSON.parse(plan.stdout) as { changes: { kind: string; action: string; id: number | null }[] }) : { changes: [] };
+  const planned = new Set(doc.changes.filter((c) => c.action === 'delete').map((c) => `${c.kind}:${c.id}`));
+  const modelled = expectedDeletes(schedule, seeded);
+  rec.check(invariants.planned, sameSet(planned, modelled) ? [] : [`plan deletes {${[...planned].join(', ')}}, expected {${[...modelled].join(', ')}}`]);
+}
+
+/**
+ * The sync under faults: one process (killed or interrupted at its fault's request, then run
+ * again under the other faults), or two at once on the same state file (two-writers), one of
+ * which waits for the writer lock or is refused. A FIFO sits in tokensDir for fifo-token.
+ */
+async function runFaulted(schedule: ChaosSchedule, emu: RunningEmulator, dir: string, runAll: (specs: readonly RunSpec[]) => Promise<RunRecord[]>): Promise<RunRecord[]> {
+  emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules] });
+  if (schedule.fifoKey !== undefined) await makeTokenFifo(dir, schedule.fifoKey);
+  const at = (label: string) => schedule.faults.rules.findIndex((r) => r.label === label);
+  const [killAt, holdAt, interruptAt] = [at(KILL_LABEL), at(HOLD_LABEL), at(INTERRUPT_LABEL)];
+  let rotated = false;
+  const poll = (child: ChildProcess) => {
+    const stats = emu.faults().ruleStats;
+    const fired = (index: number) => index >= 0 && (stats[index]?.fired ?? 0) > 0;
+    if (fired(killAt) && !child.killed) child.kill('SIGKILL');
+    // Ctrl-C while the write the rule holds is in flight: mid-apply.
+    if (fired(interruptAt) && !child.killed) child.kill('SIGINT');
+    if (fired(holdAt) && !rotated) {
+      // Rotated the way a secret manager does it: a new file renamed over the old one.
+      writeFileSync(join(dir, 'token.tmp'), `${T2}\n`);
+      renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
+      rotated = true;
+    }
+  };
+  const format = outputFormats[schedule.seed % outputFormats.length]!;
+  if (schedule.writers) {
+    const lock = ['--lock-timeout', String(schedule.writers.lockTimeoutMs)];
+    return runAll([
+      { name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json', ...lock], poll },
+      { name: 'faulted-rival', args: ['sync', '--json', '--report', 'faulted-rival.json', ...lock] },
+    ]);
+  }
+  const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll }]);
+  if (faulted[0]!.killed || faulted[0]!.signals.includes('SIGINT')) {
+    emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL && r.label !== INTERRUPT_LABEL) });
+    faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json'] }])));
+  }
+  return faulted;
+}
+
+/**
+ * Renames by another client that were made: their rule fired, and the item is gone or carries
+ * the new name (amsync never renames an SSH user, nor an apikey it does not pin).
+ */
+export function renamesMade(schedule: ChaosSchedule, fired: Readonly<Record<string, number>>, state: EmulatorStateSnapshot): Rename[] {
+  return schedule.renames.filter((r) => {
+    if ((fired[r.label] ?? 0) === 0) return false;
+    const now = r.kind === 'sshUsers' ? state.sshUsers.find((u) => u.id === r.index + 1)?.username : state.apikeys.find((k) => k.id === r.index + 1)?.name;
+    return now === undefined || now === r.to;
+  });
+}
+
+interface ScheduleRuns {
+  readonly schedule: ChaosSchedule;
+  readonly prepared: Prepared;
+  readonly emu: RunningEmulator;
+  readonly outcome: ScheduleOutcome;
+  readonly plan: RunRecord;
+  readonly faulted: readonly RunRecord[];
+  readonly syncs: readonly RunRecord[];
+  readonly finalPlan: RunRecord;
+}
+
+/** Every invariant over every run of a CLI schedule. */
+async function checkRuns(rec: Recorder, runs: ScheduleRuns): Promise<void> {
+  const { schedule, prepared, emu, outcome, plan, faulted, syncs, finalPlan } = runs;
+  const { seeded, dir } = prepared;
+  const timeoutMs = schedule.settings.timeoutMs;
+  // The service as judged after another client's renames; deletes may follow either listing.
+  const model = withRenames(schedule, seeded, renamesMade(schedule, outcome.fired, finalPlan.state));
+  const deleteSet = new Set([...expectedDeletes(schedule, seeded), ...expectedDeletes(model.schedule, model.seeded)]);
+  const check = async (username: string, password: string) => checkPassword(emu, username, password);
+  for (const r of [plan, ...syncs, finalPlan]) {
+    rec.check(invariants.exitCodes, exitCodeProblems(r, r === finalPlan ? [0, 2] : [0, 1]));
+    rec.check(invariants.deletes, [...deletesOutsidePlan(r.requests, deleteSet), ...deletesOfDeclared(r.requests, schedule, seeded)].map((p) => `${r.name}: ${p}`));
+    rec.check(invariants.listing, writesAfterIncompleteListing(r, timeoutMs));
+    rec.check(invariants.duplicates, duplicateApikeys(r.state, schedule).map((p) => `after ${r.name}: ${p}`));
+    rec.check(invariants.protect, writesToProtected(r.requests, schedule, seeded).map((p) => `${r.name}: ${p}`));
+    rec.check(invariants.bounded, r.timedOut ? [`${r.name} was still running after 90 s: ${lastLines(r.stderr)}`] : []);
+    if (r.peakRssKiB !== undefined) rec.check(invariants.memory, r.peakRssKiB > MAX_RSS_KIB ? [`${r.name} peaked at ${Math.round(r.peakRssKiB / 1024)} MiB resident`] : []);
+  }
+  for (const r of faulted) checkFaultedRun(rec, r, schedule, timeoutMs);
+  for (const r of syncs) {
+    const report = r.killed ? undefined : await readReport(join(dir, `${r.name}.json`));
+    if (report) rec.check(invariants.report, reportUntruths(report, r.state).map((p) => `${r.name}: ${p}`));
+    if (!r.killed) rec.check(invariants.fingerprints, fingerprintsLost(r, r.before, r.state, r.tracked, schedule, timeoutMs));
+  }
+  for (const [i, r] of syncs.entries()) {
+    if (r.code !== 0) continue;
+    // A run that says it succeeded has converged, and the run after it makes zero writes.
+    rec.check(invariants.success, (await divergence(model.schedule, model.seeded, r.state, r.tracked, check)).map((p) => `after ${r.name}: ${p}`));
+    rec.check(invariants.tokens, (await tokenFileProblems(r.tokenFiles, schedule, r.state)).map((p) => `after ${r.name}: ${p}`));
+    const next = syncs[i + 1];
+    if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
+  }
+}
+
+/** The exit codes of the contract: 130 after Ctrl-C, 3 for a writer the lock refused (saying so). */
+function exitCodeProblems(r: RunRecord, allowed: readonly number[]): string[] {
+  if (r.code === null && (r.killed || r.timedOut)) return [];
+  if (r.signals.includes('SIGINT')) return r.code === 130 ? [] : [`${r.name} was interrupted (SIGINT) and exited ${r.code}, not 130: ${lastLines(r.stderr)}`];
+  if (r.together && r.code === 3) return LOCK_REFUSAL.test(r.stderr) ? [] : [`${r.name} exited 3 without saying another run holds the lock: ${lastLines(r.stderr)}`];
+  return r.code !== null && allowed.includes(r.code) ? [] : [`${r.name} exited ${r.code}: ${lastLines(r.stderr)}`];
+}
+
+/** What each new fault of the run under faults calls for, beyond the invariants of every run. */
+function checkFaultedRun(rec: Recorder, r: RunRecord, schedule: ChaosSchedule, timeoutMs: number): void {
+  if (r.signals.includes('SIGINT')) {
+    rec.check(invariants.interrupt, r.code === 130 && /interrupted by SIGINT/.test(r.stderr) ? [] : [`${r.name} exited ${r.code} after SIGINT, without the interrupt's summary: ${lastLines(r.stderr)}`]);
+  }
+  if (r.requests.some((e) => e.fault === ENDLESS_LABEL)) {
+    // Every read of that listing is endless while faults last: the run cannot complete it.
+    rec.check(invariants.listing, r.code === 1 ? [] : [`${r.name} read a listing that never ends and exited ${r.code}, not 1`]);
+  }
+  if (schedule.fifoKey !== undefined) rec.check(invariants.fifo, fifoProblems(r, schedule.fifoKey, timeoutMs));
+}
+
+/**
+ * A FIFO at tokensDir/<name>: a run that listed both kinds and applied, while a key of that
+ * name exists, reports an error for it (exit 1, the FIFO named), and never waits on it.
+ */
+function fifoProblems(r: RunRecord, name: string, timeoutMs: number): string[] {
+  if (r.timedOut) return [`${r.name} hung on the FIFO at tokens/${name}`];
+  if (r.killed || r.signals.length > 0 || r.code === 3) return [];
+  const listed = Object.values(LIST_ROUTES).every((route) => listingComplete(r.requests, route, timeoutMs));
+  if (!listed || !r.state.apikeys.some((k) => k.name === name)) return [];
+  if (r.code === 0) return [`${r.name} exited 0 with a FIFO where the token of apikey "${name}" goes`];
+  return /FIFO/.test(`${r.stdout}\n${r.stderr}`) ? [] : [`${r.name} did not report the FIFO at tokens/${name}: ${lastLines(r.stderr)}`];
 }
 
 /** The per-item results of a --report file, or undefined when the run wrote none. */
@@ -435,7 +630,7 @@ export function lastLines(text: string, n = 6): string {
 
 /** A one-line account of a schedule, for the log of a chaos run. */
 export function describeOutcome(o: ScheduleOutcome): string {
-  const runs = o.runs.map((r) => `${r.name}=${r.killed ? 'killed' : r.code}${r.writes ? `/${r.writes}w` : ''}${r.error ? ` (${r.error.slice(0, 160)})` : ''}`).join(' ');
+  const runs = o.runs.map((r) => `${r.name}=${r.killed ? 'killed' : r.code}${r.writes ? `/${r.writes}w` : ''}${r.peakMiB === undefined ? '' : ` ${r.peakMiB}MiB`}${r.error ? ` (${r.error.slice(0, 160)})` : ''}`).join(' ');
   const fired = Object.entries(o.fired).map(([label, n]) => `${label}×${n}`).join(' ');
   return `seed ${o.seed} [${o.families.join(', ')}] ${o.checks} checks, ${o.requests} requests${o.tokenRotated ? ', token rotated' : ''}; ${runs}; fired: ${fired || 'none'}`;
 }

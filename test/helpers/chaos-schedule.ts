@@ -22,6 +22,13 @@ export const faultFamilies = [
   'drift', // items created or deleted between the listing and the write (409/404)
   'token-expiry', // the bearer token expires mid-run; the token file was rotated
   'kill', // the process is SIGKILLed at a random call, then run again
+  'rename-declared', // an item due for deletion is renamed to a declared name between listing and apply
+  'shifting-pages', // a listing shifts between pages (sorted by name, an item renamed): one id, two names
+  'two-writers', // two syncs at once on one state file: the writer lock makes one wait or refuses it
+  'echo-secrets', // error bodies that echo passwords and tokens raw, JSON-escaped and URL-encoded
+  'fifo-token', // a FIFO at tokensDir/<name> of a declared apikey
+  'endless-body', // a list answer that streams without end
+  'interrupt', // SIGINT mid-apply, then run again
 ] as const;
 export type FaultFamily = (typeof faultFamilies)[number];
 
@@ -37,6 +44,10 @@ export const corruptingLabels: ReadonlySet<string> = new Set(['malformed']);
 export const KILL_LABEL = 'kill-point';
 /** The rule that holds the first requests while the runner rotates the token file. */
 export const HOLD_LABEL = 'hold-for-rotation';
+/** The rule the runner watches to send SIGINT while a write is held (mid-apply). */
+export const INTERRUPT_LABEL = 'interrupt-point';
+/** The rule whose answer never ends. */
+export const ENDLESS_LABEL = 'endless-body';
 
 export interface InitialUser {
   readonly username: string;
@@ -71,6 +82,18 @@ export interface DeclaredKey {
   readonly pinsInitial?: number;
 }
 
+/**
+ * Another client renames an initial item while amsync runs (rename-declared, shifting-pages):
+ * once its rule has fired, the service is judged as if the item had been seeded under `to`.
+ */
+export interface Rename {
+  readonly label: string;
+  readonly kind: 'sshUsers' | 'apikeys';
+  /** Index in the initial state (its id is index + 1). */
+  readonly index: number;
+  readonly to: string;
+}
+
 export interface ChaosSchedule {
   readonly seed: number;
   /** The primary family first; extras follow. */
@@ -93,6 +116,12 @@ export interface ChaosSchedule {
   };
   /** Faults of the run under test. Rules match in order. */
   readonly faults: { readonly failRate: number; readonly rules: readonly FaultRule[] };
+  /** Renames by another client that the rules make. */
+  readonly renames: readonly Rename[];
+  /** fifo-token: a FIFO sits at tokensDir/<this name> while faults last. */
+  readonly fifoKey?: string;
+  /** two-writers: the lock timeout of both writers (0: one of them is refused). */
+  readonly writers?: { readonly lockTimeoutMs: number };
 }
 
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
@@ -102,8 +131,16 @@ const round2 = (n: number): number => Math.round(n * 100) / 100;
 
 /** Families that cannot be mixed into one run with the family on the left. */
 const exclusive: Partial<Record<FaultFamily, readonly FaultFamily[]>> = {
-  kill: ['token-expiry'],
-  'token-expiry': ['kill'],
+  kill: ['token-expiry', 'interrupt', 'two-writers'],
+  // A run again after a kill or an interrupt sets the rules afresh: the token would expire twice.
+  'token-expiry': ['kill', 'interrupt'],
+  // One signal at a time, to one process.
+  interrupt: ['kill', 'two-writers', 'endless-body', 'token-expiry'],
+  'two-writers': ['kill', 'interrupt'],
+  // An endless listing ends the run before its writes: faults of the writes would never fire.
+  'endless-body': ['interrupt', 'rename-declared', 'fifo-token'],
+  'rename-declared': ['endless-body'],
+  'fifo-token': ['endless-body'],
 };
 
 /**
@@ -141,7 +178,9 @@ export function makeSchedule(seed: number): ChaosSchedule {
   const users: DeclaredUser[] = [];
   let envCount = 0;
   const password = (): DeclaredUser['password'] => {
-    const value = canary('pw');
+    // A quote, a backslash, non-ASCII and white space: its JSON-escaped and URL-encoded forms
+    // differ from it, so a scrubber that knows only the raw form lets them through.
+    const value = `${canary('pw')} q"u\\oé`;
     if (chance(rng, 0.3)) return { kind: 'file', path: `secrets/pw-${envCount++}`, value };
     return { kind: 'env', name: `PW_${envCount++}`, value };
   };
@@ -175,17 +214,30 @@ export function makeSchedule(seed: number): ChaosSchedule {
   }
   for (let i = 0, n = int(rng, 1, 4); i < n; i += 1) keys.push({ name: `new-key-${i}`, ensure: 'present', superuser: chance(rng, 0.2), roles: roleSet(rng) });
 
-  const prune = { sshUsers: chance(rng, 0.4), apikeys: chance(rng, 0.4) };
+  // A rename into a declared name is dangerous only for an item due for deletion: prune then.
+  const prune = { sshUsers: chance(rng, 0.4) || families.includes('rename-declared'), apikeys: chance(rng, 0.4) };
   const protect = { sshUsers: chance(rng, 0.7) ? ['keep-*'] : [], apikeys: chance(rng, 0.7) ? ['keep-*'] : [] };
   const slow = families.includes('slow');
+  const timeoutMs = slow ? int(rng, 250, 400) : 4000;
+  const drawnPageSize = int(rng, 2, 6);
   const settings = {
-    timeoutMs: slow ? int(rng, 250, 400) : 4000,
-    pageSize: int(rng, 2, 6),
+    timeoutMs,
+    // Pages of two make a listing of several pages, for a rename to land between them.
+    pageSize: families.includes('shifting-pages') ? 2 : drawnPageSize,
     maxAttempts: int(rng, 5, 7),
     concurrency: int(rng, 2, 6),
   };
   const pinnedIndex = keys.find((k) => k.pinsInitial !== undefined)?.pinsInitial;
-  const faults = faultsFor(families, rng, settings.timeoutMs, pinnedIndex === undefined ? undefined : pinnedIndex + 1);
+  const drawn = faultsFor(families, rng, settings.timeoutMs, pinnedIndex === undefined ? undefined : pinnedIndex + 1);
+  const rules = [...drawn.rules];
+  const scene: Scene = { initialUsers, initialKeys, users, keys, prune, pageSize: settings.pageSize, pinnedIndex };
+  const renames: Rename[] = [];
+  if (families.includes('rename-declared')) renames.push(...renameIntoDeclared(rng, scene, rules));
+  if (families.includes('shifting-pages')) renames.push(...shiftingPages(rng, scene, rules, new Set(renames.map((r) => r.index))));
+  const faults = { failRate: drawn.failRate, rules };
+  const presentKeys = keys.filter((k) => k.ensure === 'present').map((k) => k.name);
+  const fifoKey = families.includes('fifo-token') && presentKeys.length > 0 ? pick(rng, presentKeys) : undefined;
+  const writers = families.includes('two-writers') ? { lockTimeoutMs: chance(rng, 0.5) ? 0 : 20_000 } : undefined;
   return {
     seed,
     families,
@@ -198,7 +250,88 @@ export function makeSchedule(seed: number): ChaosSchedule {
     tokenFromFile: families.includes('token-expiry') || chance(rng, 0.5),
     settings,
     faults,
+    renames,
+    ...(fifoKey === undefined ? {} : { fifoKey }),
+    ...(writers === undefined ? {} : { writers }),
   };
+}
+
+/** What the renaming faults choose from. */
+interface Scene {
+  readonly initialUsers: readonly InitialUser[];
+  readonly initialKeys: readonly InitialKey[];
+  readonly users: readonly DeclaredUser[];
+  readonly keys: readonly DeclaredKey[];
+  readonly prune: { readonly sshUsers: boolean; readonly apikeys: boolean };
+  readonly pageSize: number;
+  readonly pinnedIndex: number | undefined;
+}
+
+/** Initial SSH users (by index) the file and prune call to delete; never a protected one. */
+function usersDueForDeletion(scene: Scene): number[] {
+  const declared = new Map(scene.users.map((u) => [u.username, u]));
+  return scene.initialUsers.flatMap((u, i) => {
+    if (u.username.startsWith('keep-')) return [];
+    const d = declared.get(u.username);
+    return d?.ensure === 'absent' || (d === undefined && scene.prune.sshUsers) ? [i] : [];
+  });
+}
+
+/** Declared SSH users the service does not have yet: amsync is about to create them. */
+function usersToCreate(scene: Scene): string[] {
+  const initial = new Set(scene.initialUsers.map((u) => u.username));
+  return scene.users.filter((u) => u.ensure === 'present' && !initial.has(u.username)).map((u) => u.username);
+}
+
+const renameBody = (kind: Rename['kind'], to: string) => (kind === 'sshUsers' ? { username: to } : { name: to });
+const itemPath = (kind: Rename['kind'], index: number) => `${kind === 'sshUsers' ? '/api/sshusers' : '/api/3rdparty/apikeys'}/${index + 1}`;
+
+/**
+ * rename-declared: after the listing, another client renames an SSH user due for deletion to
+ * the name of one amsync is about to create (the create then answers 409 and adopts it). The
+ * rename comes with amsync's first write or its first read of one item (the re-read before a
+ * delete), whichever is first; the second firing finds the name taken and changes nothing.
+ */
+function renameIntoDeclared(rng: Rng, scene: Scene, rules: FaultRule[]): Rename[] {
+  const due = usersDueForDeletion(scene);
+  const names = usersToCreate(scene);
+  if (due.length === 0 || names.length === 0) return [];
+  const rename: Rename = { label: 'rename-into-declared', kind: 'sshUsers', index: pick(rng, due), to: pick(rng, names) };
+  const anotherClient = { method: 'PUT' as const, path: itemPath(rename.kind, rename.index), body: renameBody(rename.kind, rename.to) };
+  rules.push({ label: rename.label, method: ['POST', 'PUT', 'DELETE'], times: 1, anotherClient });
+  rules.push({ label: rename.label, method: 'GET', path: `${USER_ITEM}|${KEY_ITEM}`, times: 1, anotherClient });
+  return [rename];
+}
+
+/**
+ * shifting-pages: while amsync reads a listing in pages, another client renames an item it
+ * has already read; the service (sorting by name) lists it again under the new name. An SSH
+ * user due for deletion takes the name of one about to be created; an apikey (names are not
+ * unique: a declared name would make a twin) takes a name nobody declares.
+ */
+function shiftingPages(rng: Rng, scene: Scene, rules: FaultRule[], renamedUsers: ReadonlySet<number>): Rename[] {
+  const kind = pick(rng, ['sshUsers', 'apikeys'] as const);
+  const count = kind === 'sshUsers' ? scene.initialUsers.length : scene.initialKeys.length;
+  // On a page before the last, so a later page is read after the rename.
+  const beforeLastPage = (i: number) => Math.floor(i / scene.pageSize) < Math.ceil(count / scene.pageSize) - 1 && !(kind === 'sshUsers' && renamedUsers.has(i));
+  let candidates: number[];
+  let to: string;
+  if (kind === 'sshUsers') {
+    const due = usersDueForDeletion(scene).filter(beforeLastPage);
+    const names = usersToCreate(scene);
+    const anyUser = scene.initialUsers.flatMap((u, i) => (u.username.startsWith('keep-') || !beforeLastPage(i) ? [] : [i]));
+    candidates = due.length > 0 && names.length > 0 ? due : anyUser;
+    to = due.length > 0 && names.length > 0 ? pick(rng, names) : 'shifted-user';
+  } else {
+    candidates = scene.initialKeys.flatMap((k, i) => (k.name.startsWith('keep-') || i === scene.pinnedIndex || !beforeLastPage(i) ? [] : [i]));
+    to = 'shifted-key';
+  }
+  if (candidates.length === 0) return [];
+  const index = pick(rng, candidates);
+  const rename: Rename = { label: 'shifting-page', kind, index, to };
+  // Fires on the first page after the one that holds the item.
+  rules.push({ label: rename.label, method: 'GET', path: kind === 'sshUsers' ? USERS : KEYS, after: Math.floor(index / scene.pageSize) + 1, times: 1, shiftPage: { id: index + 1, to } });
+  return [rename];
 }
 
 function roleSet(rng: Rng): number[] {
@@ -289,6 +422,27 @@ function faultsFor(families: readonly FaultFamily[], rng: Rng, timeoutMs: number
         break;
       case 'kill':
         first.unshift({ label: KILL_LABEL, after: int(rng, 0, 20), times: 1, delayMs: 500 });
+        break;
+      case 'interrupt':
+        // A write held long enough for the signal to land while it is in flight.
+        first.unshift({ label: INTERRUPT_LABEL, method: ['POST', 'PUT', 'DELETE'], after: int(rng, 0, 3), times: 1, delayMs: 400 });
+        break;
+      case 'echo-secrets':
+        // Writes carry passwords (and name apikeys whose tokens were listed); reads carry the bearer token.
+        rules.push({ label: 'echo-secrets', method: ['POST', 'PUT', 'DELETE'], status: pick(rng, [400, 500, 502]), echo: pick(rng, ['json', 'text'] as const), probability: round2(0.3 + rng() * 0.4), times: int(rng, 2, 5) });
+        rules.push({ label: 'echo-secrets', method: 'GET', status: pick(rng, [500, 502]), echo: pick(rng, ['json', 'text'] as const), probability: round2(0.1 + rng() * 0.2), times: int(rng, 1, 3) });
+        break;
+      case 'endless-body':
+        // Every read of this listing, retries included: it cannot complete while faults last.
+        rules.push({ label: ENDLESS_LABEL, method: 'GET', path: pick(rng, [USERS, KEYS]), endless: true });
+        break;
+      case 'rename-declared':
+      case 'shifting-pages':
+        // Their rules need the scene (see renameIntoDeclared and shiftingPages).
+        break;
+      case 'two-writers':
+      case 'fifo-token':
+        // Played by the runner: a second process, a FIFO in tokensDir.
         break;
     }
   }

@@ -8,17 +8,22 @@ const range = (start: number, count: number): number[] => Array.from({ length: c
 
 export const chaosSeedSets = {
   /**
-   * Inside `npm test`: six CLI schedules in which all thirteen fault families fire (a cursor
-   * loop or a malformed page ends a run early, so each has a schedule of its own).
+   * Inside `npm test`: ten CLI schedules in which all twenty fault families fire (a cursor
+   * loop, a malformed page, a page that fails for good or a body without end ends a run before
+   * its writes, so each has a schedule of its own; a kill, an interrupt and two writers cannot
+   * share one).
    */
-  'fast-cli': [20, 4, 8, 44, 471, 6],
-  /** Inside `npm test`: one daemon schedule (token expiry with a rotated token file, drift). */
+  'fast-cli': [2, 24, 174, 505, 1268, 6, 7, 9, 12, 18],
+  /** Inside `npm test`: one daemon schedule (a CLI sync beside the daemon, echoed secrets, resets). */
   'fast-daemon': [63],
-  /** `npm run chaos`: 210 CLI schedules in two files (so both workers run schedules). */
-  'full-cli-1': range(1000, 105),
-  'full-cli-2': range(1105, 105),
-  /** `npm run chaos`: daemon schedules (every family comes up as the seed cycles). */
-  'full-daemon': range(2000, 13),
+  /** `npm run chaos`: 300 CLI schedules in two files (so both workers run schedules). */
+  'full-cli-1': range(1000, 150),
+  'full-cli-2': range(1150, 150),
+  /**
+   * `npm run chaos`: daemon schedules, one per fault family as the primary (the seed cycles
+   * them); 2039 for interrupt, as 2019 mixes in a page that fails for good (no write to cut).
+   */
+  'full-daemon': [...range(2000, 19), 2039],
 } as const;
 
 export type ChaosSeedSet = keyof typeof chaosSeedSets;

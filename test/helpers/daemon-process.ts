@@ -41,7 +41,7 @@ export async function startDaemonProcess(args: string[], env: Record<string, str
   });
   let raw = '';
   const logs: LogLine[] = [];
-  child.stdout!.on('data', (c: Buffer) => (raw += c.toString()));
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (raw += c));
   createInterface({ input: child.stderr! }).on('line', (line) => {
     raw += `${line}\n`;
     try {
