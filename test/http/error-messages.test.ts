@@ -19,10 +19,10 @@ describe('each part of a failure is said once', () => {
   it('a page that fails after one was read: the route once, then what happened', async () => {
     service()
       .get('/api/sshusers')
-      .query({ cursor: '0', size: '100' })
+      .query({ cursor: '0', size: '1000' })
       .reply(200, { cursor: cursor(0, 1), users: [u(1)] })
       .get('/api/sshusers')
-      .query({ cursor: '1', size: '100' })
+      .query({ cursor: '1', size: '1' }) // a short page that is not the last: the service's largest is learned
       .times(2)
       .reply(503);
     client = mockClient({ retry: { maxAttempts: 2 } });
