@@ -32,6 +32,33 @@ export const faultFamilies = [
 ] as const;
 export type FaultFamily = (typeof faultFamilies)[number];
 
+/**
+ * The labels by which the request log (or the runner, for what it plays itself: two writers,
+ * a FIFO) says that a family's fault fired.
+ */
+export const firedAs: Readonly<Record<FaultFamily, readonly string[]>> = {
+  'server-errors': ['server-errors-503', 'fail-rate'],
+  'storm-503': ['storm-503'],
+  maintenance: ['maintenance-window'],
+  resets: ['reset'],
+  'lost-answer': ['lost-answer'],
+  slow: ['slow'],
+  malformed: ['malformed'],
+  'cursor-loop': ['cursor-loop'],
+  pages: ['duplicate-page', 'reorder-page'],
+  'page-fails': ['page-fails', 'page-fails-for-good'],
+  drift: ['drift-create', 'drift-delete'],
+  'token-expiry': ['token-expired'],
+  kill: ['kill-point'],
+  'rename-declared': ['rename-into-declared'],
+  'shifting-pages': ['shifting-page'],
+  'two-writers': ['two-writers', 'two-writers-one-refused'],
+  'echo-secrets': ['echo-secrets'],
+  'fifo-token': ['fifo-token'],
+  'endless-body': ['endless-body'],
+  interrupt: ['interrupt-point'],
+};
+
 export const USERS = '^/api/sshusers$';
 export const USER_ITEM = '^/api/sshusers/\\d+$';
 export const KEYS = '^/api/3rdparty/apikeys$';

@@ -4,7 +4,7 @@ import { runDaemonSchedule } from './chaos-daemon.js';
 import { addSchedule, emptyFigures, publishFigures, type Figures } from './chaos-figures.js';
 import { fuzzEmulator } from './chaos-fuzz-run.js';
 import { describeOutcome, invariants, replayHint, runCliSchedule, type ScheduleOutcome } from './chaos-run.js';
-import { makeSchedule } from './chaos-schedule.js';
+import { faultFamilies, firedAs, makeSchedule } from './chaos-schedule.js';
 import { seedsFor, type ChaosSeedSet } from './chaos-seeds.js';
 import { assertBuilt } from './cli.js';
 
@@ -108,7 +108,7 @@ const daemonInvariants = [
  * `describe` per invariant over seeded schedules: the CLI (plan, sync under faults, sync until
  * converged) or the daemon (syncing every second under faults, then converging by itself).
  */
-export function describeSchedules(title: string, set: ChaosSeedSet, options: { daemon?: boolean; concurrency: number; timeoutMs: number }): void {
+export function describeSchedules(title: string, set: ChaosSeedSet, options: { daemon?: boolean; concurrency: number; timeoutMs: number; everyFamilyFires?: boolean }): void {
   const daemon = options.daemon === true;
   const seeds = seedsFor(set);
   describe(title, () => {
@@ -132,6 +132,12 @@ export function describeSchedules(title: string, set: ChaosSeedSet, options: { d
     }, options.timeoutMs);
     afterAll(() => publishFigures(figuresFile(), `${title} (${set})`, figures));
 
+    if (options.everyFamilyFires === true && process.env.CHAOS_SEED === undefined) {
+      it('every fault family fires in at least one schedule', () => {
+        const fired = new Set(outcomes.flatMap((o) => Object.keys(o.fired)));
+        expect(faultFamilies.filter((f) => !firedAs[f].some((label) => fired.has(label)))).toEqual([]);
+      });
+    }
     for (const invariant of daemon ? daemonInvariants : cliInvariants) {
       it(invariant, () => {
         const broken = outcomes.filter((o) => o.violations.some((v) => v.invariant === invariant));
