@@ -96,7 +96,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     live.close();
     throw error;
   });
-  const interrupts = catchInterrupts(process, (s) => live.printError(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  const interrupts = catchInterrupts(process, (text) => live.printError(text));
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));

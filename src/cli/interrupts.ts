@@ -24,7 +24,7 @@ export interface SignalEmitter {
  * exits 130 / 143. The handlers are removed at the first signal, so a second one ends the
  * process at once, as the shell's default does.
  */
-export function catchInterrupts(source: SignalEmitter = process, onSignal?: (signal: StopSignal) => void): Interrupts {
+export function catchInterrupts(source: SignalEmitter, notify: (text: string) => void): Interrupts {
   const controller = new AbortController();
   let received: StopSignal | undefined;
   const handlers = new Map<StopSignal, () => void>();
@@ -37,7 +37,7 @@ export function catchInterrupts(source: SignalEmitter = process, onSignal?: (sig
       received = event;
       dispose();
       controller.abort(new Error(`interrupted (${event})`));
-      onSignal?.(event);
+      notify(`\n${event}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`);
     };
     handlers.set(event, handler);
     source.once(event, handler);

@@ -95,7 +95,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     throw error;
   });
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
-  const interrupts = dryRun ? undefined : catchInterrupts(process, (s) => live.printError(`\n${s}: stopping after the changes in flight; nothing new is started (again to quit at once)\n`));
+  const interrupts = dryRun ? undefined : catchInterrupts(process, (text) => live.printError(text));
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));

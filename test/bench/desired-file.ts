@@ -35,6 +35,14 @@ export function changeCount(mix: ChangeMix): number {
   return mix.userCreates + mix.keyCreates + mix.keyUpdates + mix.userDeletes + mix.keyDeletes;
 }
 
+/**
+ * The reads an apply needs besides the listing: each DELETE is preceded by one GET of that
+ * item (verified deletes), and an apply asks GET /api/user/info once (the scope check).
+ */
+export function applyReads(mix: ChangeMix): number {
+  return mix.userDeletes + mix.keyDeletes + (changeCount(mix) > 0 ? 1 : 0);
+}
+
 /** The env variable new users take their password from. */
 export const passwordVariable = 'BENCH_PASSWORD';
 
