@@ -1,4 +1,4 @@
-import type { Diagnostic } from './model/source-position.js';
+import type { Diagnostic } from './model/index.js';
 
 /**
  * Every error amsync raises on purpose. `code` is stable and is what callers branch on;

@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import { Pacer } from './pacer.js';
 export { LimiterClosedError } from './pacer.js';
 import { RateController, type DispatchStamp } from './rate-controller.js';
-import { systemTimers, type Timers } from './timers.js';
+import { systemTimers, type Timers } from '../time/index.js';
 
 /** Requests in flight at most unless `--concurrency` says otherwise: a ceiling, not a target. */
 export const defaultConcurrency = 64;

@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/secret-value.js';
+import type { SecretValue } from '../model/index.js';
 
 export interface CurrentToken {
   readonly token: SecretValue;

@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/secret-value.js';
+import type { SecretValue } from '../model/index.js';
 import { AdaptiveLimiter, defaultConcurrency, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
 import { checkCaFile } from './ca-file.js';
@@ -8,7 +8,7 @@ import { RequestExecutor } from './request-executor.js';
 import { Resource } from './resource.js';
 import { apikeys, sshUsers } from './resource-definitions.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
-import { systemTimers, type Timers } from './timers.js';
+import { systemTimers, type Timers } from '../time/index.js';
 import type { BearerSource } from './bearer-source.js';
 import { IntegratorKeyProvider, type WriteBackStatus } from './integrator-key-provider.js';
 import { fetchUserInfo, listAllRoles, type ApiRole, type ApiUserInfo } from './service-info.js';

@@ -24,4 +24,3 @@ export type {
   SshUserChanges,
   SshUserPage,
 } from './types.js';
-export { systemTimers, type Timers } from './timers.js';

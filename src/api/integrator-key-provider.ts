@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { SecretValue } from '../model/secret-value.js';
-import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { registerSecret } from '../secrets/known-secrets.js';
-import { Secret } from '../secrets/secret.js';
+import type { SecretValue } from '../model/index.js';
+import { writeFileAtomic, registerSecret, Secret } from '../secrets/index.js';
 import { isApiError, type ApiError } from './api-error.js';
 import type { BearerSource, CurrentToken } from './bearer-source.js';
 import { emitSafely, type ClientEvents } from './client-events.js';

@@ -1,5 +1,5 @@
 import type { DispatchStamp } from './rate-controller.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../time/index.js';
 
 export interface PacerOptions {
   /** Current rate in requests per second; read at every slot, so changes apply at once. */

@@ -1,4 +1,4 @@
-import { scrub, scrubbedExcerpt } from '../secrets/known-secrets.js';
+import { scrub, scrubbedExcerpt } from '../secrets/index.js';
 
 const REDACTED = '[redacted]';
 // Keys whose values are secrets wherever they appear in a body.

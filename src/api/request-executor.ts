@@ -8,7 +8,7 @@ import { bodyExcerpt, redactText, textExcerpt } from './redact.js';
 import { parseRetryAfter } from './retry-after.js';
 import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, type RetryPolicyOptions } from './retry-policy.js';
 import { serviceErrorBodySchema } from './schemas.js';
-import { Sleeper, type Timers } from './timers.js';
+import { Sleeper, type Timers } from '../time/index.js';
 import { LimiterClosedError } from './pacer.js';
 import type { BearerSource } from './bearer-source.js';
 import type { Transport, WireOutcome } from './transport.js';

@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/secret-value.js';
+import type { SecretValue } from '../model/index.js';
 import type { ResourceDefinition, WireBody } from './resource.js';
 import { apiApikeySchema, apiSshUserSchema, apikeyPageSchema, sshUserPageSchema } from './schemas.js';
 import type { ApiApikey, ApikeyChanges, ApiSshUser, NewApikey, NewSshUser, SshUserChanges } from './types.js';

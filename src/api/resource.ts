@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Call, ParseResult, RequestExecutor } from './request-executor.js';
 import { paginate } from './paginate.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../time/index.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface ResourceDefinition<T, TNew, TChanges> {

@@ -1,5 +1,6 @@
 import { isTlsCause, networkCause } from './network-errors.js';
 import { parseRetryAfter } from './retry-after.js';
+import { retryDefaults } from '../settings/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -39,15 +40,8 @@ export interface RetryOptions {
   readonly maxRetryAfterMs: number;
 }
 
-/** The one set of defaults: the settings' defaults (src/settings/settings.ts) are taken from it. */
-export const defaultRetryOptions: RetryOptions = {
-  maxAttempts: 8,
-  maxElapsedMs: 120_000,
-  maxConnectElapsedMs: 2_000,
-  baseDelayMs: 250,
-  maxDelayMs: 30_000,
-  maxRetryAfterMs: 300_000,
-};
+/** The one set of defaults, declared with the other settings (src/settings/retry-defaults.ts). */
+export const defaultRetryOptions: RetryOptions = { ...retryDefaults };
 
 export interface RetryPolicyOptions extends RetryOptions {
   /** Uniform in [0, 1); injected so the jitter is reproducible in tests. */

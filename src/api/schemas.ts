@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Secret } from '../secrets/secret.js';
+import { Secret } from '../secrets/index.js';
 import type { ApiApikey, ApiSshUser, PageCursor } from './types.js';
 
 // z.object drops keys it does not know: the service adds fields (created_at, ...) freely.

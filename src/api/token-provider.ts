@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { Secret } from '../secrets/secret.js';
-import type { SecretValue } from '../model/secret-value.js';
+import { Secret } from '../secrets/index.js';
+import type { SecretValue } from '../model/index.js';
 import { ApiError } from './api-error.js';
 import type { BearerSource, CurrentToken } from './bearer-source.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { got, RequestError, TimeoutError, type Got } from 'got';
-import type { SecretValue } from '../model/secret-value.js';
+import type { SecretValue } from '../model/index.js';
 import { ClientConfigError } from './client-config-error.js';
 import type { HttpMethod } from './retry-policy.js';
 

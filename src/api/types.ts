@@ -1,5 +1,5 @@
-import type { Secret } from '../secrets/secret.js';
-import type { SecretValue } from '../model/secret-value.js';
+import type { Secret } from '../secrets/index.js';
+import type { SecretValue } from '../model/index.js';
 
 /** An SSH user as the service returns it, normalised (unknown fields dropped). */
 export interface ApiSshUser {

@@ -1,5 +1,5 @@
 import { AmsyncError } from '../errors.js';
-import { scrub } from '../secrets/known-secrets.js';
+import { scrub } from '../secrets/index.js';
 
 /** The stable code of an error, when it has one (ApiError and every AmsyncError do). */
 export function errorCode(error: unknown): string | undefined {

@@ -1,8 +1,7 @@
 import type { ActualState, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
-import { fingerprint } from '../secrets/fingerprint.js';
-import type { PasswordState } from '../secrets/state-file.js';
-import { TokenFileError, type TokenSink } from '../secrets/token-sink.js';
+import { fingerprint, TokenFileError, type TokenSink } from '../secrets/index.js';
+import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';

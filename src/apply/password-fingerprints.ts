@@ -1,7 +1,7 @@
 import type { DesiredState } from '../model/index.js';
 import { noFingerprints, type PasswordFingerprints } from '../plan/index.js';
-import { fingerprint } from '../secrets/fingerprint.js';
-import type { PasswordState } from '../secrets/state-file.js';
+import { fingerprint } from '../secrets/index.js';
+import type { PasswordState } from '../secrets/index.js';
 
 /** Fingerprints of the declared passwords (by username) and of the last applied ones (by id). */
 export function passwordFingerprints(desired: DesiredState, state: PasswordState | undefined): PasswordFingerprints {

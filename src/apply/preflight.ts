@@ -1,6 +1,6 @@
 import { AmsyncError } from '../errors.js';
 import type { Plan } from '../model/index.js';
-import { kindsWithoutWriteScope } from '../plan/scope-check.js';
+import { kindsWithoutWriteScope } from '../plan/index.js';
 import type { ServiceWriter } from './service-writer.js';
 
 const kindWords = { sshUser: 'SSH users', apikey: 'apikeys' } as const;

@@ -1,4 +1,4 @@
-import { anyGlob } from '../glob/glob-matcher.js';
+import { anyGlob } from '../glob/index.js';
 import type { Kind, PerKind } from '../model/index.js';
 
 /**

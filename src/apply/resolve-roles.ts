@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors.js';
 import type { DesiredState } from '../model/index.js';
-import { resolveRoleNames, usesRoleNames } from '../spec/index.js';
+import { resolveRoleNames, usesRoleNames } from '../desired/index.js';
 import type { ServiceReader } from '../state/index.js';
 
 export interface ResolvedRoles {

@@ -1,4 +1,4 @@
-import type { PasswordState } from '../secrets/state-file.js';
+import type { PasswordState } from '../secrets/index.js';
 
 /**
  * Saves the state file while an apply runs, not only at its end: a run killed halfway keeps

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../apply/apply-saved-plan.js';
-import { readSavedPlan } from '../apply/saved-plan-file.js';
-import { StalePlanError } from '../apply/stale-plan-error.js';
+import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
+import { readSavedPlan, StalePlanError, type SavedPlan, renderStaleMarkdown } from '../saved-plan/index.js';
 import { SafetyError } from '../errors.js';
-import { mdText, renderStaleMarkdown, type Report, type SavedPlan } from '../plan/index.js';
-import { readBounded } from '../spec/load.js';
-import type { CommandContext } from './commands.js';
+import { mdText, type Report } from '../report/index.js';
+import { readBounded } from '../yaml/index.js';
+import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { renderReport } from './render-report.js';

@@ -4,18 +4,13 @@ import { registerDaemonCommand } from './daemon.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEmulatorCommand } from './emulator.js';
 import { registerExportCommand } from './export.js';
-import type { CliIo } from './io.js';
+import type { CommandContext } from './command-context.js';
 import { registerPlanCommand } from './plan.js';
 import { registerSchemaCommand } from './schema.js';
 import { registerSyncCommand } from './sync.js';
 import { registerValidateCommand } from './validate.js';
 import { registerVersionCommand } from './version-command.js';
 
-/** What a command gets from the entry: its streams and environment, and a way to set a success path's exit code. */
-export interface CommandContext {
-  readonly io: CliIo;
-  setExitCode(code: number): void;
-}
 
 /** One file per command; each registers itself here. */
 export function registerCommands(program: Command, ctx: CommandContext): void {

@@ -1,15 +1,13 @@
 import { Option, type Command } from 'commander';
 import type { AmClient, CredentialEvent } from '../api/index.js';
-import type { DaemonRuntimeOptions, RunningDaemon, StopResult } from '../daemon/index.js';
+import type { DaemonRuntimeOptions, RunningDaemon, StopResult, LeaseElector } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
-import type { Logger } from '../obs/logger.js';
+import type { Logger, AmsyncMetrics, ClientMetrics } from '../obs/index.js';
 import { hostname } from 'node:os';
-import { systemTimers } from '../api/timers.js';
-import type { LeaseElector } from '../daemon/lease-elector.js';
-import type { AmsyncMetrics, ClientMetrics } from '../obs/metrics.js';
-import { parseLeaseRef } from '../settings/lease-ref.js';
+import { systemTimers } from '../time/index.js';
+import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
-import type { CommandContext } from './commands.js';
+import type { CommandContext } from './command-context.js';
 
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';

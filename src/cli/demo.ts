@@ -5,8 +5,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { ChangesFailedError } from '../errors.js';
-import type { Report } from '../plan/index.js';
-import type { CommandContext } from './commands.js';
+import type { Report } from '../report/index.js';
+import type { CommandContext } from './command-context.js';
 import { useColor, type CliIo } from './io.js';
 import { resolveFormat, type OutputFormat } from './shared-options.js';
 

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
-import type { EmulatorOptions } from '../emulator/index.js';
-import type { RoleInput } from '../emulator/types.js';
-import type { CommandContext } from './commands.js';
+import type { EmulatorOptions, RoleInput } from '../emulator/index.js';
+import type { CommandContext } from './command-context.js';
 
 interface EmulatorFlags {
   host: string;

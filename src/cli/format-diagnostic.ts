@@ -1,4 +1,4 @@
-import type { Diagnostic } from '../model/source-position.js';
+import type { Diagnostic } from '../model/index.js';
 
 /** `access.yaml:3:7: error: unknown key 'levl' — did you mean 'level'? (sshUsers[1].levl)` */
 export function formatDiagnostic(d: Diagnostic): string {

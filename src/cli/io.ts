@@ -1,4 +1,4 @@
-import { systemTimers, type Timers } from '../api/timers.js';
+import { systemTimers, type Timers } from '../time/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,7 +1,6 @@
-import type { Timers } from '../api/timers.js';
+import type { Timers } from '../time/index.js';
 import type { Action, Change, ChangeResult, Kind, Plan } from '../model/index.js';
-import { renderResultLine } from '../plan/index.js';
-import { quoteKey } from '../plan/render-value.js';
+import { renderResultLine, quoteKey } from '../report/index.js';
 import type { CliIo, OutputStream } from './io.js';
 import type { ServiceObserver, WriteStart } from './observed-service.js';
 import { StatusLine } from './status-line.js';

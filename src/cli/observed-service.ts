@@ -1,5 +1,5 @@
 import type { AmClient } from '../api/index.js';
-import type { ServiceWriter } from '../apply/service-writer.js';
+import type { ServiceWriter } from '../apply/index.js';
 import type { Action as ChangeAction, Kind as ItemKind } from '../model/index.js';
 
 /** A write about to be sent: by name for a create, by id otherwise. */

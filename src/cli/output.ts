@@ -1,5 +1,5 @@
-import { scrub } from '../secrets/known-secrets.js';
-import { escapeControls } from '../text/safe-text.js';
+import { scrub } from '../secrets/index.js';
+import { escapeControls } from '../text/index.js';
 import type { CliIo, OutputStream } from './io.js';
 
 /** The CLI's io, every write redacted, and whether stdout was written to (the --json error document). */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CommandContext } from './commands.js';
+import type { CommandContext } from './command-context.js';
 import { addPlanCommandOptions, runSyncCommand, type SyncCommandOptions } from './sync.js';
 
 export function registerPlanCommand(program: Command, ctx: CommandContext): void {

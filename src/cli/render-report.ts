@@ -1,5 +1,5 @@
-import type { Report } from '../plan/index.js';
-import { renderJson, renderMarkdown, renderText } from '../plan/index.js';
+import type { Report } from '../report/index.js';
+import { renderJson, renderMarkdown, renderText } from '../report/index.js';
 import type { OutputFormat } from './shared-options.js';
 
 export interface RenderOptions {

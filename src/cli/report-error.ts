@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import { AmsyncError, exitCodeFor, exitCodes, InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/source-position.js';
+import type { Diagnostic } from '../model/index.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 
 interface Writable {

@@ -1,10 +1,9 @@
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AmsyncError } from '../errors.js';
-import { renderMarkdown, toJsonDocument, type Report } from '../plan/index.js';
-import { writeFileAtomic } from '../secrets/atomic-write.js';
-import { scrub } from '../secrets/known-secrets.js';
-import { jsonSafe } from '../text/safe-text.js';
+import { renderMarkdown, toJsonDocument, type Report } from '../report/index.js';
+import { writeFileAtomic, scrub } from '../secrets/index.js';
+import { jsonSafe } from '../text/index.js';
 import { markdownMaxChars } from './render-report.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { renderSettingsSchema } from '../settings/index.js';
-import { renderAccessSchema } from '../spec/index.js';
-import type { CommandContext } from './commands.js';
+import { renderAccessSchema } from '../desired/index.js';
+import type { CommandContext } from './command-context.js';
 
 /**
  * `amsync schema [--settings]`: the JSON Schema of the desired-state file (or of the settings

@@ -1,13 +1,9 @@
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { quote } from '../spec/describe-value.js';
-import { checkValue, parseText, rules, type FieldRule } from '../settings/field-rules.js';
-import { loadSettings } from '../settings/load-settings.js';
-import type { DaemonMode, LogLevel, Settings } from '../settings/settings.js';
-import { logLevels } from '../settings/settings.js';
-import type { SettingsLayer } from '../settings/settings-schema.js';
-import { setIn } from '../settings/env-settings.js';
+import { quote } from '../yaml/index.js';
+import { checkValue, parseText, rules, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
+import type { DaemonMode, LogLevel, Settings, SettingsLayer } from '../settings/index.js';
 
 export const outputFormats = ['text', 'json', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];

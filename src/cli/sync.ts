@@ -1,13 +1,13 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { writeSavedPlan } from '../apply/saved-plan-file.js';
-import type { SyncOutcome } from '../apply/run-sync.js';
-import type { TokenError } from '../apply/execute-plan.js';
+import { writeSavedPlan, passwordReferences, toSavedPlan } from '../saved-plan/index.js';
+import type { SyncOutcome } from '../sync/index.js';
+import type { TokenError } from '../apply/index.js';
 import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
-import { applySummary, passwordReferences, renderPlanText, toSavedPlan, type Report } from '../plan/index.js';
+import { applySummary, renderPlanText, type Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
-import type { CommandContext } from './commands.js';
+import type { CommandContext } from './command-context.js';
 import { askApproval } from './confirm.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';

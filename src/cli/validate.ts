@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors.js';
-import type { DesiredState } from '../model/desired-state.js';
-import type { Diagnostic } from '../model/source-position.js';
-import { loadSettings } from '../settings/load-settings.js';
-import { loadDesired } from '../spec/load.js';
+import type { DesiredState, Diagnostic } from '../model/index.js';
+import { loadSettings } from '../settings/index.js';
+import { loadDesired } from '../desired/index.js';
 import { annotateDiagnostics } from './annotations.js';
-import type { CommandContext } from './commands.js';
+import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import type { Env } from './io.js';
 import { resolveDesiredFile } from './shared-options.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CommandContext } from './commands.js';
+import type { CommandContext } from './command-context.js';
 import { version } from './version.js';
 
 /** `amsync version`: as `-V`, `-v` and `--version`. */

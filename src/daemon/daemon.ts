@@ -1,8 +1,7 @@
-import { systemTimers, type Timers } from '../api/index.js';
-import type { SyncOutcome } from '../apply/run-sync.js';
+import { systemTimers, type Timers } from '../time/index.js';
+import type { SyncOutcome } from '../sync/index.js';
 import type { DesiredState } from '../model/index.js';
-import type { Logger } from '../obs/logger.js';
-import type { DaemonMetrics } from '../obs/metrics.js';
+import type { Logger, DaemonMetrics } from '../obs/index.js';
 import { defaultBackoff, type BackoffOptions } from './backoff.js';
 import { DaemonError } from './daemon-error.js';
 import { errorForLog } from './describe-error.js';

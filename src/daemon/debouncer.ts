@@ -1,4 +1,4 @@
-import type { Timers } from '../api/index.js';
+import type { Timers } from '../time/index.js';
 
 /**
  * Calls `fire` once things have been quiet for `waitMs` after the last poke, and at the

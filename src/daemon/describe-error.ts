@@ -1,5 +1,5 @@
 import { AmsyncError, InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/source-position.js';
+import type { Diagnostic } from '../model/index.js';
 
 /**
  * A stable, label-safe code for an error: the AmsyncError code, else an errno-like code,

@@ -1,10 +1,10 @@
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { FSWatcher } from 'chokidar';
-import type { Logger } from '../obs/logger.js';
+import type { Logger } from '../obs/index.js';
 import { contentHash } from './content-hash.js';
 import { Debouncer } from './debouncer.js';
-import type { Timers } from '../api/index.js';
+import type { Timers } from '../time/index.js';
 
 export interface FileWatchOptions {
   /** The desired-state file and the secret files it reads. Relative paths resolve against the cwd. */

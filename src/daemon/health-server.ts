@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../obs/logger.js';
-import { scrub } from '../secrets/known-secrets.js';
+import type { Logger } from '../obs/index.js';
+import { scrub } from '../secrets/index.js';
 import { DaemonError } from './daemon-error.js';
 import { listenUrl, type ListenAddress } from './listen-address.js';
 import type { Readiness } from './readiness.js';

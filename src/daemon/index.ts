@@ -12,3 +12,4 @@ export { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 export { Debouncer } from './debouncer.js';
 export { summariseSync, type RunSummary } from './run-summary.js';
 export type { SignalSource, DaemonSignal } from './signals.js';
+export type { LeaseElector } from './lease-elector.js';

@@ -1,5 +1,5 @@
 import type { V1Lease } from '@kubernetes/client-node';
-import type { LeaseRef } from '../settings/lease-ref.js';
+import type { LeaseRef } from '../settings/index.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-elector.js';
 
 export interface KubeLeaseStoreOptions {

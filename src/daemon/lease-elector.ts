@@ -1,4 +1,4 @@
-import type { Timers } from '../api/timers.js';
+import type { Timers } from '../time/index.js';
 
 /** What the elector reads and writes: the fields of a coordination.k8s.io/v1 Lease it uses. */
 export interface LeaseRecord {

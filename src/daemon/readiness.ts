@@ -1,4 +1,4 @@
-import type { RunOutcome } from '../obs/metrics.js';
+import type { RunOutcome } from '../obs/index.js';
 
 /** What the daemon knows about itself; /readyz and the metrics read it. */
 export interface DaemonStatus {

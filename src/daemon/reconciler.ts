@@ -1,12 +1,11 @@
-import type { SyncOutcome } from '../apply/run-sync.js';
+import type { SyncOutcome } from '../sync/index.js';
 import type { DesiredState, Diagnostic } from '../model/index.js';
-import type { Logger } from '../obs/logger.js';
-import type { DaemonMetrics, RunOutcome } from '../obs/metrics.js';
+import type { Logger, DaemonMetrics, RunOutcome } from '../obs/index.js';
 import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
 import type { DaemonStatus } from './readiness.js';
 import { summariseSync, type RunSummary } from './run-summary.js';
 import type { RunVerdict, TriggerReason } from './sync-loop.js';
-import type { Timers } from '../api/index.js';
+import type { Timers } from '../time/index.js';
 
 export type DaemonMode = 'apply' | 'observe';
 

@@ -1,6 +1,6 @@
-import type { SyncOutcome } from '../apply/run-sync.js';
+import type { SyncOutcome } from '../sync/index.js';
 import type { Kind } from '../model/index.js';
-import type { RunOutcome } from '../obs/metrics.js';
+import type { RunOutcome } from '../obs/index.js';
 
 export interface RunSummary {
   readonly outcome: RunOutcome;

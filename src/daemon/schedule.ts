@@ -1,5 +1,5 @@
 import { createTask, validate, type Logger as CronLogger } from 'node-cron';
-import type { Logger } from '../obs/logger.js';
+import type { Logger } from '../obs/index.js';
 import { DaemonError } from './daemon-error.js';
 
 export interface Schedule {

@@ -1,5 +1,5 @@
 import { retryDelay, type BackoffOptions } from './backoff.js';
-import type { Timers } from '../api/index.js';
+import type { Timers } from '../time/index.js';
 
 /** What asked for a run. Several can share one run. */
 export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry' | 'leader';

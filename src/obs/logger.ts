@@ -1,7 +1,7 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { prettyFactory } from 'pino-pretty';
-import { scrub } from '../secrets/known-secrets.js';
-import { jsonSafe } from '../text/safe-text.js';
+import { scrub } from '../secrets/index.js';
+import { jsonSafe } from '../text/index.js';
 
 export type { Logger } from 'pino';
 

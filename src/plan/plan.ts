@@ -5,7 +5,7 @@ import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
 import { noFingerprints } from './policy.js';
 import { sshUserSpec } from './ssh-user-spec.js';
-import { compareStrings } from './compare.js';
+import { compareStrings } from '../text/index.js';
 
 const kindOrder = { sshUser: 0, apikey: 1 } as const;
 const actionOrder = { create: 0, update: 1, delete: 2 } as const;

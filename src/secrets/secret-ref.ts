@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { SecretRef } from '../model/secret-value.js';
+import type { SecretRef } from '../model/index.js';
+import { secretCodes } from '../model/index.js';
 import { Secret } from './secret.js';
 
 /** Names an environment variable may have in `{env: NAME}`. */
@@ -8,16 +9,7 @@ export const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A password as written in the desired-state file, after its shape was checked. */
 export type WrittenSecret = { readonly env: string } | { readonly file: string } | string;
 
-/** Stable codes of what can go wrong (or be doubtful) when a reference is resolved. */
-export const secretCodes = {
-  plaintextPassword: 'plaintext_password',
-  emptyPassword: 'empty_password',
-  secretEnvUnset: 'secret_env_unset',
-  secretEnvEmpty: 'secret_env_empty',
-  secretFileUnreadable: 'secret_file_unreadable',
-  secretFileEmpty: 'secret_file_empty',
-  secretLiteralUnavailable: 'secret_literal_unavailable',
-} as const;
+export { secretCodes };
 
 export type SecretCode = (typeof secretCodes)[keyof typeof secretCodes];
 

@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/secret-value.js';
+import type { SecretValue } from '../model/index.js';
 import { registerSecret } from './known-secrets.js';
 
 const REDACTED = '[redacted]';

@@ -1,7 +1,7 @@
-import type { Diagnostic } from '../model/source-position.js';
-import { Secret } from '../secrets/secret.js';
-import { diagnosticCodes } from '../spec/diagnostic-codes.js';
-import { quote } from '../spec/describe-value.js';
+import type { Diagnostic } from '../model/index.js';
+import { Secret } from '../secrets/index.js';
+import { diagnosticCodes } from '../model/index.js';
+import { quote } from '../yaml/index.js';
 import { parseText, rules, type FieldRule } from './field-rules.js';
 import type { SettingsLayer } from './settings-schema.js';
 

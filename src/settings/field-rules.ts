@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { validate as ValidateCron } from 'node-cron';
 import { parseLeaseRef } from './lease-ref.js';
 import { z } from 'zod';
-import { quote, rangeWords } from '../spec/describe-value.js';
+import { quote, rangeWords } from '../yaml/index.js';
 import { daemonModes, logLevels } from './settings.js';
 
 /**

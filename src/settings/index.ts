@@ -6,3 +6,7 @@ export { mergeSettings } from './merge-settings.js';
 export { loadSettings, type SettingsSources } from './load-settings.js';
 export { checkValue, parseText, rules, type FieldRule } from './field-rules.js';
 export { renderSettingsSchema } from './settings-json-schema.js';
+export { parseLeaseRef } from './lease-ref.js';
+export { setIn } from './env-settings.js';
+export type { LeaseRef } from './lease-ref.js';
+export { retryDefaults } from './retry-defaults.js';

@@ -1,7 +1,6 @@
 import { InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/source-position.js';
-import { decodeText } from '../spec/decode.js';
-import { readBounded } from '../spec/load.js';
+import type { Diagnostic } from '../model/index.js';
+import { decodeText, readBounded } from '../yaml/index.js';
 import { settingsFromEnv } from './env-settings.js';
 import { mergeSettings } from './merge-settings.js';
 import { parseSettings } from './parse-settings.js';

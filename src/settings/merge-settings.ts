@@ -1,4 +1,4 @@
-import type { Secret } from '../secrets/secret.js';
+import type { Secret } from '../secrets/index.js';
 import type { Settings } from './settings.js';
 import type { SettingsLayer } from './settings-schema.js';
 

@@ -1,9 +1,7 @@
 import { dirname, isAbsolute, join } from 'node:path';
-import type { Diagnostic } from '../model/source-position.js';
-import type { DocPath } from '../spec/doc-path.js';
-import { sortDiagnostics } from '../spec/sort-diagnostics.js';
-import { readYaml } from '../spec/yaml-source.js';
-import { issuesToDiagnostics } from '../spec/zod-issues.js';
+import type { Diagnostic } from '../model/index.js';
+import type { DocPath } from '../yaml/index.js';
+import { sortDiagnostics, readYaml, issuesToDiagnostics } from '../yaml/index.js';
 import { settingsFileSchema, type SettingsLayer } from './settings-schema.js';
 
 export interface ParseSettingsResult {

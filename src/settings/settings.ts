@@ -1,5 +1,5 @@
-import { defaultRetryOptions } from '../api/retry-policy.js';
-import type { Secret } from '../secrets/secret.js';
+import { retryDefaults } from './retry-defaults.js';
+import type { Secret } from '../secrets/index.js';
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -95,13 +95,13 @@ export const defaultSettings: Settings = {
   http: { timeoutMs: 30_000, allowInsecureHttp: false, maxResponseBytes: 32 * 1024 * 1024 },
   initialRate: 10,
   concurrency: 64,
-  // The client's defaults, so the CLI and the client cannot disagree (they once did on maxElapsedMs).
+  // Declared once with the client's (retry-defaults.ts).
   retry: {
-    maxAttempts: defaultRetryOptions.maxAttempts,
-    baseDelayMs: defaultRetryOptions.baseDelayMs,
-    maxDelayMs: defaultRetryOptions.maxDelayMs,
-    maxElapsedMs: defaultRetryOptions.maxElapsedMs,
-    retryAfterCapMs: defaultRetryOptions.maxRetryAfterMs,
+    maxAttempts: retryDefaults.maxAttempts,
+    baseDelayMs: retryDefaults.baseDelayMs,
+    maxDelayMs: retryDefaults.maxDelayMs,
+    maxElapsedMs: retryDefaults.maxElapsedMs,
+    retryAfterCapMs: retryDefaults.maxRetryAfterMs,
   },
   pageSize: 1000,
   listDeadlineMs: 300_000,

@@ -28,11 +28,11 @@ describe('GitHub Actions annotations (GITHUB_ACTIONS=true)', () => {
   });
 
   it('validate: an error at its file, line and column; nothing without GITHUB_ACTIONS', async () => {
-    const run = await runInProcess(['validate', '-f', 'test/fixtures/spec/unknown-key.yaml'], { env: actions });
+    const run = await runInProcess(['validate', '-f', 'test/fixtures/desired/unknown-key.yaml'], { env: actions });
     expect(run.code).toBe(65);
-    expect(run.stderr).toContain("::error file=test/fixtures/spec/unknown-key.yaml,line=4,col=5::unknown key 'levl' — did you mean 'level'? (sshUsers[0].levl)");
+    expect(run.stderr).toContain("::error file=test/fixtures/desired/unknown-key.yaml,line=4,col=5::unknown key 'levl' — did you mean 'level'? (sshUsers[0].levl)");
     expect(run.stdout).not.toContain('::');
-    const local = await runInProcess(['validate', '-f', 'test/fixtures/spec/unknown-key.yaml']);
+    const local = await runInProcess(['validate', '-f', 'test/fixtures/desired/unknown-key.yaml']);
     expect(local.stderr).not.toContain('::error');
   });
 

@@ -41,9 +41,9 @@ describe('the amsync binary', () => {
   });
 
   it('reports an invalid file with file:line:col (65)', async () => {
-    const bad = await runCli(['validate', '-f', 'test/fixtures/spec/unknown-key.yaml']);
+    const bad = await runCli(['validate', '-f', 'test/fixtures/desired/unknown-key.yaml']);
     expect(bad.code).toBe(65);
-    expect(bad.stderr).toContain('test/fixtures/spec/unknown-key.yaml:4:5: error:');
+    expect(bad.stderr).toContain('test/fixtures/desired/unknown-key.yaml:4:5: error:');
   });
 
   it('plans with --detailed-exitcode (2), and applies without asking when not at a terminal (0)', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CredentialEvent } from '../../src/api/index.js';
-import { systemTimers, type Timers } from '../../src/api/timers.js';
+import { systemTimers, type Timers } from '../../src/time/timers.js';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
 import { startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';

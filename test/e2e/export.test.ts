@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { renderAccessSchema } from '../../src/spec/index.js';
+import { renderAccessSchema } from '../../src/desired/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 
 const TOKEN = 'CANARY-bearer-export-8e21';

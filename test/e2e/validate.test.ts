@@ -11,7 +11,7 @@ function amsync(args: string[], env: Record<string, string> = {}): Promise<InPro
 }
 
 const exampleEnv = { DEPLOY_PASSWORD: 'demo-deploy' };
-const fixture = (name: string) => `test/fixtures/spec/${name}`;
+const fixture = (name: string) => `test/fixtures/desired/${name}`;
 let dir: string;
 
 beforeAll(() => {

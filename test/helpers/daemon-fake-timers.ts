@@ -1,4 +1,4 @@
-import type { Timers } from '../../src/api/index.js';
+import type { Timers } from '../../src/time/index.js';
 
 interface Pending {
   id: number;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import type { SyncOutcome } from '../../src/apply/run-sync.js';
+import type { SyncOutcome } from '../../src/sync/run-sync.js';
 import type { FileWatch, FileWatchFactory, FileWatchOptions, Schedule, ScheduleFactory, SignalSource } from '../../src/daemon/index.js';
 import type { Change, ChangeResult, DesiredState, ItemRef, Kind } from '../../src/model/index.js';
 import { SafetyError } from '../../src/errors.js';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { systemTimers, type Timers } from '../../src/api/timers.js';
+import { systemTimers, type Timers } from '../../src/time/timers.js';
 import type { CliIo, OutputStream } from '../../src/cli/io.js';
 import { run } from '../../src/cli/main.js';
 import { root } from './cli.js';

@@ -1,4 +1,4 @@
-import type { Timers } from '../../src/api/timers.js';
+import type { Timers } from '../../src/time/timers.js';
 
 interface Pending {
   readonly id: number;

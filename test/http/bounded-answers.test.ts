@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, ListingIncompleteError, type AmClient } from '../../src/api/index.js';
 import { Transport } from '../../src/api/transport.js';
 import { clientService } from '../../src/apply/client-service.js';
-import { runSync } from '../../src/apply/run-sync.js';
+import { runSync } from '../../src/sync/run-sync.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { desired, secret, user } from '../helpers/plan-fixtures.js';
 import { cursor, json, startHostileServer, streamForever, type HostileServer } from '../helpers/hostile-server.js';

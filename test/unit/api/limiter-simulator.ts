@@ -8,7 +8,7 @@
  * when more than `queueLimit` wait) — the second shows rising latency before any 503.
  */
 import { AdaptiveLimiter } from '../../../src/api/adaptive-limiter.js';
-import type { Timers } from '../../../src/api/timers.js';
+import type { Timers } from '../../../src/time/timers.js';
 
 export interface SimulationOptions {
   /** Server limit, requests per second. */

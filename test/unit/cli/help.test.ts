@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { systemTimers } from '../../../src/api/timers.js';
+import { systemTimers } from '../../../src/time/timers.js';
 import type { CliIo } from '../../../src/cli/io.js';
 import { buildProgram } from '../../../src/cli/main.js';
 import { version } from '../../../src/cli/version.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SyncOutcome } from '../../../src/apply/run-sync.js';
+import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { DaemonError, startDaemon, type DaemonOptions, type LoadedInput, type RunningDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
 import type { DesiredState } from '../../../src/model/index.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemTimers } from '../../../src/api/index.js';
+import { systemTimers } from '../../../src/time/index.js';
 import { contentHash, watchFiles, type FileWatch } from '../../../src/daemon/index.js';
 import { waitFor } from '../../helpers/daemon-deferred.js';
 

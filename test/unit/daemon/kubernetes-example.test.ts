@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseListen } from '../../../src/daemon/index.js';
-import { parseDesired } from '../../../src/spec/index.js';
+import { parseDesired } from '../../../src/desired/index.js';
 
 /** examples/kubernetes/ is documentation users copy: keep it true to what the daemon needs. */
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applySavedPlan, checkSavedPlan, runSync, StalePlanError, type ApplySavedInput } from '../../../src/apply/index.js';
+import { applySavedPlan, checkSavedPlan, runSync, type ApplySavedInput } from '../../../src/sync/index.js';
+import { StalePlanError, passwordReferences, toSavedPlan, type SavedPlan } from '../../../src/saved-plan/index.js';
 import { InvalidInputError, SafetyError } from '../../../src/errors.js';
 import type { DesiredState } from '../../../src/model/index.js';
-import { passwordReferences, toSavedPlan, type SavedPlan } from '../../../src/plan/index.js';
 import { FakeService } from '../../helpers/fake-service.js';
 import { desired, key, secret, user } from '../../helpers/plan-fixtures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDesired } from '../../../src/spec/index.js';
+import { parseDesired } from '../../../src/desired/index.js';
 
 const parse = (yaml: string) => parseDesired(yaml, { file: 'access.yaml', env: {}, readSecretFile: () => new Error('none') });
 

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { exportHeader, schemaRefFor } from '../../../src/cli/export.js';
 import type { ActualState } from '../../../src/model/index.js';
-import { desiredFromActual, plan } from '../../../src/plan/index.js';
-import { parseDesired, stringifyDesired } from '../../../src/spec/index.js';
+import { desiredFromActual, parseDesired, stringifyDesired } from '../../../src/desired/index.js';
+import { plan } from '../../../src/plan/index.js';
 import { actual } from '../../helpers/plan-fixtures.js';
 
 /** What `amsync export` writes, parsed back as `amsync plan` would, and planned against the source. */

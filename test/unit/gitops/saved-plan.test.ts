@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../src/errors.js';
 import type { SecretRef } from '../../../src/model/index.js';
-import { parseSavedPlan, passwordReferences, plan, serialiseSavedPlan, toSavedPlan, type SavedPlan } from '../../../src/plan/index.js';
+import { parseSavedPlan, passwordReferences, serialiseSavedPlan, toSavedPlan, type SavedPlan } from '../../../src/saved-plan/index.js';
+import { plan } from '../../../src/plan/index.js';
 import { stateFingerprint } from '../../../src/state/index.js';
 import { actual, desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeServiceChange, diffActualStates, staleMessage } from '../../../src/plan/index.js';
+import { describeServiceChange, diffActualStates, staleMessage } from '../../../src/saved-plan/index.js';
 import { actual } from '../../helpers/plan-fixtures.js';
 
 const before = actual(

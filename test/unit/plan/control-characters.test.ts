@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { errText } from '../../../src/cli/output.js';
 import type { ChangeResult } from '../../../src/model/index.js';
 import { createLogger, safePrettyLine } from '../../../src/obs/logger.js';
-import { plan, renderJson, renderMarkdown, renderStaleMarkdown, renderText, staleMessage } from '../../../src/plan/index.js';
+import { plan } from '../../../src/plan/index.js';
+import { renderJson, renderMarkdown, renderText } from '../../../src/report/index.js';
+import { renderStaleMarkdown, staleMessage } from '../../../src/saved-plan/index.js';
 import { escapeControls } from '../../../src/text/safe-text.js';
 import { actual, desired, key, policyFor, user } from '../../helpers/plan-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../../src/cli/format-diagnostic.js';
-import { parseDesired } from '../../../src/spec/parse-desired.js';
+import { parseDesired } from '../../../src/desired/parse-desired.js';
 
 const canary = 'Canary7f3a9cPw';
 

@@ -1,0 +1,71 @@
+// @ts-check
+/**
+ * The folder graph of DESIGN.md §2, checked by `npm run lint` (dependency-cruiser). ESLint
+ * keeps plan/ pure and makes folders import each other through index.ts; this file forbids
+ * cycles between files and imports against the direction below, which also rules out cycles
+ * between folders.
+ *
+ * Each folder lists the folders it may import. A new folder, or a new arrow, is a decision:
+ * add it here on purpose.
+ */
+const allowed = {
+  model: [],
+  errors: ['model'],
+  text: [],
+  time: [],
+  glob: [],
+  yaml: ['model', 'errors'],
+  secrets: ['model', 'errors'],
+  settings: ['model', 'errors', 'yaml', 'secrets'],
+  desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text'],
+  plan: ['model', 'errors', 'text'],
+  report: ['model', 'plan', 'text'],
+  'saved-plan': ['model', 'errors', 'plan', 'report', 'secrets', 'text'],
+  api: ['model', 'errors', 'secrets', 'settings', 'time'],
+  state: ['model', 'errors'],
+  obs: ['model', 'secrets', 'text'],
+  apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
+  sync: ['model', 'errors', 'plan', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text'],
+  emulator: ['errors'],
+};
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle between files: break it (move the shared part down).',
+      from: {},
+      to: { circular: true },
+    },
+    ...Object.entries(allowed).map(([folder, may]) => ({
+      name: `folder-direction-${folder}`,
+      severity: 'error',
+      comment: `src/${folder}/ may import only: ${may.length > 0 ? may.join(', ') : 'nothing outside itself'} (DESIGN.md §2).`,
+      from: { path: folder === 'errors' ? '^src/errors\\.ts$' : `^src/${folder}/` },
+      to: {
+        path: '^src/',
+        pathNot: [
+          folder === 'errors' ? '^src/errors\\.ts$' : `^src/${folder}/`,
+          ...may.map((m) => (m === 'errors' ? '^src/errors\\.ts$' : `^src/${m}/`)),
+        ],
+      },
+    })),
+    {
+      name: 'nothing-imports-cli',
+      severity: 'error',
+      comment: 'cli/ is the top: nothing below may import it.',
+      from: { path: '^src/(?!cli/)' },
+      to: { path: '^src/cli/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

@@ -1,0 +1,127 @@
+import type { Diagnostic } from '../model/index.js';
+import { quote, formatPath, type DocPath, limits } from '../yaml/index.js';
+import { diagnosticCodes } from '../model/index.js';
+import { compileGlob, globProblem } from '../glob/index.js';
+import type { YamlSource } from '../yaml/index.js';
+
+/** The only SSH user level the service documents (api-spec.md). */
+export const knownLevels: readonly string[] = ['n1'];
+
+type Kind = 'sshUsers' | 'apikeys';
+const identityKey: Record<Kind, string> = { sshUsers: 'username', apikeys: 'name' };
+const kindWords: Record<Kind, string> = { sshUsers: 'SSH user', apikeys: 'apikey' };
+
+/**
+ * Checks that need more than one value, run on the raw document so they report even when the
+ * schema found other errors (a user fixes everything in one go). Each check looks only at
+ * values of the right type; the schema reports the rest.
+ */
+export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const diag = (severity: Diagnostic['severity'], code: string, message: string, path: DocPath, at: 'value' | 'key' = 'value'): void => {
+    if (out.length >= limits.maxDiagnostics) return;
+    out.push({ severity, code, message, path: formatPath(path), position: source.locate(path, at) });
+  };
+  const root = asRecord(raw);
+  if (!root) return out;
+
+  for (const kind of ['sshUsers', 'apikeys'] as const) {
+    const items = asList(root[kind]);
+    const byIdentity = new Map<string, number>();
+    const byId = new Map<number, number>();
+    items.forEach((rawItem, i) => {
+      const item = asRecord(rawItem);
+      if (!item) return;
+      const identity = item[identityKey[kind]];
+      // Apikey names are not unique on the service: a pinned id is the identity of an apikey
+      // (DESIGN.md §3), so keys that share a name are declared apart by `id:`.
+      const pinnedApikey = kind === 'apikeys' && item.id !== undefined;
+      if (typeof identity === 'string' && identity !== '' && !pinnedApikey) {
+        const first = byIdentity.get(identity);
+        if (first === undefined) byIdentity.set(identity, i);
+        else {
+          const line = source.locate([kind, first]).line;
+          diag('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once${kind === 'apikeys' ? ' (apikeys that share a name are declared with `id:`)' : ''}`, [kind, i, identityKey[kind]]);
+        }
+      }
+      const id = item.id;
+      if (typeof id === 'number' && Number.isInteger(id) && id > 0) {
+        const first = byId.get(id);
+        if (first === undefined) byId.set(id, i);
+        else {
+          const line = source.locate([kind, first]).line;
+          diag('error', diagnosticCodes.duplicateIdentity, `id ${id} is pinned twice (first by ${kind}[${first}], line ${line}); one remote ${kindWords[kind]} cannot be two declared items`, [kind, i, 'id']);
+        }
+      }
+      if (kind === 'sshUsers') {
+        const level = item.level;
+        if (typeof level === 'string' && level !== '' && !knownLevels.includes(level)) {
+          diag('warning', diagnosticCodes.unknownLevel, `level ${quote(level)} is not one the service documents (${knownLevels.map((l) => quote(l)).join(', ')}); it is sent as written${levelSlip(level)}`, [kind, i, 'level']);
+        }
+        if (item.ensure === 'absent' && item.password !== undefined) {
+          diag('warning', diagnosticCodes.ignoredOnAbsent, 'password is ignored for an item with ensure: absent (it is deleted, not updated)', [kind, i, 'password'], 'key');
+        }
+      } else {
+        const roles = asList(item.roles);
+        const seen = new Set<number | string>();
+        roles.forEach((role, j) => {
+          if (typeof role !== 'number' && typeof role !== 'string') return;
+          const shown = typeof role === 'number' ? String(role) : quote(role);
+          if (seen.has(role)) diag('warning', diagnosticCodes.duplicateRole, `role ${shown} is listed twice; roles are a set, so once is enough`, [kind, i, 'roles', j]);
+          seen.add(role);
+        });
+      }
+    });
+  }
+
+  const protect = asRecord(root.protect);
+  const prune = asRecord(root.prune);
+  for (const kind of ['sshUsers', 'apikeys'] as const) {
+    const globs = asList(protect?.[kind]);
+    const declared = asList(root[kind])
+      .map((item, i) => ({ i, item: asRecord(item) }))
+      .filter(({ item }) => item && item.ensure !== 'absent' && typeof item[identityKey[kind]] === 'string');
+    globs.forEach((glob, j) => {
+      if (typeof glob !== 'string' || glob === '') return;
+      const problem = globProblem(glob);
+      if (problem) {
+        diag('error', diagnosticCodes.invalidGlob, `invalid glob ${quote(glob)}: ${problem}`, ['protect', kind, j]);
+        return;
+      }
+      // An advisory only: skipped when globs × items is too large to be a real file's.
+      if (globs.length * declared.length > 1_000_000) return;
+      // The same matcher as the planner's (src/glob): linear in the name, whatever the glob.
+      const matches = compileGlob(glob);
+      for (const { i, item } of declared) {
+        const key = item![identityKey[kind]] as string;
+        if (matches(key)) {
+          diag('warning', diagnosticCodes.protectMatchesDeclared, `declared ${kindWords[kind]} ${quote(key)} (${kind}[${i}]) matches this protect glob, so amsync will never change it`, ['protect', kind, j]);
+        }
+      }
+    });
+    if (prune?.[kind] === true && asList(root[kind]).length === 0) {
+      diag(
+        'warning',
+        diagnosticCodes.pruneEverything,
+        `prune is on but no ${kindWords[kind]} is declared: that asks to delete every unprotected ${kindWords[kind]}, which sync refuses (exit 3)`,
+        ['prune', kind],
+      );
+    }
+  }
+  return out;
+}
+
+/** " — did you mean 'n1'?" for `N1` or `n-1`, but not for `n2`, which may well be meant. */
+function levelSlip(level: string): string {
+  const folded = level.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const match = knownLevels.find((known) => known === folded);
+  return match === undefined ? '' : ` — did you mean ${quote(match)}?`;
+}
+
+export function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+export function asList(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : [];
+}

@@ -1,0 +1,10 @@
+export { parseDesired, type ParseDesiredContext, type ParseDesiredResult } from './parse-desired.js';
+export { loadDesired, readSecretFile, type LoadedDesired } from './load.js';
+export { secretFilesOf } from './secret-files.js';
+export { stringifyDesired, stringifyDesiredChunks, type StringifyDesiredOptions } from './stringify-desired.js';
+export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';
+export { renderAccessSchema } from './json-schema.js';
+export { knownLevels } from './check-desired.js';
+export { namesOf, resolveRoleNames, usesRoleNames, type RoleNameResolution } from './resolve-role-names.js';
+export { desiredFromActual } from './desired-from-actual.js';
+export type { DesiredFromActual, SkippedItem } from './desired-from-actual.js';

@@ -1,0 +1,147 @@
+import { dirname } from 'node:path';
+import type { DesiredApikey, DesiredSshUser, DesiredState, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import { checkDesired } from './check-desired.js';
+import { sortDiagnostics, limits, PositionsNeeded, readPlainYaml, readYaml, type YamlSource, issuesToDiagnostics } from '../yaml/index.js';
+import { diagnosticCodes } from '../model/index.js';
+import { desiredFileSchema, type DesiredFile } from './desired-schema.js';
+import { desiredWording } from './desired-wording.js';
+import { resolvePasswords, type ResolvedPassword } from './resolve-passwords.js';
+
+export interface ParseDesiredContext {
+  /** The file's name as the user gave it; every position names it. */
+  readonly file: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Reads a secret file by absolute path; an Error when it cannot. Never throws. */
+  readonly readSecretFile: (absPath: string) => string | Error;
+  /** Folder relative `{file: PATH}` references start from. @default dirname(file) */
+  readonly baseDir?: string;
+  /**
+   * `require` (plan, sync, daemon): an unset variable or unreadable secret file is an error.
+   * `warn` (validate, which must pass in a CI job that has no secrets): it is a warning, and
+   * that user's password is left out of the value, which is then only fit for reporting.
+   * @default 'require'
+   */
+  readonly secrets?: 'require' | 'warn';
+  /**
+   * Largest text read, in bytes. Only `amsync export` raises it, to check its own output
+   * (which may be larger than a file amsync reads). @default limits.maxFileBytes
+   */
+  readonly maxBytes?: number;
+}
+
+export interface ParseDesiredResult {
+  /** Set when there are no errors. */
+  readonly value?: DesiredState;
+  readonly warnings: readonly Diagnostic[];
+  readonly errors: readonly Diagnostic[];
+}
+
+/**
+ * Text of a desired-state file -> DesiredState, or every error found, positioned. Pure apart
+ * from the reads `ctx` performs for secret files. An empty file is a valid, empty state.
+ */
+export function parseDesired(text: string, ctx: ParseDesiredContext): ParseDesiredResult {
+  // Fast path: a plain file with nothing to report is read without a syntax tree (at 100k
+  // items, readYaml alone takes ~650 MB and seconds). A file outside the plain subset, or with
+  // any error or warning, is read again with every position, so diagnostics never change.
+  const plain = readPlainYaml(text, ctx.file, ctx.maxBytes);
+  if (plain) {
+    const result = withoutPositions(() => fromSource(plain, [], ctx));
+    if (result?.value && result.errors.length === 0 && result.warnings.length === 0) return result;
+  }
+  const read = readYaml(text, ctx.file, ctx.maxBytes);
+  if (!read.source) return { errors: read.errors, warnings: read.warnings };
+  return fromSource(read.source, read.warnings, ctx);
+}
+
+/** undefined when the source was asked for a position it does not keep. */
+function withoutPositions(parse: () => ParseDesiredResult): ParseDesiredResult | undefined {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof PositionsNeeded) return undefined;
+    throw error;
+  }
+}
+
+function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx: ParseDesiredContext): ParseDesiredResult {
+  // An empty file (or one of comments only) declares nothing: a valid, empty desired state.
+  const raw = source.value === null ? {} : source.value;
+
+  const parsed = desiredFileSchema.safeParse(raw);
+  const diagnostics: Diagnostic[] = [...yamlWarnings];
+  if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, desiredWording(source)));
+  diagnostics.push(...checkDesired(raw, source));
+  const { passwords, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
+    env: ctx.env,
+    baseDir: ctx.baseDir ?? dirname(ctx.file),
+    readSecretFile: ctx.readSecretFile,
+  }, ctx.secrets ?? 'require');
+  diagnostics.push(...secretDiagnostics);
+
+  const sorted = sortDiagnostics(diagnostics);
+  const errors = capped(sorted.filter((d) => d.severity === 'error'));
+  const warnings = capped(sorted.filter((d) => d.severity === 'warning'));
+  if (errors.length > 0 || !parsed.success) return { errors, warnings };
+  return { value: toModel(parsed.data, passwords, source), errors, warnings };
+}
+
+// Most keys declare no roles: one shared empty list instead of one each (100k at 100k keys).
+const noRoles: readonly number[] = Object.freeze([]);
+
+function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassword>, source: YamlSource): DesiredState {
+  const sshUsers = (file.sshUsers ?? []).map((u, i): DesiredSshUser => {
+    const password = u.ensure === 'absent' ? undefined : passwords.get(i);
+    return {
+      username: u.username,
+      ...(u.id !== undefined ? { id: u.id } : {}),
+      level: u.level,
+      ...(password ? { password: password.secret, passwordRef: password.ref } : {}),
+      ensure: u.ensure,
+      source: source.locate(['sshUsers', i]),
+    };
+  });
+  const apikeys = (file.apikeys ?? []).map((k, i): DesiredApikey => {
+    const ids = k.roles.filter((r): r is number => typeof r === 'number');
+    const roleNames = roleNamesOf(k.roles, (j) => source.locate(['apikeys', i, 'roles', j]));
+    return {
+      name: k.name,
+      ...(k.id !== undefined ? { id: k.id } : {}),
+      superuser: k.superuser,
+      roles: ids.length === 0 ? noRoles : [...new Set(ids)].sort((a, b) => a - b),
+      ...(roleNames.length > 0 ? { roleNames } : {}),
+      ensure: k.ensure,
+      source: source.locate(['apikeys', i]),
+    };
+  });
+  const prune = file.prune ?? { sshUsers: false, apikeys: false };
+  const protect = file.protect ?? { sshUsers: [], apikeys: [] };
+  return {
+    sshUsers,
+    apikeys,
+    prune: { sshUsers: prune.sshUsers, apikeys: prune.apikeys },
+    protect: { sshUsers: [...(protect.sshUsers ?? [])], apikeys: [...(protect.apikeys ?? [])] },
+  };
+}
+
+/** The roles given by name, each once, with where it was written. */
+function roleNamesOf(roles: readonly (number | string)[], locate: (index: number) => SourcePosition): RoleNameRef[] {
+  const out: RoleNameRef[] = [];
+  const seen = new Set<string>();
+  roles.forEach((role, j) => {
+    if (typeof role !== 'string' || seen.has(role)) return;
+    seen.add(role);
+    out.push({ name: role, source: locate(j) });
+  });
+  return out;
+}
+
+/** At most the limit, and a note that more were left out (a reader fixes the first ones anyway). */
+function capped(list: Diagnostic[]): Diagnostic[] {
+  if (list.length < limits.maxDiagnostics) return list;
+  const first = list[0]!;
+  return [
+    ...list.slice(0, limits.maxDiagnostics),
+    { severity: first.severity, code: diagnosticCodes.tooManyProblems, path: '', message: `stopped after ${limits.maxDiagnostics} ${first.severity}s; fix these and run again` },
+  ];
+}

@@ -1,0 +1,3 @@
+export { anyGlob } from './glob-matcher.js';
+export { compileGlob } from './glob-matcher.js';
+export { globProblem } from './glob-matcher.js';

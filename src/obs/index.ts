@@ -1,0 +1,6 @@
+export type { Logger } from './logger.js';
+export type { AmsyncMetrics } from './metrics.js';
+export type { ClientMetrics } from './metrics.js';
+export { createLogger } from './logger.js';
+export type { DaemonMetrics } from './metrics.js';
+export type { RunOutcome } from './metrics.js';

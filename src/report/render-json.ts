@@ -1,0 +1,61 @@
+import type { Change, ChangeResult } from '../model/index.js';
+import type { Report } from './report.js';
+import { summarize } from '../plan/index.js';
+import { jsonSafe } from '../text/index.js';
+
+/**
+ * The JSON document of DESIGN.md §5. `formatVersion` changes only with a breaking change.
+ * `problems`, `protected` and `notes` appear only when there are some; `results` only when
+ * something was applied.
+ */
+export function toJsonDocument(report: Report): Record<string, unknown> {
+  const { plan } = report;
+  const doc: Record<string, unknown> = {
+    formatVersion: 1,
+    dryRun: report.dryRun,
+    summary: summarize(plan),
+    changes: plan.changes.map(jsonChange),
+    unmanaged: plan.unmanaged.map((u) => ({ kind: u.kind, key: u.key, id: u.id })),
+  };
+  if (plan.protected.length > 0) doc.protected = plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id }));
+  if (plan.problems.length > 0) doc.problems = plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message }));
+  if (plan.notes.length > 0) doc.notes = [...plan.notes];
+  const roleNames = namedRoles(plan.changes, report.roleNames);
+  if (roleNames !== undefined) doc.roleNames = roleNames;
+  if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
+  return doc;
+}
+
+/** C1 and bidi controls in names come out as `\uXXXX` escapes: the same document, safe on a terminal. */
+export function renderJson(report: Report): string {
+  return `${jsonSafe(JSON.stringify(toJsonDocument(report), null, 2))}\n`;
+}
+
+/** `{"3": "auditor"}` for the role ids the changes mention, when names are known; fields keep ids. */
+function namedRoles(changes: readonly Change[], names: ReadonlyMap<number, string> | undefined): Record<string, string> | undefined {
+  if (names === undefined || names.size === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const c of changes) {
+    const roles = c.fields.roles;
+    if (roles === undefined) continue;
+    for (const value of [roles.before, roles.after]) {
+      if (!Array.isArray(value)) continue;
+      for (const id of value) {
+        const name = typeof id === 'number' ? names.get(id) : undefined;
+        if (name !== undefined) out[String(id)] = name;
+      }
+    }
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function jsonChange(c: Change): Record<string, unknown> {
+  return { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+}
+
+function jsonResult(r: ChangeResult): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: r.kind, key: r.key, action: r.action, status: r.status };
+  if (r.error !== undefined) out.error = r.error;
+  if (r.drift !== undefined) out.drift = r.drift;
+  return out;
+}

@@ -1,0 +1,132 @@
+import type { Change, ChangeResult } from '../model/index.js';
+import { mdCode as code, mdText as text } from './markdown-escape.js';
+import type { Report } from './report.js';
+import { renderField } from './render-value.js';
+import { summarize } from '../plan/index.js';
+
+const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
+const status = { applied: '✅ applied', failed: '❌ failed', skipped: '⏭️ skipped' } as const;
+
+export interface MarkdownOptions {
+  /**
+   * Longest output, in characters: the tables and lists are cut to fit, each with an exact
+   * count of what was left out. GitHub refuses a comment over 65,536. @default no bound
+   */
+  readonly maxChars?: number;
+  /** The `--report` file, named where a cut table sends its reader for the rest. */
+  readonly reportFile?: string;
+}
+
+/** Room kept for the lines that say what was cut (each well under 400 characters). */
+const footerRoom = 2_000;
+
+/**
+ * A redacted summary for a pull request comment or GITHUB_STEP_SUMMARY. Every value that
+ * came from a file or the service is escaped, so a name cannot inject Markdown or HTML.
+ * With maxChars, the sections are kept in order of importance (heading, summary, problems,
+ * changes, results, unmanaged, protected) and cut where the room ends.
+ */
+export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
+  const { plan } = report;
+  const s = summarize(plan);
+  const title = `amsync ${report.command ?? (report.dryRun ? 'plan' : 'sync')}`;
+  const out = new Budget(options.maxChars === undefined ? Number.POSITIVE_INFINITY : options.maxChars - footerRoom);
+  const target = report.file ? ` for \`${code(report.file)}\`` : '';
+  out.push(`### ${title}${target}`, '');
+  if (report.planFile !== undefined) {
+    const planFile = `\`${code(report.planFile)}\``;
+    out.push(report.dryRun ? `Saved as ${planFile}: \`amsync apply\` applies exactly these changes, and refuses if the file or the service changed first.` : `Applied from the saved plan ${planFile}, exactly as reviewed.`, '');
+  }
+  if (plan.changes.length === 0) {
+    out.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+  } else {
+    out.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+  }
+  const rest = whereTheRestIs(report, options);
+  out.items(plan.problems, (p) => ['', '> [!CAUTION]', `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`], (n) => ['', `> [!CAUTION]`, `> … and ${count(n)} more declared items could not be planned; ${rest}.`]);
+  for (const n of plan.notes) out.push('', `> [!NOTE]`, `> ${text(n)}`);
+  if (plan.changes.length > 0) {
+    out.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
+    out.items(plan.changes, (c) => [changeRow(c, report.roleNames)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
+  }
+  if (report.results && report.results.length > 0) {
+    out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
+    out.items(report.results, (r) => [resultRow(r)], (n) => ['', `**${count(n)} of ${count(report.results!.length)} results are not shown**; ${rest}.`]);
+  }
+  itemList(out, plan.unmanaged, 'unmanaged (not in the file, not pruned)', rest);
+  itemList(out, plan.protected, 'protected (left alone by a protect glob)', rest);
+  return `${out.lines.join('\n')}\n`;
+}
+
+function itemList(out: Budget, items: Report['plan']['unmanaged'], what: string, rest: string): void {
+  if (items.length === 0) return;
+  out.push('', `<details><summary>${count(items.length)} ${what}</summary>`, '');
+  out.items(items, (i) => [`- ${i.kind} \`${code(i.key)}\` (id ${i.id})`], (n) => [`- … and ${count(n)} more; ${rest}`]);
+  out.push('', '</details>');
+}
+
+/** The saved plan and the report hold every item; without either, how to get them. */
+function whereTheRestIs(report: Report, options: MarkdownOptions): string {
+  const where = [
+    report.planFile !== undefined ? `the saved plan \`${code(report.planFile)}\`` : '',
+    options.reportFile !== undefined ? `the report \`${code(options.reportFile)}\`` : '',
+  ].filter(Boolean);
+  return where.length > 0 ? `every one is in ${where.join(' and in ')}` : 'run `amsync plan --json` (or add `--report FILE`) for every one';
+}
+
+/** Lines within a character budget; once an item does not fit, the rest are counted instead. */
+class Budget {
+  readonly lines: string[] = [];
+  #used = 0;
+  #full = false;
+
+  constructor(readonly room: number) {}
+
+  push(...lines: string[]): void {
+    for (const line of lines) {
+      this.lines.push(line);
+      this.#used += line.length + 1;
+    }
+  }
+
+  items<T>(items: readonly T[], render: (item: T) => string[], omitted: (n: number) => string[]): void {
+    let shown = 0;
+    for (const item of items) {
+      const lines = render(item);
+      const size = lines.reduce((n, l) => n + l.length + 1, 0);
+      if (this.#full || this.#used + size > this.room) break;
+      this.push(...lines);
+      shown += 1;
+    }
+    if (shown < items.length) {
+      this.#full = true;
+      // Footers go past the room: footerRoom keeps space for them.
+      for (const line of omitted(items.length - shown)) {
+        this.lines.push(line);
+        this.#used += line.length + 1;
+      }
+    }
+  }
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined): string {
+  const fields = Object.entries(c.fields)
+    .map(([name, f]) => {
+      const show = (value: unknown) => renderField(name, value, roleNames);
+      if (c.action === 'create') return `${name}: ${show(f.after)}`;
+      if (c.action === 'delete') return `${name}: ${show(f.before)}`;
+      return `${name}: ${show(f.before)} → ${show(f.after)}`;
+    })
+    .map((f) => `\`${code(f)}\``)
+    .join('<br>');
+  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${fields} |`;
+}
+
+function resultRow(r: ChangeResult): string {
+  const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
+  return `| ${status[r.status]} | ${r.kind} | \`${code(r.key)}\` | ${r.action} | ${detail} |`;
+}

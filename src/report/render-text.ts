@@ -1,0 +1,119 @@
+import type { Change, ChangeResult, ItemRef, Plan } from '../model/index.js';
+import type { Report } from './report.js';
+import { quoteKey, renderField, safeText } from './render-value.js';
+import { summarize } from '../plan/index.js';
+
+export interface TextOptions {
+  /** ANSI colours; the caller decides (TTY and NO_COLOR). */
+  readonly color: boolean;
+  /**
+   * Items of the unmanaged and of the protected list shown before "… and N more".
+   * @default 50
+   */
+  readonly listLimit?: number;
+}
+
+/** Enough to see what is there; the JSON document and the report have them all. */
+export const defaultListLimit = 50;
+
+const marker = { create: '+', update: '~', delete: '-' } as const;
+const verb = { create: 'will be created', update: 'will be updated in place', delete: 'will be deleted' } as const;
+const done = { create: 'created', update: 'updated', delete: 'deleted' } as const;
+
+/**
+ * A plan in the manner of `terraform plan`: markers, field diffs, a summary line, and the
+ * results when it was applied. The same text as renderPlanText, then each resultLine, then
+ * applySummary: `sync` prints those pieces as they happen.
+ */
+export function renderText(report: Report, options: TextOptions): string {
+  const planText = renderPlanText(report, options);
+  if (!report.results || report.results.length === 0) return planText;
+  const paint = painter(options.color);
+  return `${planText}\n${report.results.map((r) => `${resultLine(r, paint)}\n`).join('')}${applySummary(report.results)}`;
+}
+
+/** The plan alone: what `sync` shows before it applies (and asks, at a terminal). */
+export function renderPlanText(report: Report, options: TextOptions): string {
+  const paint = painter(options.color);
+  const { plan } = report;
+  const lines: string[] = [];
+  for (const note of plan.notes) lines.push(paint('yellow', `Note: ${safeText(note)}`));
+  if (plan.notes.length > 0) lines.push('');
+  for (const p of plan.problems) {
+    const where = p.source ? safeText(`${p.source.file}:${p.source.line}:${p.source.col}: `) : '';
+    lines.push(paint('red', `Error: ${where}${p.kind} ${quoteKey(p.key)}: ${safeText(p.message)}`));
+  }
+  if (plan.problems.length > 0) lines.push('');
+
+  if (plan.changes.length > 0) {
+    lines.push('amsync will perform the following actions:', '');
+    for (const change of plan.changes) lines.push(...renderChange(change, paint, report.roleNames), '');
+  }
+  const limit = options.listLimit ?? defaultListLimit;
+  if (plan.protected.length > 0) lines.push(...itemList('Protected (left alone by a protect glob):', plan.protected, limit), '');
+  if (plan.unmanaged.length > 0) lines.push(...itemList('Unmanaged (not in the file, not pruned):', plan.unmanaged, limit), '');
+  lines.push(summaryLine(plan, paint));
+  return `${lines.join('\n')}\n`;
+}
+
+/** One item a line (a list of 2,000 names on one line helps no one), cut after `limit`. */
+function itemList(title: string, items: readonly ItemRef[], limit: number): string[] {
+  const shown = items.slice(0, limit).map((i) => `  ${i.kind} ${quoteKey(i.key)} (id ${i.id})`);
+  const more = items.length - shown.length;
+  return [title, ...shown, ...(more > 0 ? [`  … and ${more.toLocaleString('en-US')} more (all of them: --json, or --report FILE)`] : [])];
+}
+
+function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined): string[] {
+  const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
+  const id = change.id === null ? '' : ` (id ${change.id})`;
+  const reason = change.reason ? ` (${safeText(change.reason)})` : '';
+  const head = `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`;
+  const names = Object.keys(change.fields);
+  const width = Math.max(0, ...names.map((n) => n.length));
+  const body = names.map((name) => {
+    const f = change.fields[name]!;
+    const pad = name.padEnd(width);
+    const show = (value: unknown) => renderField(name, value, roleNames);
+    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(f.after)}`;
+    if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
+    return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(f.after)}`;
+  });
+  return [head, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
+}
+
+function summaryLine(plan: Plan, paint: Paint): string {
+  const s = summarize(plan);
+  if (plan.changes.length === 0) {
+    return paint('green', `No changes. The service matches the desired state (${s.unchanged} unchanged, ${s.unmanaged} unmanaged).`);
+  }
+  return `${paint('bold', 'Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`;
+}
+
+/** `✓ created sshUser "deploy"`: one result, as it is known. */
+export function renderResultLine(r: ChangeResult, options: TextOptions): string {
+  return resultLine(r, painter(options.color));
+}
+
+function resultLine(r: ChangeResult, paint: Paint): string {
+  const what = `${r.kind} ${quoteKey(r.key)}`;
+  const drift = r.drift ? ` (drift: ${safeText(r.drift)})` : '';
+  if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${drift}`;
+  if (r.status === 'skipped') return `${paint('yellow', '·')} skipped ${r.action} of ${what}${r.error ? `: ${safeText(r.error)}` : ''}${drift}`;
+  return `${paint('red', '✗')} failed to ${r.action} ${what}: ${safeText(r.error ?? 'unknown error')}${drift}`;
+}
+
+/** The blank line and `Apply: 3 applied, 0 failed, 0 skipped.` that end an apply. */
+export function applySummary(results: readonly ChangeResult[]): string {
+  const applied = results.filter((r) => r.status === 'applied').length;
+  const failed = results.filter((r) => r.status === 'failed').length;
+  const skipped = results.filter((r) => r.status === 'skipped').length;
+  return `\nApply: ${applied} applied, ${failed} failed, ${skipped} skipped.\n`;
+}
+
+type Color = 'green' | 'yellow' | 'red' | 'bold';
+type Paint = (color: Color, text: string) => string;
+const codes: Record<Color, [number, number]> = { green: [32, 39], yellow: [33, 39], red: [31, 39], bold: [1, 22] };
+
+function painter(enabled: boolean): Paint {
+  return (color, text) => (enabled ? `\u001b[${codes[color][0]}m${text}\u001b[${codes[color][1]}m` : text);
+}

@@ -1,0 +1,15 @@
+export { writeFileAtomic } from './atomic-write.js';
+export { registerSecret } from './known-secrets.js';
+export { Secret } from './secret.js';
+export { scrub } from './known-secrets.js';
+export { scrubbedExcerpt } from './known-secrets.js';
+export { fingerprint } from './fingerprint.js';
+export type { PasswordState } from './state-file.js';
+export { TokenFileError } from './token-sink.js';
+export { TokenSink } from './token-sink.js';
+export { openPasswordState } from './state-file.js';
+export { envNamePattern } from './secret-ref.js';
+export { resolveWrittenSecret } from './secret-ref.js';
+export { secretCodes } from './secret-ref.js';
+export type { SecretContext } from './secret-ref.js';
+export type { WrittenSecret } from './secret-ref.js';

@@ -1,0 +1,149 @@
+import { InvalidInputError, SafetyError } from '../errors.js';
+import type { ActualState, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
+import { diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
+import type { PasswordState, TokenSink } from '../secrets/index.js';
+import { readActualState, stateFingerprint } from '../state/index.js';
+import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import type { ServiceWriter } from '../apply/index.js';
+
+export interface ApplySavedInput {
+  readonly saved: SavedPlan;
+  /** The plan file as given, for messages. */
+  readonly planFile: string;
+  /** The desired file (as given) and its content, loaded again: passwords are resolved now. */
+  readonly desiredFile: string;
+  readonly desired: DesiredState;
+  readonly desiredFileHash: string;
+  readonly service: ServiceWriter;
+  /** Opens the state file once the writer lock is held (see SyncInput.passwordState). */
+  readonly passwordState?: () => Promise<PasswordState>;
+  readonly tokenSink?: TokenSink;
+  readonly onResult?: (result: ChangeResult) => void;
+  /** The writer lock, taken before the service is re-listed, held to the end. */
+  readonly acquireLock?: LockAcquirer;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
+  /** No write starts once this fires (interrupt). */
+  readonly signal?: AbortSignal;
+}
+
+export interface ApplySavedOutcome {
+  /** Role names by id, when the file names roles. */
+  readonly roleNames?: ReadonlyMap<number, string>;
+  readonly plan: Plan;
+  readonly actual: ActualState;
+  readonly policy: PlanPolicy;
+  readonly results: readonly ChangeResult[];
+  readonly tokensWritten: number;
+  /** The state file could not be written after the apply (see ExecuteOutcome). */
+  readonly stateSaveError?: unknown;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors: readonly TokenError[];
+}
+
+/**
+ * Checks that need no request: the snapshot still matches its fingerprint (else the file is
+ * damaged: 65), and the plan was made by this amsync (another version may plan differently:
+ * refused, 3). Run before the desired file is even read.
+ */
+export function checkSavedPlan(saved: SavedPlan, planFile: string, amsyncVersion: string): void {
+  if (stateFingerprint(saved.actual) !== saved.actualFingerprint) {
+    throw new InvalidInputError(`${planFile} is a damaged or edited amsync plan: its listing snapshot does not match its actualFingerprint; plan again`, [], 'plan_invalid');
+  }
+  if (saved.amsyncVersion !== amsyncVersion) {
+    throw new SafetyError(
+      'plan_mismatch',
+      `${planFile} was made by amsync ${saved.amsyncVersion}, and this is amsync ${amsyncVersion}, which may plan differently; nothing was written; plan again with this version (or apply with ${saved.amsyncVersion})`,
+    );
+  }
+}
+
+/** The desired file must be byte for byte the one the plan was made from. */
+export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desiredFile: string, hash: string): void {
+  if (hash !== saved.desiredFileHash) throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile });
+}
+
+/**
+ * `amsync apply PLANFILE`: re-lists the service and applies exactly the saved changes, with
+ * the same drift handling, state file and token files as a sync, or refuses (nothing
+ * written) when the service moved since the plan was made, saying what moved.
+ */
+export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
+  checkDesiredFileHash(input.saved, input.planFile, input.desiredFile, input.desiredFileHash);
+  if (!input.acquireLock) return applyFresh(input, input.signal);
+  return withWriterLock(input.acquireLock, input.signal, (signal) => applyFresh(input, signal));
+}
+
+async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefined): Promise<ApplySavedOutcome> {
+  const { saved, planFile } = input;
+  // Names resolve now: a role renamed since the plan gives other ids, and the check below refuses.
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  const { state: actual, tokens } = await readActualState(input.service);
+  if (stateFingerprint(actual) !== saved.actualFingerprint) {
+    throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
+  }
+  const policy: PlanPolicy = {
+    prune: saved.settings.prune,
+    isProtected: protectMatcher(desired.protect),
+    passwords: { mode: saved.settings.passwordMode },
+    deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
+  };
+  verifyChanges({ ...input, desired }, actual, policy);
+  const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
+  if (refusal) throw refusal;
+  await preflightScopes(saved.plan, input.service);
+
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
+    plan: saved.plan,
+    desired,
+    actual,
+    tokens,
+    policy,
+    service: input.service,
+    passwordState: await input.passwordState?.(),
+    tokenSink: input.tokenSink,
+    onResult: input.onResult,
+    signal,
+    maxInFlight: input.maxInFlight,
+  });
+  return {
+    ...(roleNames === undefined ? {} : { roleNames }),
+    plan: saved.plan,
+    actual,
+    policy,
+    results,
+    tokensWritten,
+    tokenErrors,
+    ...(stateSaveError === undefined ? {} : { stateSaveError }),
+  };
+}
+
+/**
+ * Same file, same listing, same settings: the pure planner must give the saved changes again.
+ * When it does not, the plan file was edited (or another planner made it), and what would be
+ * applied is not what this file and this service call for: refuse. Password updates are left
+ * out of the comparison: they depend on the state file of the machine that planned.
+ */
+function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: PlanPolicy): void {
+  const fresh = makePlan(input.desired, actual, policy);
+  const saved = comparable(input.saved.plan.changes);
+  const now = comparable(fresh.changes);
+  if (saved.length === now.length && saved.every((c, i) => c === now[i])) return;
+  throw new SafetyError(
+    'plan_mismatch',
+    `${input.planFile}: its changes are not the ones ${input.desiredFile} and the service call for (the plan file was edited?); nothing was written; plan again`,
+  );
+}
+
+function comparable(changes: readonly Change[]): string[] {
+  const out: string[] = [];
+  for (const c of changes) {
+    const fields = Object.entries(c.fields)
+      .filter(([name]) => name !== 'password' || c.action === 'create')
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (c.action === 'update' && fields.length === 0) continue;
+    out.push(JSON.stringify([c.kind, c.action, c.key, c.id, fields]));
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+import type { SafetyError } from '../errors.js';
+import type { ActualState, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
+import type { PasswordState, TokenSink } from '../secrets/index.js';
+import { readActualState, stateFingerprint } from '../state/index.js';
+import { executePlan, type TokenError, passwordFingerprints, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import type { ServiceWriter } from '../apply/index.js';
+
+export interface SyncInput {
+  readonly desired: DesiredState;
+  readonly service: ServiceWriter;
+  /**
+   * Opens the state file; undefined when none is configured (passwords then set on create
+   * only). Called once the writer lock is held: a copy read before it may predate another
+   * writer's run, and saving it would drop that run's fingerprints (and, with a generated
+   * key, replace its key).
+   */
+  readonly passwordState?: () => Promise<PasswordState>;
+  readonly rotatePasswords?: boolean;
+  /** `--prune`: prune both kinds whatever the file says. */
+  readonly pruneAll?: boolean;
+  readonly maxDeletes: number;
+  readonly allowEmptyPrune?: boolean;
+  /** `--delete-duplicate-apikeys`. */
+  readonly deleteDuplicateApikeys?: boolean;
+  readonly dryRun: boolean;
+  readonly tokenSink?: TokenSink;
+  /** Called for each result as it is known (logs, metrics). */
+  readonly onResult?: (result: ChangeResult) => void;
+  /** The writer lock, taken before the listing of a run that writes (not a dry-run). */
+  readonly acquireLock?: LockAcquirer;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
+  /** No write starts once this fires (interrupt, lost lease, run deadline). */
+  readonly signal?: AbortSignal;
+  /**
+   * Called with the plan once the guards passed, before anything is written: the CLI shows
+   * the plan there and, at a terminal, asks. false cancels the run with nothing written.
+   */
+  readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
+}
+
+export interface SyncOutcome {
+  /** Role names by id, when the file names roles (the roles listing was read). */
+  readonly roleNames?: ReadonlyMap<number, string>;
+  readonly actual: ActualState;
+  /** Hash of the listing the plan was computed from (saved plans compare it). */
+  readonly actualFingerprint: string;
+  readonly plan: Plan;
+  readonly policy: PlanPolicy;
+  /** Set when a safety guard refused the plan; nothing was applied. */
+  readonly refusal?: SafetyError;
+  /** Present when the plan was applied. */
+  readonly results?: readonly ChangeResult[];
+  readonly tokensWritten: number;
+  /** The state file could not be written after the apply (see ExecuteOutcome). */
+  readonly stateSaveError?: unknown;
+  /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
+  readonly tokenErrors?: readonly TokenError[];
+  /** beforeApply said no: nothing was written. */
+  readonly cancelled?: boolean;
+}
+
+/**
+ * One reconcile: list, plan, guard, and (unless a dry-run) apply. A dry-run is simply this
+ * without the last step: the plan shown is the plan that would be applied.
+ */
+export async function runSync(input: SyncInput): Promise<SyncOutcome> {
+  // Held from before the listing: a writer that listed before another's creates landed
+  // would create the same apikeys again (their names are not unique on the service).
+  if (input.dryRun || !input.acquireLock) return reconcile(input, input.signal);
+  return withWriterLock(input.acquireLock, input.signal, (signal) => reconcile(input, signal));
+}
+
+async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Promise<SyncOutcome> {
+  // Opened once the writer lock is held: a writer that waited must not save a copy read
+  // before the first writer's fingerprints were written.
+  const passwordState = await input.passwordState?.();
+  const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  const names = roleNames === undefined ? {} : { roleNames };
+  const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
+  const policy = planPolicy({ ...input, desired, passwordState });
+  const fingerprints = passwordFingerprints(desired, passwordState);
+  const plan = makePlan(desired, actual, policy, fingerprints);
+  const actualFingerprint = stateFingerprint(actual);
+  const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
+  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  await preflightScopes(plan, input.service);
+  if (input.beforeApply && !(await input.beforeApply(plan, roleNames))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
+
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
+    plan,
+    desired,
+    actual,
+    tokens,
+    policy,
+    service: input.service,
+    passwordState,
+    tokenSink: input.tokenSink,
+    onResult: input.onResult,
+    signal,
+    maxInFlight: input.maxInFlight,
+  });
+  return { ...names, actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+}
+
+
+/** What the plan policy follows from: the file, the state file as opened, and the flags. */
+export interface PolicyInput extends Pick<SyncInput, 'desired' | 'rotatePasswords' | 'pruneAll' | 'deleteDuplicateApikeys'> {
+  readonly passwordState?: PasswordState | undefined;
+}
+
+export function planPolicy(input: PolicyInput): PlanPolicy {
+  const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
+  const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
+  return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode }, deleteDuplicateApikeys: input.deleteDuplicateApikeys === true };
+}

@@ -1,0 +1,3 @@
+export { escapeControls } from './safe-text.js';
+export { jsonSafe } from './safe-text.js';
+export { compareStrings } from './compare.js';

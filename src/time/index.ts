@@ -1,0 +1,1 @@
+export { Sleeper, systemTimers, type Timers } from './timers.js';

@@ -1,0 +1,18 @@
+export { quote } from './describe-value.js';
+export { formatPath } from './doc-path.js';
+export type { DocPath } from './doc-path.js';
+export { limits } from './limits.js';
+export type { YamlSource } from './yaml-source.js';
+export { describeValue } from './describe-value.js';
+export { didYouMean } from './suggest.js';
+export type { Issue } from './zod-issues.js';
+export type { IssueWording } from './zod-issues.js';
+export { decodeText } from './decode.js';
+export { tooLarge } from './decode.js';
+export { sortDiagnostics } from './sort-diagnostics.js';
+export { PositionsNeeded } from './plain-yaml.js';
+export { readPlainYaml } from './plain-yaml.js';
+export { readYaml } from './yaml-source.js';
+export { issuesToDiagnostics } from './zod-issues.js';
+export { rangeWords } from './describe-value.js';
+export { readBounded } from './read-bounded.js';
