@@ -32,6 +32,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  */
 export interface ControlDeps {
   store: Store;
+  /** '' or a tenant's `/t/<name>`: messages name the path the client sent. */
+  pathPrefix: string;
   log: RequestLog;
   faults: FaultController;
   tokens: TokenSets;
@@ -68,8 +70,9 @@ const ROUTES: Record<string, readonly string[]> = {
 export async function handleControl(method: string, path: string, query: URLSearchParams, rawBody: string, deps: ControlDeps): Promise<Reply> {
   const name = path.slice(CONTROL_PREFIX.length + 1).replace(/\/$/, '');
   const allowed = ROUTES[name];
-  if (allowed === undefined) return oneError(404, 'path', 'not_found', `no control API at ${path}`);
-  if (!allowed.includes(method)) return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`, { Allow: allowed.join(', ') });
+  const shown = `${deps.pathPrefix}${path}`;
+  if (allowed === undefined) return oneError(404, 'path', 'not_found', `no control API at ${shown}`);
+  if (!allowed.includes(method)) return oneError(405, 'method', 'rule', `${method} is not supported on ${shown}`, { Allow: allowed.join(', ') });
   let body: unknown;
   if (method === 'POST' || method === 'PUT') {
     try {
@@ -136,7 +139,7 @@ export async function handleControl(method: string, path: string, query: URLSear
       return { status: 200, body: deps.oauth.stats() };
     }
     default:
-      return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`);
+      return oneError(405, 'method', 'rule', `${method} is not supported on ${shown}`);
   }
 }
 
