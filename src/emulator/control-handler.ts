@@ -11,7 +11,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
 
 /**
  * The control API under /_emulator/: not part of the real service. It needs no token and
- * is never subject to faults or the request log, so tests can always reach it.
+ * is never subject to faults or the request log, so tests can always reach it. An emulator
+ * with tenants serves one per tenant, at /t/<name>/_emulator/, on that tenant's state alone.
  *
  *   GET    /_emulator/requests[?since=SEQ]  {requests:[{seq,method,path,query,status,time,durationMs,fault?,next?,undelivered?}],
  *                                            dropped, inFlight}
