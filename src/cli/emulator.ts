@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { AmsyncError, InvalidInputError, UsageError } from '../errors.js';
-import type { EmulatorOptions, RoleInput } from '../emulator/index.js';
+import type { EmulatorOptions, RoleInput, RunningEmulator, RunningTenants } from '../emulator/index.js';
+import type * as EmulatorModule from '../emulator/index.js';
 import type { CommandContext } from './command-context.js';
 
 interface EmulatorFlags {
@@ -25,6 +26,8 @@ interface EmulatorFlags {
   asyncWrites?: boolean;
   control: boolean;
   seed?: string;
+  tenants?: string;
+  tenant?: string[];
 }
 
 /** `amsync emulator`: the service emulator as a process, until SIGINT or SIGTERM. */
@@ -52,10 +55,32 @@ export function registerEmulatorCommand(program: Command, ctx: CommandContext): 
     .option('--async-writes', 'writes answer 202 and take effect shortly after')
     .option('--no-control', 'turn off the /_emulator/ control API')
     .option('--seed <n>', 'seed of the random faults and jitter, to replay a run')
+    .option(
+      '--tenants <n>',
+      'serve N independent services (tenants t1 … tN, N from 1 to 10000) on this port, each under /t/<name>/ with its own state, tokens, rate limit, faults and control API; un-prefixed paths then answer 404',
+    )
+    .option('--tenant <name>', 'serve a tenant of this name under /t/<name>/ (repeatable; instead of --tenants; a-z, 0-9 and -, at most 63)', collect)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Tenants (a fleet on one port):',
+        '  amsync emulator --port 8080 --token dev --tenants 3',
+        '  # amsync emulator listening on http://127.0.0.1:8080',
+        '  # tenants: 3 (t1 … t3) under /t/<name>/',
+        '  amsync plan --url http://127.0.0.1:8080/t/t2      # one tenant is one service',
+        '  curl -X PUT http://127.0.0.1:8080/t/t2/_emulator/faults -d \'{"maintenance":true}\'   # only t2',
+        'With --data, every tenant starts from FILE and nothing is written back.',
+      ].join('\n'),
+    )
     .action(async (flags: EmulatorFlags) => {
       const options = await toOptions(flags);
       const emulator = await start(options);
       ctx.io.stdout.write(`amsync emulator listening on ${emulator.url}\n`);
+      if ('tenantNames' in emulator) {
+        const { describeTenantNames } = await import('../emulator/index.js');
+        ctx.io.stdout.write(`tenants: ${emulator.tenantNames.length} (${describeTenantNames(emulator.tenantNames)}) under /t/<name>/\n`);
+      }
       ctx.io.stderr.write(`${describe(options, emulator.seedValue, emulator.url)}\n`);
       await untilSignal();
       ctx.io.stderr.write('amsync emulator: stopping\n');
@@ -93,14 +118,34 @@ async function toOptions(f: EmulatorFlags): Promise<EmulatorOptions> {
   if (f.accessTokenTtl !== undefined) options.accessTokenTtlSeconds = decimal('--access-token-ttl', f.accessTokenTtl, 'a number of seconds above 0, at most a year', (n) => n > 0 && n <= 31_536_000);
   if (f.refreshTokenGrace !== undefined) options.refreshTokenGraceSeconds = decimal('--refresh-token-grace', f.refreshTokenGrace, 'a number of seconds from 0 to a year', (n) => n >= 0 && n <= 31_536_000);
   if (f.seed !== undefined) options.seed = integer('--seed', f.seed, 0, 2 ** 32 - 1);
+  const tenants = tenantsOf(f, await import('../emulator/index.js'));
+  if (tenants !== undefined) options.tenants = tenants;
   return options;
 }
 
-async function start(options: EmulatorOptions) {
+/** `--tenants N` or the `--tenant NAME`s, checked here so that the message names the flag. */
+function tenantsOf(f: EmulatorFlags, rules: Pick<typeof EmulatorModule, 'MAX_TENANTS' | 'TENANT_NAME_PATTERN' | 'numberedTenants'>): string[] | undefined {
+  // The emulator is loaded only when the command runs: other commands start without it.
+  const { MAX_TENANTS, TENANT_NAME_PATTERN, numberedTenants } = rules;
+  if (f.tenants !== undefined && f.tenant !== undefined) throw new UsageError('Expected either `--tenants N` or `--tenant NAME` (repeatable), not both');
+  if (f.tenants !== undefined) return numberedTenants(integer('--tenants', f.tenants, 1, MAX_TENANTS));
+  if (f.tenant === undefined) return undefined;
+  if (f.tenant.length > MAX_TENANTS) throw new UsageError(`Expected at most ${MAX_TENANTS} \`--tenant\` flags, got ${f.tenant.length}`);
+  const seen = new Set<string>();
+  for (const name of f.tenant) {
+    if (!TENANT_NAME_PATTERN.test(name)) throw new UsageError(`Expected \`--tenant\` to be a name of a-z, 0-9 and - (${TENANT_NAME_PATTERN.source}), got '${name}'`);
+    if (seen.has(name)) throw new UsageError(`Expected each \`--tenant\` name once, got '${name}' twice`);
+    seen.add(name);
+  }
+  return [...seen];
+}
+
+async function start(options: EmulatorOptions): Promise<RunningEmulator | RunningTenants> {
   // Loaded here, not at start: only this command and the demo run the emulator.
   const { EmulatorError, startEmulator } = await import('../emulator/index.js');
   try {
-    return await startEmulator(options);
+    const { tenants } = options;
+    return tenants === undefined ? await startEmulator({ ...options, tenants }) : await startEmulator({ ...options, tenants });
   } catch (error) {
     if (error instanceof EmulatorError) {
       if (error.code === 'emulator_options') throw new UsageError(error.message, 'usage', { cause: error });
@@ -136,8 +181,8 @@ function describe(o: EmulatorOptions, seed: number, url: string): string {
     ...(count(o.refreshTokens) > 0
       ? [`${count(o.refreshTokens)} integrator key(s): access tokens live ${o.accessTokenTtlSeconds ?? 900} s${o.rotateRefreshTokens ? ', refresh tokens rotate' : ''}`]
       : []),
-    o.dataFile === undefined ? 'state in memory' : `state in ${o.dataFile}`,
-    o.control === false ? 'control API off' : `control API at ${url}/_emulator/`,
+    o.dataFile === undefined ? 'state in memory' : o.tenants === undefined ? `state in ${o.dataFile}` : `every tenant starts from ${o.dataFile} (nothing is written back)`,
+    o.control === false ? 'control API off' : `control API at ${url}${o.tenants === undefined ? '' : '/t/<name>'}/_emulator/`,
     `fault seed ${seed}`,
   ];
   const faults = [

@@ -27,6 +27,8 @@ export interface ApiRequest {
 /** What the handler needs besides the store: page sizes, and how writes take effect. */
 export interface ApiDeps {
   store: Store;
+  /** '' or a tenant's `/t/<name>`: messages name the path the client sent. */
+  pathPrefix: string;
   pageSizeDefault: number;
   pageSizeMax: number;
   asyncWrites(): boolean;
@@ -42,14 +44,15 @@ export interface ApiDeps {
 
 export async function handleApi(req: ApiRequest, deps: ApiDeps): Promise<Reply> {
   const route = resolveRoute(req.path);
-  if (route === null) return oneError(404, 'path', 'not_found', `no API at ${req.path}`);
+  const shown = `${deps.pathPrefix}${req.path}`;
+  if (route === null) return oneError(404, 'path', 'not_found', `no API at ${shown}`);
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   const allowed = allowedMethods(route);
   if (!allowed.includes(req.method)) {
-    return oneError(405, 'method', 'rule', `${req.method} is not supported on ${req.path}`, { Allow: allowed.join(', ') });
+    return oneError(405, 'method', 'rule', `${req.method} is not supported on ${shown}`, { Allow: allowed.join(', ') });
   }
   if (isWrite(method) && req.access === 'read-only') {
-    return oneError(403, 'authorization', 'rule', `the access token may not ${method} ${req.path}`);
+    return oneError(403, 'authorization', 'rule', `the access token may not ${method} ${shown}`);
   }
   const { store } = deps;
   if (route.resource === 'roles') return list('roles', req, deps);

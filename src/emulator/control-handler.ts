@@ -11,7 +11,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
 
 /**
  * The control API under /_emulator/: not part of the real service. It needs no token and
- * is never subject to faults or the request log, so tests can always reach it.
+ * is never subject to faults or the request log, so tests can always reach it. An emulator
+ * with tenants serves one per tenant, at /t/<name>/_emulator/, on that tenant's state alone.
  *
  *   GET    /_emulator/requests[?since=SEQ]  {requests:[{seq,method,path,query,status,time,durationMs,fault?,next?,undelivered?}],
  *                                            dropped, inFlight}
@@ -32,6 +33,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  */
 export interface ControlDeps {
   store: Store;
+  /** '' or a tenant's `/t/<name>`: messages name the path the client sent. */
+  pathPrefix: string;
   log: RequestLog;
   faults: FaultController;
   tokens: TokenSets;
@@ -68,8 +71,9 @@ const ROUTES: Record<string, readonly string[]> = {
 export async function handleControl(method: string, path: string, query: URLSearchParams, rawBody: string, deps: ControlDeps): Promise<Reply> {
   const name = path.slice(CONTROL_PREFIX.length + 1).replace(/\/$/, '');
   const allowed = ROUTES[name];
-  if (allowed === undefined) return oneError(404, 'path', 'not_found', `no control API at ${path}`);
-  if (!allowed.includes(method)) return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`, { Allow: allowed.join(', ') });
+  const shown = `${deps.pathPrefix}${path}`;
+  if (allowed === undefined) return oneError(404, 'path', 'not_found', `no control API at ${shown}`);
+  if (!allowed.includes(method)) return oneError(405, 'method', 'rule', `${method} is not supported on ${shown}`, { Allow: allowed.join(', ') });
   let body: unknown;
   if (method === 'POST' || method === 'PUT') {
     try {
@@ -136,7 +140,7 @@ export async function handleControl(method: string, path: string, query: URLSear
       return { status: 200, body: deps.oauth.stats() };
     }
     default:
-      return oneError(405, 'method', 'rule', `${method} is not supported on ${path}`);
+      return oneError(405, 'method', 'rule', `${method} is not supported on ${shown}`);
   }
 }
 

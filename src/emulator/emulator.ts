@@ -1,24 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ApiDeps } from './api-handler.js';
-import { replaceTokens, tokenSettingsSchema, type TokenSets } from './auth.js';
-import { AsyncWriteQueue } from './async-writes.js';
-import type { ControlDeps } from './control-handler.js';
-import { EmulatorError, EmulatorSeedError } from './errors.js';
+import { EmulatorError } from './errors.js';
 import { FaultController } from './faults.js';
-import { answerProtocolEdges, createRequestListener } from './http-server.js';
+import { answerProtocolEdges } from './http-server.js';
+import { createInstance, type EmulatorControl, type Instance, type InstanceEnvironment } from './instance.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
-import { DataFilePersister, loadDataFile } from './persistence.js';
-import { RequestLog } from './request-log.js';
+import { loadDataFile } from './persistence.js';
 import { createRng } from './rng.js';
-import { issuesToErrors, seedSchema } from './seed-schema.js';
-import { Store } from './store.js';
-import { OAuthIssuer, type OAuthStats } from './oauth.js';
-import { createTokenSource } from './token-source.js';
-import type { EmulatorStateSnapshot, FaultRuleStats, FaultSettings, RequestLogEntry, SeedData, SeedResult, TokenSettings } from './types.js';
+import { TenantRouter } from './tenant-router.js';
+import { tenantPrefix, tenantSeed } from './tenants.js';
 
-export interface RunningEmulator {
+export interface RunningEmulator extends EmulatorControl {
   /** `http://HOST:PORT`, no trailing slash. */
   url: string;
   port: number;
@@ -26,104 +18,79 @@ export interface RunningEmulator {
   seedValue: number;
   /** Stops listening, cuts open connections, drops pending async writes, flushes the data file. */
   close(): Promise<void>;
-  requests(): RequestLogEntry[];
-  clearRequests(): void;
-  reset(): void;
-  /** Adds items under the API's rules, all or none; throws EmulatorSeedError otherwise. */
-  seed(data: SeedData): SeedResult;
-  state(): EmulatorStateSnapshot;
-  /** Changes fault settings; `rules`, when given, replaces the rules. Throws on bad settings. */
-  setFaults(f: Partial<FaultSettings>): void;
-  faults(): FaultSettings & { ruleStats: FaultRuleStats[] };
-  /** Rotates tokens at run time: each list given replaces its set. Throws on a bad token. */
-  setTokens(t: TokenSettings): void;
-  /** API requests arrived and not answered yet (delayed ones included). */
-  inFlight(): number;
-  /** The token endpoint's settings and counters (never a token). */
-  oauth(): OAuthStats;
-  /** A new integrator key, as made in the service's UI (it enables the token endpoint). */
-  addRefreshToken(token: string): void;
-  /** Revokes the integrator key `token` descends from, rotated tokens included; false when unknown. */
-  revokeRefreshToken(token: string): boolean;
 }
 
-/** Starts an emulator on node:http; resolves once it is listening. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+/** One tenant of a multi-tenant emulator: its base URL and its control, as a lone emulator's. */
+export interface TenantEmulator extends EmulatorControl {
+  readonly name: string;
+  /** `http://HOST:PORT/t/<name>`, no trailing slash: what a client takes as the service's URL. */
+  readonly url: string;
+  /** The seed of this tenant's fault generator (derived from the emulator's seed and the name). */
+  readonly seedValue: number;
+}
+
+/** An emulator started with `tenants`: many independent services on one port, under `/t/<name>/`. */
+export interface RunningTenants {
+  /** `http://HOST:PORT`, no trailing slash; un-prefixed paths answer 404. */
+  url: string;
+  port: number;
+  /** The seed every tenant's fault seed derives from, to replay a run. */
+  seedValue: number;
+  /** Every tenant's name, in the order given (`t1` … `tN` for a number). */
+  readonly tenantNames: readonly string[];
+  /** A tenant's URL and control; its state is built now if no request has built it yet. Throws for an unknown name. */
+  tenant(name: string): TenantEmulator;
+  /** How many tenants have state so far (a tenant's state is built on its first request or handle). */
+  activeTenants(): number;
+  /** Stops listening, cuts open connections, drops every tenant's pending async writes. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an emulator on node:http; resolves once it is listening. With `tenants` it serves many
+ * services under `/t/<name>/` and answers their handles; without, one service at the root.
+ */
+export function startEmulator(options: EmulatorOptions & { tenants: number | readonly string[] }): Promise<RunningTenants>;
+export function startEmulator(options?: EmulatorOptions & { tenants?: undefined }): Promise<RunningEmulator>;
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator | RunningTenants> {
   const o = resolveOptions(options);
-  const rng = createRng(o.seed);
-  const store = new Store({ now: () => new Date(o.clock()), newToken: createTokenSource(), passwordPepper: randomBytes(16).toString('hex') }, o.roles);
-  const oauth = new OAuthIssuer(
-    { refreshTokens: o.refreshTokens, accessTokenTtlSeconds: o.accessTokenTtlSeconds, rotate: o.rotateRefreshTokens, graceSeconds: o.refreshTokenGraceSeconds },
-    o.clock,
-  );
-  if (o.dataFile !== undefined) {
-    const data = await loadDataFile(o.dataFile);
-    if (data) store.importData(data);
-  }
-  let faults: FaultController;
+  const initialData = o.dataFile === undefined ? null : await loadDataFile(o.dataFile);
   try {
-    faults = new FaultController(o.faults, rng, Date.now);
+    // Checked now: a tenant's faults are built on its first request, too late to refuse them.
+    new FaultController(o.faults, createRng(o.seed), Date.now);
   } catch (error) {
     throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
   }
-  const log = new RequestLog();
-  const persister = o.dataFile === undefined ? null : new DataFilePersister(o.dataFile, () => store.exportData());
-  const persist = (): Promise<void> => (persister ? persister.persist() : Promise.resolve());
-  const persistInBackground = () => {
-    persist().catch(o.onError);
-  };
-  const queue = new AsyncWriteQueue(Date.now, persistInBackground);
 
   let closed = false;
   const timers = new Set<NodeJS.Timeout>();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        resolve();
-      }, ms);
-      timers.add(t);
-    });
-
-  const tokens: TokenSets = { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens), issued: oauth };
-  const traffic = { inFlight: 0 };
-  const api: ApiDeps = {
-    store,
-    pageSizeDefault: o.pageSizeDefault,
-    pageSizeMax: o.pageSizeMax,
-    asyncWrites: () => faults.current.asyncWrites,
-    enqueue: (item, apply) => queue.enqueue(item, faults.current.asyncDelayMs, apply),
-    pendingFor: (item) => queue.pendingFor(item),
-    persist,
-    random: rng,
-  };
-  const reset = () => {
-    queue.clear();
-    store.reset();
-  };
-  const seed = (data: SeedData): SeedResult => {
-    const parsed = seedSchema.safeParse(data);
-    if (!parsed.success) throw new EmulatorSeedError(issuesToErrors(parsed.error));
-    const result = store.seed(parsed.data);
-    if (!result.ok) throw new EmulatorSeedError(result.errors);
-    return result.value;
-  };
-  const state = (): EmulatorStateSnapshot => ({ ...store.snapshot(), pendingWrites: queue.size });
-  const controlDeps: ControlDeps = { store, log, faults, tokens, oauth, traffic, reset, seed, state, persist };
-
-  const listener = createRequestListener({
-    control: o.control,
-    tokens,
-    oauth,
-    faults,
-    log,
-    traffic,
-    api,
-    controlDeps,
-    sleep,
+  const env: InstanceEnvironment = {
+    options: o,
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          resolve();
+        }, ms);
+        timers.add(t);
+      }),
     isClosed: () => closed,
-    onError: o.onError,
-  });
+  };
+
+  let single: Instance | null = null;
+  let router: TenantRouter | null = null;
+  let listener: (req: IncomingMessage, res: ServerResponse) => void;
+  if (o.tenants === null) {
+    const instance = createInstance(env, { pathPrefix: '', seed: o.seed, initialData, persistTo: o.dataFile });
+    single = instance;
+    listener = (req, res) => instance.handle(req, res, req.url ?? '/');
+  } else {
+    // Every tenant starts from the data file; none writes back (they would overwrite each other).
+    const tenants = new TenantRouter(o.tenants, (name) => createInstance(env, { pathPrefix: tenantPrefix(name), seed: tenantSeed(o.seed, name), initialData, persistTo: undefined }));
+    router = tenants;
+    listener = (req, res) => tenants.listen(req, res);
+  }
+
   const server = createServer(listener);
   const edges = answerProtocolEdges(server, listener);
   await new Promise<void>((resolve, reject) => {
@@ -134,50 +101,37 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   });
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = o.host.includes(':') ? `[${o.host}]` : o.host;
+  const url = `http://${hostInUrl}:${port}`;
 
+  const close = async (instances: Instance[]) => {
+    if (closed) return;
+    closed = true;
+    for (const i of instances) i.dropPending();
+    for (const t of timers) clearTimeout(t);
+    timers.clear();
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    edges.closeAll();
+    await stopped;
+    await Promise.all(instances.map((i) => i.flush()));
+  };
+
+  if (single !== null) {
+    const instance = single;
+    return { ...instance.control, url, port, seedValue: o.seed, close: () => close([instance]) };
+  }
+  const tenants = router as TenantRouter;
   return {
-    url: `http://${hostInUrl}:${port}`,
+    url,
     port,
     seedValue: o.seed,
-    async close() {
-      if (closed) return;
-      closed = true;
-      queue.clear();
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      edges.closeAll();
-      await stopped;
-      await persister?.flush();
+    tenantNames: tenants.names,
+    tenant(name) {
+      const instance = tenants.has(name) ? tenants.instance(name) : undefined;
+      if (instance === undefined) throw new EmulatorError('emulator_options', `Expected the name of a tenant of this emulator, got '${name}'`);
+      return { ...instance.control, name, url: `${url}${tenantPrefix(name)}`, seedValue: tenantSeed(o.seed, name) };
     },
-    requests: () => log.list(),
-    clearRequests: () => log.clear(),
-    reset: () => {
-      reset();
-      persistInBackground();
-    },
-    seed: (data) => {
-      const result = seed(data);
-      persistInBackground();
-      return result;
-    },
-    state,
-    setFaults: (f) => {
-      faults.update(f);
-    },
-    faults: () => ({ ...faults.current, ruleStats: faults.stats }),
-    setTokens: (t) => {
-      const parsed = tokenSettingsSchema.safeParse(t);
-      if (!parsed.success) throw new EmulatorError('emulator_options', 'Expected `tokens`, `readOnlyTokens` and `expiredTokens` to be arrays of non-empty strings without white space');
-      replaceTokens(tokens, parsed.data);
-    },
-    inFlight: () => traffic.inFlight,
-    oauth: () => oauth.stats(),
-    addRefreshToken: (t) => {
-      if (typeof t !== 'string' || !/^\S+$/.test(t)) throw new EmulatorError('emulator_options', 'Expected a refresh token: a non-empty string without white space');
-      oauth.addRefreshToken(t);
-    },
-    revokeRefreshToken: (t) => oauth.revoke(t),
+    activeTenants: () => tenants.active,
+    close: () => close(tenants.built()),
   };
 }

@@ -15,6 +15,12 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface HttpContext {
   control: boolean;
+  /**
+   * Where this service sits on the server: '' for a lone emulator, `/t/<name>` for a tenant.
+   * The handler sees paths without it (routes, fault rules and the request log are the
+   * service's own); what is shown to the client (error messages, echoes) carries it.
+   */
+  pathPrefix: string;
   tokens: TokenSets;
   /** The token endpoint (integrator keys); it needs no bearer token. */
   oauth: OAuthIssuer;
@@ -30,13 +36,15 @@ export interface HttpContext {
   onError(error: unknown): void;
 }
 
+/** Serves one request; `target` is the request target relative to the service (its path and query). */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, target: string) => void;
+
 /**
- * The node:http request listener: control API first (no token, no faults, no log), then for
+ * One service's request handler: control API first (no token, no faults, no log), then for
  * every other request: log, faults, authentication, the API.
  */
-export function createRequestListener(ctx: HttpContext): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const url = req.url ?? '/';
+export function createRequestHandler(ctx: HttpContext): RequestHandler {
+  return (req, res, url) => {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
@@ -103,14 +111,15 @@ async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: Serv
     }
     if (plan.answer && plan.echo) {
       const itemToken = apikeyToken(ctx, path);
-      return respond(res, echoReply(plan.answer.status, plan.echo, { method, path, body, authorization: req.headers.authorization, itemToken }, plan.answer.headers), finish);
+      const shown = `${ctx.pathPrefix}${path}`;
+      return respond(res, echoReply(plan.answer.status, plan.echo, { method, path: shown, body, authorization: req.headers.authorization, itemToken }, plan.answer.headers), finish);
     }
     if (plan.answer) return respond(res, plan.answer, finish);
     let reply: Reply;
     if (body === null) {
       reply = oneError(400, 'body', 'rule', `the body is larger than ${MAX_BODY_BYTES} bytes`);
     } else if (path === TOKEN_PATH && ctx.oauth.enabled && method !== 'POST') {
-      reply = oneError(405, 'method', 'rule', `${method} is not supported on ${path}`, { Allow: 'POST' });
+      reply = oneError(405, 'method', 'rule', `${method} is not supported on ${ctx.pathPrefix}${path}`, { Allow: 'POST' });
     } else if (path === TOKEN_PATH) {
       reply = ctx.oauth.exchange(body);
     } else {
@@ -240,7 +249,8 @@ function respond(res: ServerResponse, reply: Reply, finish: (status: number, rep
   send(res, reply);
 }
 
-function send(res: ServerResponse, reply: Reply): void {
+/** Writes a reply, as JSON unless it says otherwise (the router's 404s use it too). */
+export function send(res: ServerResponse, reply: Reply): void {
   if (res.destroyed) return;
   const text = reply.raw ?? JSON.stringify(reply.body ?? {});
   // Every answer, errors included, is JSON (DESIGN.md §1); the echo fault's page is not.

@@ -1,6 +1,8 @@
 /** The Access Management Service emulator: a real HTTP server for tests, demos and CI. */
-export { startEmulator, type RunningEmulator } from './emulator.js';
+export { startEmulator, type RunningEmulator, type RunningTenants, type TenantEmulator } from './emulator.js';
+export type { EmulatorControl } from './instance.js';
 export { defaultRoles, type EmulatorOptions } from './options.js';
+export { describeTenantNames, MAX_TENANTS, numberedTenants, TENANT_NAME_PATTERN } from './tenants.js';
 export { EmulatorError, EmulatorSeedError, type EmulatorErrorCode } from './errors.js';
 export { compileRules, faultRuleSchema } from './fault-rules.js';
 export { defaultFaultSettings } from './faults.js';

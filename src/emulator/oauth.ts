@@ -20,6 +20,8 @@ export interface OAuthSettings {
   readonly rotate: boolean;
   /** How long a rotated-out refresh token still works, in seconds (a lost answer can be retried). */
   readonly graceSeconds: number;
+  /** '' or a tenant's `/t/<name>`, for messages. @default '' */
+  readonly pathPrefix?: string;
 }
 
 export interface OAuthStats {
@@ -93,7 +95,7 @@ export class OAuthIssuer {
 
   /** `POST /api/v1/oauth2/token`: the raw body in, the answer out. */
   exchange(rawBody: string): Reply {
-    if (!this.enabled) return oneError(404, 'path', 'not_found', `no API at ${TOKEN_PATH} (start the emulator with --refresh-token)`);
+    if (!this.enabled) return oneError(404, 'path', 'not_found', `no API at ${this.#settings.pathPrefix ?? ''}${TOKEN_PATH} (start the emulator with --refresh-token)`);
     this.#prune();
     let body: unknown;
     try {

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { EmulatorError } from './errors.js';
+import { MAX_TENANTS, numberedTenants, TENANT_NAME_PATTERN } from './tenants.js';
 import type { FaultSettings, RoleInput, ScopeView } from './types.js';
 
 export interface EmulatorOptions {
@@ -50,6 +51,14 @@ export interface EmulatorOptions {
   seed?: number;
   /** Where unexpected handler errors go (they also answer 500). @default a line on stderr */
   onError?: (error: unknown) => void;
+  /**
+   * Serve many independent services on one port, each under `/t/<name>/` with its own state,
+   * tokens, rate limit, faults and control API: `N` (1 to 10000) names them `t1` … `tN`, a list
+   * names them itself (`^[a-z0-9][a-z0-9-]{0,62}$`). Un-prefixed paths then answer 404. Every
+   * other option applies to each tenant; with `dataFile`, each starts from the file and nothing
+   * is written back. @default undefined: one service, no prefix
+   */
+  tenants?: number | readonly string[];
 }
 
 const scope = (name: string, write: boolean): ScopeView => ({ name, read: true, write });
@@ -85,6 +94,8 @@ export interface ResolvedOptions {
   control: boolean;
   seed: number;
   onError: (error: unknown) => void;
+  /** Tenant names in the order given; null: one service without a prefix. */
+  tenants: string[] | null;
 }
 
 /** Checks options loudly ("Expected `port` to be ...") and fills in defaults. */
@@ -119,6 +130,7 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
   if (o.failRate !== undefined && !(o.failRate >= 0 && o.failRate <= 1)) fail('failRate', 'a number from 0 to 1', o.failRate);
   const seed = o.seed ?? randomInt(0, 2 ** 31);
   if (!Number.isSafeInteger(seed)) fail('seed', 'an integer', seed);
+  const tenants = o.tenants === undefined ? null : checkTenants(o.tenants);
   return {
     host,
     port,
@@ -144,7 +156,26 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     control: o.control ?? true,
     seed,
     onError: o.onError ?? ((error) => process.stderr.write(`amsync emulator: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)),
+    tenants,
   };
+}
+
+/** `N` as `t1` … `tN`, or a list of distinct well-formed names. */
+export function checkTenants(tenants: unknown): string[] {
+  if (typeof tenants === 'number') {
+    if (!Number.isInteger(tenants) || tenants < 1 || tenants > MAX_TENANTS) fail('tenants', `an integer from 1 to ${MAX_TENANTS}, or a list of names`, tenants);
+    return numberedTenants(tenants);
+  }
+  if (!Array.isArray(tenants)) fail('tenants', `an integer from 1 to ${MAX_TENANTS}, or a list of names`, tenants);
+  const list = tenants as unknown[];
+  if (list.length < 1 || list.length > MAX_TENANTS) fail('tenants', `a list of 1 to ${MAX_TENANTS} names`, `${list.length} names`);
+  const seen = new Set<string>();
+  for (const [i, name] of list.entries()) {
+    if (typeof name !== 'string' || !TENANT_NAME_PATTERN.test(name)) fail(`tenants[${i}]`, `a name matching ${TENANT_NAME_PATTERN.source}`, name);
+    if (seen.has(name)) fail(`tenants[${i}]`, 'a name not given before', name);
+    seen.add(name);
+  }
+  return [...seen];
 }
 
 /** Roles must have unique positive integer ids, names, and well-formed scopes (default none). */

@@ -18,6 +18,8 @@ const CANARY = 'canary-token-7f3a91';
 interface Running {
   child: ChildProcess;
   firstLine: string;
+  /** The first `lines` lines of stdout (startCli's second argument). */
+  lines: string[];
   output: () => string;
   exit: Promise<number | null>;
 }
@@ -26,7 +28,8 @@ function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
 
-function startCli(args: string[]): Promise<Running> {
+/** Starts `amsync emulator ARGS`; resolves once stdout has shown `count` lines. */
+function startCli(args: string[], count = 1): Promise<Running> {
   const child = spawn(process.execPath, [bin, 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let all = '';
   child.stderr!.on('data', (c: Buffer) => (all += c.toString()));
@@ -34,11 +37,13 @@ function startCli(args: string[]): Promise<Running> {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error(`no first line; output so far: ${all}`)), 15_000);
-    lines.once('line', (line) => {
-      clearTimeout(timer);
+    const first: string[] = [];
+    lines.on('line', (line) => {
       all += `${line}\n`;
-      lines.on('line', (l) => (all += `${l}\n`));
-      resolve({ child, firstLine: line, output: () => all, exit });
+      first.push(line);
+      if (first.length !== count) return;
+      clearTimeout(timer);
+      resolve({ child, firstLine: first[0] as string, lines: [...first], output: () => all, exit });
     });
     void exit.then((code) => {
       clearTimeout(timer);
@@ -143,6 +148,23 @@ describe('amsync emulator (process)', () => {
     expect(run.output()).not.toContain(key);
   });
 
+  it('--tenants N serves t1 … tN under /t/<name>/ and says so on a second stdout line', async () => {
+    const run = await startCli(['--port', '0', '--token', 't', '--tenants', '3'], 2);
+    try {
+      expect(run.firstLine).toMatch(/^amsync emulator listening on http:\/\/127\.0\.0\.1:\d+$/);
+      expect(run.lines[1]).toBe('tenants: 3 (t1 … t3) under /t/<name>/');
+      const url = run.firstLine.slice('amsync emulator listening on '.length);
+      expect((await call(url, 'POST', '/t/t3/api/sshusers', { token: 't', body: { username: 'deploy', level: 'n1', password: 'pw' } })).status).toBe(200);
+      expect(((await call(url, 'GET', '/t/t3/_emulator/state', { token: null })).json as { sshUsers: unknown[] }).sshUsers).toHaveLength(1);
+      expect(((await call(url, 'GET', '/t/t1/_emulator/state', { token: null })).json as { sshUsers: unknown[] }).sshUsers).toHaveLength(0);
+      expect((await call(url, 'GET', '/api/sshusers', { token: 't' })).status).toBe(404);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exit).toBe(0);
+    expect(run.output()).toMatch(/control API at http:\/\/127\.0\.0\.1:\d+\/t\/<name>\/_emulator\//);
+  });
+
   it('bad flags exit 64 with a loud message', async () => {
     const cases: [string[], RegExp][] = [
       [['--port', 'abc', '--token', 't'], /Expected `--port` to be an integer from 0 to 65535, got 'abc'/],
@@ -153,6 +175,7 @@ describe('amsync emulator (process)', () => {
       [['--token', 't', '--bogus'], /unknown option/],
       [['--refresh-token', 'k', '--access-token-ttl', '0'], /Expected `--access-token-ttl` to be a number of seconds above 0/],
       [['--refresh-token', 'k', '--refresh-token-grace', 'x'], /Expected `--refresh-token-grace`/],
+      [['--token', 't', '--tenants', '0'], /Expected `--tenants` to be an integer from 1 to 10000, got '0'/],
     ];
     for (const [args, message] of cases) {
       const result = await runToExit(args);

@@ -55,6 +55,8 @@ const sample: Record<string, string> = {
   '--latency-ms': '5',
   '--fail-rate': '0.1',
   '--seed': '7',
+  '--tenants': '3',
+  '--tenant': 'blue',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };
