@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { quote } from '../yaml/index.js';
-import { checkValue, parseText, rules, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
+import { checkValue, parseText, rules, settingOptions, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
 import type { DaemonMode, LogLevel, Settings, SettingsLayer } from '../settings/index.js';
 
 export const outputFormats = ['text', 'json', 'markdown'] as const;
@@ -189,28 +189,17 @@ export function resolveFormat(opts: Pick<ServiceOptions, 'json' | 'format'>): Ou
   return opts.json === true ? 'json' : (opts.format ?? 'text');
 }
 
-/** Flags and the settings they set; each value is re-checked in case it did not come through commander. */
-export const flagTargets: readonly { key: keyof ServiceOptions; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = [
-  { key: 'url', flag: '--url', path: ['url'], rule: rules.url },
-  { key: 'tokenFile', flag: '--token-file', path: ['tokenFile'], rule: rules.path },
-  { key: 'refreshTokenFile', flag: '--refresh-token-file', path: ['refreshTokenFile'], rule: rules.path },
-  { key: 'stateFile', flag: '--state-file', path: ['stateFile'], rule: rules.path },
-  { key: 'tokensDir', flag: '--tokens-dir', path: ['tokensDir'], rule: rules.path },
-  { key: 'caFile', flag: '--ca-file', path: ['http', 'caFile'], rule: rules.path },
-  { key: 'rate', flag: '--rate', path: ['rate'], rule: rules.positiveNumber },
-  { key: 'concurrency', flag: '--concurrency', path: ['concurrency'], rule: rules.int1 },
-  { key: 'pageSize', flag: '--page-size', path: ['pageSize'], rule: rules.int1 },
-  { key: 'listDeadlineMs', flag: '--list-deadline-ms', path: ['listDeadlineMs'], rule: rules.int1 },
-  { key: 'maxResponseBytes', flag: '--max-response-bytes', path: ['http', 'maxResponseBytes'], rule: rules.int1 },
-  { key: 'maxDeletes', flag: '--max-deletes', path: ['maxDeletes'], rule: rules.int0 },
-  { key: 'lockTimeout', flag: '--lock-timeout', path: ['lockTimeoutMs'], rule: rules.int0 },
-  { key: 'logLevel', flag: '--log-level', path: ['logLevel'], rule: rules.logLevel },
-  { key: 'listen', flag: '--listen', path: ['daemon', 'listen'], rule: rules.listen },
-  { key: 'schedule', flag: '--schedule', path: ['daemon', 'schedule'], rule: rules.cron },
-  { key: 'mode', flag: '--mode', path: ['daemon', 'mode'], rule: rules.mode },
-  { key: 'leaderElect', flag: '--leader-elect', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
-  { key: 'runDeadlineMs', flag: '--run-deadline-ms', path: ['daemon', 'runDeadlineMs'], rule: rules.int1 },
-];
+/** `--lock-timeout` -> `lockTimeout`: the key commander gives the flag's value under. */
+const optionKey = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Flags and the settings they set, from the option table; each value is re-checked in case it
+ * did not come through commander. Switches (a flag that only turns a setting on) are apart.
+ */
+export const flagTargets: readonly { key: string; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = settingOptions.flatMap((o) =>
+  o.flag === undefined || o.switch === true ? [] : [{ key: optionKey(o.flag), flag: o.flag, path: o.path, rule: o.rule }],
+);
+const switchTargets = settingOptions.flatMap((o) => (o.flag !== undefined && o.switch === true ? [{ key: optionKey(o.flag), path: o.path }] : []));
 
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */
 export function settingsFromFlags(opts: ServiceOptions): SettingsLayer {
@@ -218,14 +207,14 @@ export function settingsFromFlags(opts: ServiceOptions): SettingsLayer {
   if (opts.refreshToken !== undefined) throw refreshTokenFlagError();
   const layer: Record<string, unknown> = {};
   for (const target of flagTargets) {
-    const value = opts[target.key];
+    const value = (opts as Record<string, unknown>)[target.key];
     if (value === undefined) continue;
     const parsed = checkValue(target.rule, value);
     if (!parsed.ok) throw badFlag(target.flag, parsed.expected, value);
     setIn(layer, target.path, parsed.value);
   }
-  // A switch only ever turns this on; leaving it out keeps the lower layers' choice.
-  if (opts.allowInsecureHttp === true) setIn(layer, ['http', 'allowInsecureHttp'], true);
+  // A switch only ever turns its setting on; leaving it out keeps the lower layers' choice.
+  for (const target of switchTargets) if ((opts as Record<string, unknown>)[target.key] === true) setIn(layer, target.path, true);
   return layer as SettingsLayer;
 }
 

@@ -1,4 +1,4 @@
-export { defaultSettings, daemonModes, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
+export { daemonModes, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
 export { settingsFileSchema, type SettingsLayer } from './settings-schema.js';
 export { parseSettings, type ParseSettingsResult } from './parse-settings.js';
 export { settingsEnvVars, settingsFromEnv, type EnvSettings } from './env-settings.js';
@@ -10,3 +10,4 @@ export { parseLeaseRef } from './lease-ref.js';
 export { setIn } from './env-settings.js';
 export type { LeaseRef } from './lease-ref.js';
 export { retryDefaults } from './retry-defaults.js';
+export { defaultSettings, settingGroups, settingName, settingOptions, type SettingOption, type SettingPath } from './option-table.js';

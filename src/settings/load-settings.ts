@@ -4,7 +4,8 @@ import { decodeText, readBounded } from '../yaml/index.js';
 import { settingsFromEnv } from './env-settings.js';
 import { mergeSettings } from './merge-settings.js';
 import { parseSettings } from './parse-settings.js';
-import { defaultSettings, type Settings } from './settings.js';
+import { defaultSettings } from './option-table.js';
+import type { Settings } from './settings.js';
 import type { SettingsLayer } from './settings-schema.js';
 
 export interface SettingsSources {

@@ -1,4 +1,3 @@
-import { retryDefaults } from './retry-defaults.js';
 import type { Secret } from '../secrets/index.js';
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -85,28 +84,3 @@ export interface Settings {
   /** @default 'info' */
   readonly logLevel: LogLevel;
 }
-
-/**
- * The built-in defaults. They live in code so dist/ needs no file to find; a test keeps
- * config/default.yaml equal to them.
- */
-export const defaultSettings: Settings = {
-  stateFile: '.amsync/state.json',
-  http: { timeoutMs: 30_000, allowInsecureHttp: false, maxResponseBytes: 32 * 1024 * 1024 },
-  initialRate: 10,
-  concurrency: 64,
-  // Declared once with the client's (retry-defaults.ts).
-  retry: {
-    maxAttempts: retryDefaults.maxAttempts,
-    baseDelayMs: retryDefaults.baseDelayMs,
-    maxDelayMs: retryDefaults.maxDelayMs,
-    maxElapsedMs: retryDefaults.maxElapsedMs,
-    retryAfterCapMs: retryDefaults.maxRetryAfterMs,
-  },
-  pageSize: 1000,
-  listDeadlineMs: 300_000,
-  maxDeletes: 10,
-  lockTimeoutMs: 0,
-  daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30_000, runDeadlineMs: 600_000 },
-  logLevel: 'info',
-};

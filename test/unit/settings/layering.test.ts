@@ -7,7 +7,7 @@ import { settingsFromEnv } from '../../../src/settings/env-settings.js';
 import { loadSettings } from '../../../src/settings/load-settings.js';
 import { mergeSettings } from '../../../src/settings/merge-settings.js';
 import { parseSettings } from '../../../src/settings/parse-settings.js';
-import { defaultSettings } from '../../../src/settings/settings.js';
+import { defaultSettings } from '../../../src/settings/index.js';
 
 let dir: string;
 beforeAll(() => {
