@@ -1,0 +1,63 @@
+import type { Change, DesiredApikey, DesiredSshUser, SecretValue } from '../model/index.js';
+import { apikeyBody, sshUserBody } from './request-body.js';
+import type { PasswordRecorder, ServiceWriter, WriteOutcome } from './service-writer.js';
+import type { TouchedIds } from './touched-ids.js';
+
+export interface ChangeWriterDeps {
+  readonly writer: ServiceWriter;
+  readonly touched: TouchedIds;
+  readonly passwords?: PasswordRecorder;
+  /** Receives each created apikey's token (the token sink). */
+  readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+}
+
+/**
+ * Sends one change: the request for its kind and action, and what a successful write leaves
+ * behind (the id claimed by this run, the password's fingerprint, a new key's token).
+ */
+export class ChangeWriter {
+  readonly #deps: ChangeWriterDeps;
+
+  constructor(deps: ChangeWriterDeps) {
+    this.#deps = deps;
+  }
+
+  async write(change: Change, item: DesiredSshUser | DesiredApikey | undefined): Promise<WriteOutcome> {
+    if (change.action !== 'delete') this.#deps.touched.add(change.kind, change.id);
+    return change.kind === 'sshUser' ? this.#writeSshUser(change, item as DesiredSshUser | undefined) : this.#writeApikey(change);
+  }
+
+  async #writeSshUser(change: Change, user: DesiredSshUser | undefined): Promise<WriteOutcome> {
+    const { writer, passwords, touched } = this.#deps;
+    if (change.action === 'delete') {
+      await writer.deleteSshUser(change.id!);
+      passwords?.forget(change.id!);
+      return { accepted: false, id: change.id! };
+    }
+    const body = sshUserBody(change, user);
+    const outcome =
+      change.action === 'create'
+        ? await writer.createSshUser({ username: change.key, level: body.level!, password: body.password! })
+        : await writer.updateSshUser(change.id!, body);
+    const id = outcome.id ?? change.id;
+    touched.add('sshUser', id);
+    if (body.password && id !== null && id !== undefined) passwords?.record(id, body.password);
+    return outcome;
+  }
+
+  async #writeApikey(change: Change): Promise<WriteOutcome> {
+    const { writer, onToken, touched } = this.#deps;
+    if (change.action === 'delete') {
+      await writer.deleteApikey(change.id!);
+      return { accepted: false, id: change.id! };
+    }
+    const body = apikeyBody(change);
+    const outcome =
+      change.action === 'create'
+        ? await writer.createApikey({ name: change.key, superuser: body.superuser ?? false, roles: body.roles ?? [] })
+        : await writer.updateApikey(change.id!, body);
+    touched.add('apikey', outcome.id);
+    if (outcome.token && onToken) await onToken(body.name ?? change.key, outcome.token);
+    return outcome;
+  }
+}
