@@ -1,5 +1,5 @@
 import type { Ensure, FieldChange, Kind, PlanProblem } from '../model/index.js';
-import { indexActual } from './index-actual.js';
+import { indexActual, type ActualIndex } from './index-actual.js';
 import type { PlanBuilder } from './plan-builder.js';
 
 /** What the generic matcher needs to know about one kind. */
@@ -46,195 +46,240 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   out: PlanBuilder,
   deleteDuplicates = false,
 ): void {
-  const index = indexActual(actual, (a) => spec.keyOf(a));
-  const claimed = new Set<number>();
-  // Only where names are not unique (apikeys): usernames cannot have twins.
-  const resolveTwins = deleteDuplicates && !spec.uniqueKeys;
+  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys });
+  planner.claimPinned();
+  planner.claimByKey();
+  planner.findTwins();
+  planner.projectFinalKeys();
+  planner.settleBlockedRenames();
+  planner.emitDeclared(out);
+  planner.emitTwins(out);
+  planner.emitUndeclared(out);
+}
+
+interface PlannerOptions {
+  readonly prune: boolean;
+  readonly isProtected: (key: string) => boolean;
+  /** Only where names are not unique (apikeys): usernames cannot have twins. */
+  readonly deleteDuplicates: boolean;
+}
+
+/** The phases of planKind, in order, over the state they share. */
+class KindPlanner<D extends DesiredItem, A extends { id: number }> {
+  readonly #index: ActualIndex<A>;
+  /** Remote ids some declaration (or twin resolution) claimed: never unmanaged, never pruned. */
+  readonly #claimed = new Set<number>();
   // By desired index. At 100k items per kind, per-item allocations here are most of the
   // plan's CPU and memory (test/bench): no Map where an array does, no copies of lists.
-  const matches: Match<A>[] = new Array<Match<A>>(desired.length);
+  readonly #matches: Match<A>[];
+  readonly #twins: { twin: A; kept: A }[] = [];
+  /**
+   * Where each remote item's key ends up after this plan (renames by pinned id), so that a
+   * rename onto a name that another rename frees in the same run is allowed, and a rename
+   * cycle (a swap), which no order of calls can apply, is reported. null: the item is deleted
+   * by this plan, which frees its name (the apply step runs such a rename after the deletes).
+   * An item that keeps its key has no entry: absent means "keeps it".
+   */
+  readonly #finalKey = new Map<number, string | null>();
+  /** Renames that cannot happen, by remote id, with why. */
+  readonly #blocked = new Map<number, string>();
 
-  desired.forEach((item, i) => {
-    if (item.id === undefined) return;
-    const key = spec.desiredKeyOf(item);
-    const found = index.byId.get(item.id);
-    if (found) {
-      claimed.add(found.id);
-      matches[i] = { kind: 'found', actual: found };
-    } else {
+  constructor(
+    private readonly spec: KindSpec<D, A>,
+    private readonly desired: readonly D[],
+    private readonly actual: readonly A[],
+    private readonly options: PlannerOptions,
+  ) {
+    this.#index = indexActual(actual, (a) => spec.keyOf(a));
+    this.#matches = new Array<Match<A>>(desired.length);
+  }
+
+  claimPinned(): void {
+    this.desired.forEach((item, i) => {
+      if (item.id === undefined) return;
+      const found = this.#index.byId.get(item.id);
+      if (found) {
+        this.#claimed.add(found.id);
+        this.#matches[i] = { kind: 'found', actual: found };
+        return;
+      }
       // A mistyped pin must not turn the item the file names into an undeclared one that
       // prune deletes: whatever carries its key stays claimed (and untouched).
-      for (const a of index.carriers(key)) claimed.add(a.id);
-      matches[i] = idNotFound;
-    }
-  });
-  desired.forEach((item, i) => {
-    if (item.id !== undefined) return;
-    const key = spec.desiredKeyOf(item);
-    const carriers = index.carriers(key);
-    const candidates = carriers.length === 1 && !claimed.has(carriers[0]!.id) ? carriers : carriers.filter((a) => !claimed.has(a.id));
-    // Claim every candidate, even when ambiguous: an item the file names is never pruned.
-    for (const a of candidates) claimed.add(a.id);
-    if (candidates.length === 0) matches[i] = noMatch;
-    else if (candidates.length === 1) matches[i] = { kind: 'found', actual: candidates[0]! };
-    else if (resolveTwins) matches[i] = { kind: 'found', actual: oldest(candidates) };
-    else matches[i] = { kind: 'ambiguous', ids: candidates.map((a) => a.id).sort((x, y) => x - y) };
-  });
-  // Twins: other remote items with a kept item's name, claimed by no declaration. Deleted as
-  // duplicates (they were claimed above, so prune and "unmanaged" never see them).
-  const twins: { twin: A; kept: A }[] = [];
-  if (resolveTwins) {
+      for (const a of this.#index.carriers(this.spec.desiredKeyOf(item))) this.#claimed.add(a.id);
+      this.#matches[i] = idNotFound;
+    });
+  }
+
+  claimByKey(): void {
+    this.desired.forEach((item, i) => {
+      if (item.id !== undefined) return;
+      const carriers = this.#index.carriers(this.spec.desiredKeyOf(item));
+      const candidates = carriers.length === 1 && !this.#claimed.has(carriers[0]!.id) ? carriers : carriers.filter((a) => !this.#claimed.has(a.id));
+      // Claim every candidate, even when ambiguous: an item the file names is never pruned.
+      for (const a of candidates) this.#claimed.add(a.id);
+      if (candidates.length === 0) this.#matches[i] = noMatch;
+      else if (candidates.length === 1) this.#matches[i] = { kind: 'found', actual: candidates[0]! };
+      else if (this.options.deleteDuplicates) this.#matches[i] = { kind: 'found', actual: oldest(candidates) };
+      else this.#matches[i] = { kind: 'ambiguous', ids: candidates.map((a) => a.id).sort((x, y) => x - y) };
+    });
+  }
+
+  /**
+   * Twins: other remote items with a kept item's name, claimed by no declaration. Deleted as
+   * duplicates (they are claimed here, so prune and "unmanaged" never see them).
+   */
+  findTwins(): void {
+    if (!this.options.deleteDuplicates) return;
     const keptIds = new Set<number>();
-    desired.forEach((item, i) => {
-      const match = matches[i];
+    this.desired.forEach((item, i) => {
+      const match = this.#matches[i];
       if (item.ensure === 'present' && match?.kind === 'found') keptIds.add(match.actual.id);
     });
-    desired.forEach((item, i) => {
-      const match = matches[i];
+    this.desired.forEach((item, i) => {
+      const match = this.#matches[i];
       if (item.ensure !== 'present' || match?.kind !== 'found') return;
-      for (const a of index.carriers(spec.keyOf(match.actual))) {
-        if (keptIds.has(a.id) || twins.some((t) => t.twin.id === a.id)) continue;
-        if (claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
-        claimed.add(a.id);
-        twins.push({ twin: a, kept: match.actual });
+      for (const a of this.#index.carriers(this.spec.keyOf(match.actual))) {
+        if (keptIds.has(a.id) || this.#twins.some((t) => t.twin.id === a.id)) continue;
+        if (this.#claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
+        this.#claimed.add(a.id);
+        this.#twins.push({ twin: a, kept: match.actual });
       }
     });
   }
 
-  // Where each remote item's key ends up after this plan (renames by pinned id), so that a
-  // rename onto a name that another rename frees in the same run is allowed, and a rename
-  // cycle (a swap), which no order of calls can apply, is reported.
-  // null: the item is deleted by this plan, which frees its name (the apply step runs such a
-  // rename after the deletes). An item that keeps its key has no entry: absent means "keeps it".
-  const finalKey = new Map<number, string | null>();
-  desired.forEach((item, i) => {
-    const key = spec.desiredKeyOf(item);
-    const match = matches[i]!;
-    if (match.kind !== 'found') return;
-    const remoteKey = spec.keyOf(match.actual);
-    if (item.ensure === 'present' && key === remoteKey) return;
-    const guarded = isProtected(remoteKey) || isProtected(key);
-    if (item.ensure === 'present') {
-      if (!guarded) finalKey.set(match.actual.id, key);
-    } else if (!guarded) finalKey.set(match.actual.id, null);
-  });
-  if (prune) {
-    for (const a of actual) if (!claimed.has(a.id) && !isProtected(spec.keyOf(a))) finalKey.set(a.id, null);
+  projectFinalKeys(): void {
+    const { isProtected } = this.options;
+    this.desired.forEach((item, i) => {
+      const key = this.spec.desiredKeyOf(item);
+      const match = this.#matches[i]!;
+      if (match.kind !== 'found') return;
+      const remoteKey = this.spec.keyOf(match.actual);
+      if (item.ensure === 'present' && key === remoteKey) return;
+      if (isProtected(remoteKey) || isProtected(key)) return;
+      this.#finalKey.set(match.actual.id, item.ensure === 'present' ? key : null);
+    });
+    if (!this.options.prune) return;
+    for (const a of this.actual) if (!this.#claimed.has(a.id) && !isProtected(this.spec.keyOf(a))) this.#finalKey.set(a.id, null);
   }
-  const renameBlocker = (id: number | null, target: string): string | undefined => {
-    const seen = new Set<number>(id === null ? [] : [id]);
-    let wanted = target;
-    for (;;) {
-      const holder = index.carriers(wanted).find((a) => !seen.has(a.id));
-      if (!holder) {
-        const cycle = id !== null && index.carriers(wanted).some((a) => a.id === id) && wanted !== target;
-        return cycle ? 'the renames form a cycle; rename through a temporary name in two runs' : undefined;
-      }
-      const next = finalKey.get(holder.id);
-      if (next === null) return undefined;
-      if (next === undefined || next === wanted) return `id ${holder.id} already has that name`;
-      seen.add(holder.id);
-      wanted = next;
-    }
-  };
 
-  // A blocked rename leaves its item under its current name, which may block another rename
-  // or a create in turn: settle that to a fixed point (each pass blocks at least one more).
-  const blocked = new Map<number, string>();
-  if (spec.uniqueKeys) {
+  /**
+   * A blocked rename leaves its item under its current name, which may block another rename
+   * or a create in turn: settle that to a fixed point (each pass blocks at least one more).
+   */
+  settleBlockedRenames(): void {
+    if (!this.spec.uniqueKeys) return;
     for (let again = true; again; ) {
       again = false;
-      desired.forEach((item, i) => {
-        const key = spec.desiredKeyOf(item);
-        const match = matches[i]!;
-        if (match.kind !== 'found' || finalKey.get(match.actual.id) !== key || spec.keyOf(match.actual) === key || blocked.has(match.actual.id)) return;
-        const why = renameBlocker(match.actual.id, key);
+      this.desired.forEach((item, i) => {
+        const key = this.spec.desiredKeyOf(item);
+        const match = this.#matches[i]!;
+        if (match.kind !== 'found' || this.#finalKey.get(match.actual.id) !== key || this.spec.keyOf(match.actual) === key || this.#blocked.has(match.actual.id)) return;
+        const why = this.#renameBlocker(match.actual.id, key);
         if (why === undefined) return;
-        blocked.set(match.actual.id, why);
-        finalKey.delete(match.actual.id);
+        this.#blocked.set(match.actual.id, why);
+        this.#finalKey.delete(match.actual.id);
         again = true;
       });
     }
   }
 
-  desired.forEach((item, i) => {
-    const key = spec.desiredKeyOf(item);
-    const match = matches[i]!;
-    const source = item.source;
-    if (match.kind === 'ambiguous') {
-      out.problem({
-        key,
-        code: 'ambiguous',
-        source,
-        message: `${match.ids.length} remote ${spec.noun}s are named "${key}" (ids ${match.ids.join(', ')}); pin the one to manage with \`id:\``,
-      });
-      return;
-    }
-    if (item.ensure === 'absent') {
-      if (match.kind !== 'found') {
-        out.unchanged += 1;
-        return;
+  /** Why item `id` (null: a new one) cannot take the name `target` after this plan, if it cannot. */
+  #renameBlocker(id: number | null, target: string): string | undefined {
+    const seen = new Set<number>(id === null ? [] : [id]);
+    let wanted = target;
+    for (;;) {
+      const holder = this.#index.carriers(wanted).find((a) => !seen.has(a.id));
+      if (!holder) {
+        const cycle = id !== null && this.#index.carriers(wanted).some((a) => a.id === id) && wanted !== target;
+        return cycle ? 'the renames form a cycle; rename through a temporary name in two runs' : undefined;
       }
-      const remoteKey = spec.keyOf(match.actual);
-      if (isProtected(remoteKey) || isProtected(key)) {
-        out.protected.push({ kind: spec.kind, key: remoteKey, id: match.actual.id });
-        return;
-      }
-      out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: spec.deleteFields(match.actual), reason: 'ensure: absent' });
+      const next = this.#finalKey.get(holder.id);
+      if (next === null) return undefined;
+      if (next === undefined || next === wanted) return `id ${holder.id} already has that name`;
+      seen.add(holder.id);
+      wanted = next;
+    }
+  }
+
+  emitDeclared(out: PlanBuilder): void {
+    this.desired.forEach((item, i) => {
+      const match = this.#matches[i]!;
+      if (match.kind === 'ambiguous') this.#emitAmbiguous(item, match.ids, out);
+      else if (item.ensure === 'absent') this.#emitAbsent(item, match, out);
+      else if (match.kind === 'id_not_found') {
+        out.problem({ key: this.spec.desiredKeyOf(item), code: 'id_not_found', source: item.source, message: `no remote ${this.spec.noun} has id ${item.id}; remove \`id:\` to create "${this.spec.desiredKeyOf(item)}" anew` });
+      } else if (match.kind === 'none') this.#emitCreate(item, out);
+      else this.#emitUpdate(item, match.actual, out);
+    });
+  }
+
+  #emitAmbiguous(item: D, ids: readonly number[], out: PlanBuilder): void {
+    const key = this.spec.desiredKeyOf(item);
+    out.problem({ key, code: 'ambiguous', source: item.source, message: `${ids.length} remote ${this.spec.noun}s are named "${key}" (ids ${ids.join(', ')}); pin the one to manage with \`id:\`` });
+  }
+
+  #emitAbsent(item: D, match: Match<A>, out: PlanBuilder): void {
+    if (match.kind !== 'found') {
+      out.unchanged += 1;
       return;
     }
-    if (match.kind === 'id_not_found') {
-      out.problem({ key, code: 'id_not_found', source, message: `no remote ${spec.noun} has id ${item.id}; remove \`id:\` to create "${key}" anew` });
+    const remoteKey = this.spec.keyOf(match.actual);
+    if (this.options.isProtected(remoteKey) || this.options.isProtected(this.spec.desiredKeyOf(item))) {
+      out.protected.push({ kind: this.spec.kind, key: remoteKey, id: match.actual.id });
       return;
     }
-    if (match.kind === 'none') {
-      const taken = spec.uniqueKeys ? renameBlocker(null, key) : undefined;
-      if (taken !== undefined) {
-        out.problem({ key, code: 'identity_conflict', source, message: `cannot create ${spec.noun} "${key}": ${taken}` });
-        return;
-      }
-      const created = spec.createFields(item);
-      if ('problem' in created) out.problem(created.problem);
-      else out.change({ action: 'create', key, id: null, fields: created.fields });
+    out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent' });
+  }
+
+  #emitCreate(item: D, out: PlanBuilder): void {
+    const key = this.spec.desiredKeyOf(item);
+    const taken = this.spec.uniqueKeys ? this.#renameBlocker(null, key) : undefined;
+    if (taken !== undefined) {
+      out.problem({ key, code: 'identity_conflict', source: item.source, message: `cannot create ${this.spec.noun} "${key}": ${taken}` });
       return;
     }
-    const remote = match.actual;
-    const { fields, reason } = spec.updateFields(item, remote);
+    const created = this.spec.createFields(item);
+    if ('problem' in created) out.problem(created.problem);
+    else out.change({ action: 'create', key, id: null, fields: created.fields });
+  }
+
+  #emitUpdate(item: D, remote: A, out: PlanBuilder): void {
+    const key = this.spec.desiredKeyOf(item);
+    const { fields, reason } = this.spec.updateFields(item, remote);
     if (Object.keys(fields).length === 0) {
       out.unchanged += 1;
       return;
     }
-    const remoteKey = spec.keyOf(remote);
-    if (isProtected(remoteKey) || isProtected(key)) {
-      out.protected.push({ kind: spec.kind, key: remoteKey, id: remote.id });
+    const remoteKey = this.spec.keyOf(remote);
+    if (this.options.isProtected(remoteKey) || this.options.isProtected(key)) {
+      out.protected.push({ kind: this.spec.kind, key: remoteKey, id: remote.id });
       return;
     }
-    if (spec.uniqueKeys && remoteKey !== key) {
-      const blocker = blocked.get(remote.id);
-      if (blocker !== undefined) {
-        out.problem({ key, code: 'identity_conflict', source, message: `cannot rename ${spec.noun} id ${remote.id} to "${key}": ${blocker}` });
-        return;
-      }
+    const blocker = this.spec.uniqueKeys && remoteKey !== key ? this.#blocked.get(remote.id) : undefined;
+    if (blocker !== undefined) {
+      out.problem({ key, code: 'identity_conflict', source: item.source, message: `cannot rename ${this.spec.noun} id ${remote.id} to "${key}": ${blocker}` });
+      return;
     }
     out.change({ action: 'update', key, id: remote.id, fields, reason });
-  });
-
-  for (const { twin, kept } of twins) {
-    const key = spec.keyOf(twin);
-    if (isProtected(key)) out.protected.push({ kind: spec.kind, key, id: twin.id });
-    else out.change({ action: 'delete', key, id: twin.id, fields: spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept` });
   }
 
-  for (const a of actual) {
-    if (claimed.has(a.id)) continue;
-    claimed.add(a.id); // an item listed twice counts once
-    const key = spec.keyOf(a);
-    if (!prune) {
-      out.unmanaged.push({ kind: spec.kind, key, id: a.id });
-    } else if (isProtected(key)) {
-      out.protected.push({ kind: spec.kind, key, id: a.id });
-    } else {
-      out.change({ action: 'delete', key, id: a.id, fields: spec.deleteFields(a), reason: 'prune: not declared' });
+  emitTwins(out: PlanBuilder): void {
+    for (const { twin, kept } of this.#twins) {
+      const key = this.spec.keyOf(twin);
+      if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: twin.id });
+      else out.change({ action: 'delete', key, id: twin.id, fields: this.spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept` });
+    }
+  }
+
+  /** What no declaration claimed: unmanaged, or deleted under prune (protect globs aside). */
+  emitUndeclared(out: PlanBuilder): void {
+    for (const a of this.actual) {
+      if (this.#claimed.has(a.id)) continue;
+      this.#claimed.add(a.id); // an item listed twice counts once
+      const key = this.spec.keyOf(a);
+      if (!this.options.prune) out.unmanaged.push({ kind: this.spec.kind, key, id: a.id });
+      else if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: a.id });
+      else out.change({ action: 'delete', key, id: a.id, fields: this.spec.deleteFields(a), reason: 'prune: not declared' });
     }
   }
 }
