@@ -20,6 +20,8 @@ export interface ApplyOptions {
   readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
   /** The fingerprints the plan was made with; drift re-plans use them too. */
   readonly fingerprints?: PasswordFingerprints;
+  /** Called before each write request is sent (the audit log), drift re-writes included. */
+  readonly onAttempt?: (change: Change) => void;
   /** Called as each result is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
   /**
@@ -82,7 +84,7 @@ class PlanRun {
     this.#plan = plan;
     this.#options = options;
     this.#items = new DeclaredItems(options.desired);
-    this.#writer = new ChangeWriter({ writer: options.writer, touched: this.#touched, ...(options.passwords ? { passwords: options.passwords } : {}), ...(options.onToken ? { onToken: options.onToken } : {}) });
+    this.#writer = new ChangeWriter({ writer: options.writer, touched: this.#touched, ...(options.passwords ? { passwords: options.passwords } : {}), ...(options.onToken ? { onToken: options.onToken } : {}), ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}) });
     this.#refresher = new Refresher(options.writer, options.actual);
     this.#drift = new DriftResolver({ ...options, refresher: this.#refresher, touched: this.#touched, writer: this.#writer });
     this.#order = schedule(plan.changes, options.actual);

@@ -9,6 +9,8 @@ export interface ChangeWriterDeps {
   readonly passwords?: PasswordRecorder;
   /** Receives each created apikey's token (the token sink). */
   readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+  /** Told before each request that writes (a drift re-write too): the audit log's "attempt" line. */
+  readonly onAttempt?: (change: Change) => void;
 }
 
 /**
@@ -24,6 +26,7 @@ export class ChangeWriter {
 
   async write(change: Change, item: DesiredSshUser | DesiredApikey | undefined): Promise<WriteOutcome> {
     if (change.action !== 'delete') this.#deps.touched.add(change.kind, change.id);
+    this.#deps.onAttempt?.(change);
     return change.kind === 'sshUser' ? this.#writeSshUser(change, item as DesiredSshUser | undefined) : this.#writeApikey(change);
   }
 
