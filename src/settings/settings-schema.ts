@@ -1,7 +1,21 @@
 import { z } from 'zod';
+import { notifyEventNames } from '../notify/notify-event.js';
+import { envNamePattern } from '../secrets/secret-ref.js';
 import { rules } from './field-rules.js';
+import { webhookFormats } from './settings.js';
 
 const describe = <T extends z.ZodType>(schema: T, description: string): T => schema.meta({ description });
+
+/** One of `notify.webhooks`: the HMAC key only by reference (an env variable or a file). */
+const webhookSchema = z
+  .strictObject({
+    url: describe(rules.url.schema, 'Where notifications are POSTed; plain http only to loopback unless http.allowInsecureHttp.'),
+    secretEnv: describe(z.string().regex(envNamePattern, { error: 'expected the name of an environment variable, e.g. AMSYNC_WEBHOOK_KEY' }).optional(), 'Environment variable holding the HMAC-SHA256 key: the body is signed in X-Amsync-Signature.'),
+    secretFile: describe(rules.path.schema.optional(), 'File holding the HMAC-SHA256 key (one trailing newline ignored). Not together with secretEnv.'),
+    format: describe(z.enum(webhookFormats).optional(), "json (amsync's signed payload, the default) or slack ({text, blocks} for a Slack incoming webhook)."),
+    events: describe(z.array(z.enum(notifyEventNames)).min(1).optional(), 'Only these events; unset: every event.'),
+  })
+  .refine((w) => w.secretEnv === undefined || w.secretFile === undefined, { error: 'name the HMAC key once: secretEnv or secretFile, not both' });
 
 /**
  * A `--settings FILE` (and config/default.yaml): every key optional, unknown keys refused.
@@ -54,6 +68,15 @@ export const settingsFileSchema = z
           'lease:NAMESPACE/NAME — leader election on a coordination.k8s.io/v1 Lease: only the holder writes, the other replicas observe (AMSYNC_LEADER_ELECT, --leader-elect).',
         ),
         runDeadlineMs: describe(rules.int1.schema.optional(), 'A run still going after this long, in milliseconds, is abandoned: its requests are cancelled and /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS, --run-deadline-ms).'),
+      })
+      .optional(),
+    auditLog: describe(rules.path.schema.nullable().optional(), 'Append one JSON line per write attempt and per result to this file, 0600, rotated by size; `amsync audit FILE` reads it (AMSYNC_AUDIT_LOG). null: no audit log.'),
+    notify: z
+      .strictObject({
+        webhooks: describe(z.array(webhookSchema).optional(), 'Webhooks told about drift, applied changes, failures, pending approvals, leadership changes and invalid config; signed, bounded, never blocking a run.'),
+        queueSize: describe(rules.int1.schema.optional(), 'Notifications waiting per webhook at most; past it the oldest is dropped and counted in amsync_notifications_total{outcome="dropped"}.'),
+        timeoutMs: describe(rules.int1.schema.optional(), 'Timeout of one delivery attempt, in milliseconds.'),
+        maxAttempts: describe(rules.int1.schema.optional(), 'Attempts per notification, the first included; exponential backoff with jitter in between.'),
       })
       .optional(),
     logLevel: describe(rules.logLevel.schema.optional(), 'Log level (AMSYNC_LOG_LEVEL, --log-level).'),
