@@ -55,6 +55,10 @@ const sample: Record<string, string> = {
   '--latency-ms': '5',
   '--fail-rate': '0.1',
   '--seed': '7',
+  '--key': 'deploy',
+  '--action': 'create',
+  '--since': '24h',
+  '--until': '2025-01-31T12:00:00Z',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };
