@@ -94,13 +94,14 @@ export class AuditLog {
   /**
    * Appends one line, synchronously: when it returns, the line is in the file (in the page
    * cache: a kill cannot lose it, a power cut can). Throws AuditLogError (`audit_write_failed`,
-   * `audit_rotate_failed`...) when it is not; nothing is ever dropped silently.
+   * `audit_rotate_failed`...) when it is not; nothing is ever dropped silently. Returns the
+   * line as written (redacted).
    */
   record(entry: AuditEntry): AuditLine {
     if (this.#closed) throw new AuditLogError('audit_closed', `the audit log ${this.path} is closed`);
-    const line = this.#line(entry);
-    this.#append(Buffer.from(`${scrubbedJson(line)}\n`, 'utf8'));
-    return line;
+    const text = scrubbedJson(this.#line(entry));
+    this.#append(Buffer.from(`${text}\n`, 'utf8'));
+    return JSON.parse(text) as AuditLine;
   }
 
   close(): void {
@@ -132,11 +133,11 @@ export class AuditLog {
   }
 
   #append(bytes: Buffer): void {
-    let fd = this.#current();
-    const size = sizeOf(fd);
-    if (size > 0 && size + bytes.length > this.#maxBytes) {
+    const current = this.#current();
+    let fd = current.fd;
+    if (current.size > 0 && current.size + bytes.length > this.#maxBytes) {
       this.#rotate();
-      fd = this.#current();
+      fd = this.#current().fd;
     }
     let written: number;
     try {
@@ -153,20 +154,29 @@ export class AuditLog {
     }
   }
 
-  /** The open file, reopened when the path no longer names it (rotated or moved by someone else). */
-  #current(): number {
-    if (this.#fd !== undefined && !this.#pathStillNamesFd(this.#fd)) this.#closeFd();
-    this.#fd ??= this.#openFile();
-    return this.#fd;
+  /**
+   * The open file and its size, reopened when the path no longer names it (rotated or moved by
+   * someone else): two stat calls per line, a few microseconds, for lines written at the pace
+   * of requests to the service.
+   */
+  #current(): { fd: number; size: number } {
+    if (this.#fd !== undefined) {
+      const size = this.#sizeIfPathStillNamesFd(this.#fd);
+      if (size !== undefined) return { fd: this.#fd, size };
+      this.#closeFd();
+    }
+    const fd = this.#openFile();
+    this.#fd = fd;
+    return { fd, size: fstatSync(fd).size };
   }
 
-  #pathStillNamesFd(fd: number): boolean {
+  #sizeIfPathStillNamesFd(fd: number): number | undefined {
     try {
       const open = fstatSync(fd, { bigint: true });
       const named = lstatSync(this.path, { bigint: true });
-      return open.ino === named.ino && open.dev === named.dev;
+      return open.ino === named.ino && open.dev === named.dev ? Number(open.size) : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
 
@@ -250,10 +260,6 @@ export function processIdentity(): AuditProcess {
 
 function invalid(message: string): AuditLogError {
   return new AuditLogError('audit_entry_invalid', `invalid audit entry: ${message}`);
-}
-
-function sizeOf(fd: number): number {
-  return fstatSync(fd).size;
 }
 
 function lastByte(path: string, size: number): number | undefined {
