@@ -24,3 +24,5 @@ export type {
   SshUserChanges,
   SshUserPage,
 } from './types.js';
+export { defaultUserAgent } from './user-agent.js';
+export { isLoopbackHost } from './base-url.js';

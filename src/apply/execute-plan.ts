@@ -1,4 +1,4 @@
-import type { ActualState, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
+import type { ActualState, Change, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
 import { fingerprint, TokenFileError, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
@@ -19,6 +19,8 @@ export interface ExecuteInput {
   readonly passwordState?: PasswordState;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
+  /** Told before each write request is sent (the audit log). */
+  readonly onAttempt?: (change: Change) => void;
   /** No write starts once this fires (interrupt, lost lock or lease, run deadline). */
   readonly signal?: AbortSignal;
   /** Changes written at once (the client's concurrency). */
@@ -84,6 +86,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     },
     fingerprints: passwordFingerprints(input.desired, state),
     onResult: input.onResult,
+    onAttempt: input.onAttempt,
     signal: input.signal,
     maxInFlight: input.maxInFlight,
   });

@@ -25,9 +25,10 @@ import {
   type OutputFormat,
   type ServiceOptions,
 } from './shared-options.js';
-import { addReportOption, throwOnFailures } from './sync.js';
+import { addReportOption, throwOnFailures, notifyFailure, notifyGraceMs } from './sync.js';
 import { version } from './version.js';
 import { errText } from './output.js';
+import { throwOnAuditFailure } from './audit-failure.js';
 
 export interface ApplyCommandOptions extends ServiceOptions {
   readonly report?: string;
@@ -101,6 +102,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
     context.client(); // a missing token is a usage error, found before any request
     const log = context.logger.child({ component: 'apply' });
+    // Opened before the first write: a log that cannot be opened stops the run here.
+    const audit = saved.plan.changes.length > 0 ? context.auditTrail()?.hooks(saved.plan, 'saved-plan') : undefined;
     const outcome = await applySavedPlan({
       saved,
       planFile,
@@ -112,12 +115,15 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       tokenSink: context.tokenSink(),
       onResult: (r) => {
         log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+        audit?.onResult(r);
         live.onResult(r);
       },
+      ...(audit ? { onAttempt: audit.onAttempt } : {}),
       acquireLock: context.writerLock,
       maxInFlight: context.settings.concurrency,
       signal: interrupts.signal,
     }).finally(() => live.close());
+    context.notifyOutcome(outcome, false);
     const report: Report = {
       plan: outcome.plan,
       dryRun: false,
@@ -130,11 +136,16 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
+    throwOnAuditFailure(context.auditTrail());
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
+  } catch (error) {
+    notifyFailure(context, error);
+    throw error;
   } finally {
     interrupts.dispose();
     live.close();
+    await context.closeNotifier(notifyGraceMs);
     context.close();
   }
 }

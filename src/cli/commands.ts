@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerApplyCommand } from './apply.js';
+import { registerAuditCommand } from './audit.js';
 import { registerDaemonCommand } from './daemon.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEmulatorCommand } from './emulator.js';
@@ -23,5 +24,6 @@ export function registerCommands(program: Command, ctx: CommandContext): void {
   registerDaemonCommand(program, ctx);
   registerEmulatorCommand(program, ctx);
   registerDemoCommand(program, ctx);
+  registerAuditCommand(program, ctx);
   registerVersionCommand(program, ctx);
 }

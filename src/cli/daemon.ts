@@ -1,17 +1,19 @@
 import { Option, type Command } from 'commander';
 import type { AmClient, CredentialEvent } from '../api/index.js';
-import type { DaemonRuntimeOptions, RunningDaemon, StopResult, LeaseElector } from '../daemon/index.js';
+import type { DaemonRuntimeOptions, RunningDaemon, StopResult, LeaseElector, TriggerReason } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger, AmsyncMetrics, ClientMetrics } from '../obs/index.js';
 import { hostname } from 'node:os';
 import { systemTimers } from '../time/index.js';
 import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
+import type { AuditTrigger } from '../audit/index.js';
 import type { CommandContext } from './command-context.js';
 
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import { notifyGraceMs } from './sync.js';
 
 
 /** Exit codes of a stop forced by a second signal: the shell's 128 + signal number. */
@@ -47,10 +49,10 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
     import('../obs/metrics.js'),
     import('./service-context.js'),
   ]);
-  let service = await createServiceContext(opts, io);
+  const metrics = createMetrics({ version, processMetrics: true });
+  let service = await createServiceContext(opts, io, { notificationMetrics: metrics });
   const logger = service.logger;
   const log = logger.child({ component: 'daemon' });
-  const metrics = createMetrics({ version, processMetrics: true });
   let detach: () => void;
   try {
     // A missing URL or token is a usage error (64), found before anything starts.
@@ -63,17 +65,23 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
   let elector: LeaseElector | undefined;
   let daemon: RunningDaemon | undefined;
   try {
-    elector = await startLeaderElection(service.settings, io.env, metrics, log, () => daemon?.trigger('leader'));
+    elector = await startLeaderElection(service.settings, io.env, metrics, log, (leading, message) => {
+      service.notify({ event: 'leadership_changed', message });
+      // A new leader corrects drift at once rather than at the next scheduled run.
+      if (leading) daemon?.trigger('leader');
+    });
     daemon = await startDaemon({
       loadDesired: () => service.loadDesired(),
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
       // term's signal, so no write starts after it.
       sync: (desired, options) =>
-        service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
+        service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal, trigger: auditTrigger(options.reasons), ...(elector ? { stopWrites: elector.term } : {}) }),
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
+      // The context of the moment: a settings reload brings its own webhooks.
+      notify: (event) => service.notify(event),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
-        const next = await createServiceContext(opts, io, { logger });
+        const next = await createServiceContext(opts, io, { logger, notificationMetrics: metrics });
         // Children take their level when made: set both, before the new client's logger is made.
         const previousLevel = logger.level;
         logger.level = next.settings.logLevel;
@@ -89,8 +97,10 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
         }
         const previousListen = service.settings.daemon.listen;
         detach();
-        service.close();
+        const previous = service;
         service = next;
+        await previous.closeNotifier(notifyGraceMs);
+        previous.close();
         detach = attachClientMetrics(client, metrics);
         if (next.settings.daemon.listen !== previousListen) log.warn('a new listen address takes effect at the next restart');
         return runtimeOptions(next.settings);
@@ -111,10 +121,18 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
 
   const result: StopResult = await daemon.stopped;
   await elector?.stop();
+  await service.closeNotifier(notifyGraceMs);
   service.close();
   await flush(logger);
   if (result.forced) return forcedExitCodes[result.reason];
   return result.finished ? 0 : 1;
+}
+
+/** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
+export function auditTrigger(reasons: readonly TriggerReason[]): AuditTrigger {
+  if (reasons.includes('file') || reasons.includes('reload')) return 'file-change';
+  if (reasons.includes('start') || reasons.includes('leader')) return 'startup';
+  return 'schedule';
 }
 
 /**
@@ -122,7 +140,7 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
  * The identity is the pod's name (POD_NAME from the downward API, else HOSTNAME, which
  * Kubernetes sets to the pod name), so a restarted pod of a StatefulSet keeps its claim.
  */
-async function startLeaderElection(settings: Settings, env: Env, metrics: AmsyncMetrics, log: Logger, onLeading: () => void): Promise<LeaseElector | undefined> {
+async function startLeaderElection(settings: Settings, env: Env, metrics: AmsyncMetrics, log: Logger, onChange: (leading: boolean, message: string) => void): Promise<LeaseElector | undefined> {
   const ref = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
   if (!ref) return undefined;
   const identity = env.POD_NAME || env.HOSTNAME || hostname();
@@ -134,10 +152,9 @@ async function startLeaderElection(settings: Settings, env: Env, metrics: Amsync
     timers: systemTimers,
     onChange: (leading, detail) => {
       metrics.setLeader(leading);
-      // A new leader corrects drift at once rather than at the next scheduled run.
-      if (leading) onLeading();
       if (leading) log.info({ lease: store.describe, identity }, `leading: ${detail}; this replica writes`);
       else log.warn({ lease: store.describe, identity }, `not leading: ${detail}; this replica only observes`);
+      onChange(leading, `${identity} ${leading ? 'now leads' : 'no longer leads'} (${store.describe}): ${detail}`);
     },
     onError: (error) => log.warn({ lease: store.describe, err: errorMessage(error) }, 'leader election: the Lease could not be read or written; retrying'),
   });

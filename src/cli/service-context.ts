@@ -2,14 +2,17 @@ import { resolve } from 'node:path';
 import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
 import { type Timers } from '../time/index.js';
 import { clientService, acquireWriterLock, writerLockPath } from '../apply/index.js';
-import { runSync, type SyncOutcome } from '../sync/index.js';
+import { runSync, syncEvents, type SyncOutcome } from '../sync/index.js';
 import type { HeldLock, ServiceWriter } from '../apply/index.js';
 import { UsageError } from '../errors.js';
-import type { ChangeResult, DesiredState, Diagnostic, Plan } from '../model/index.js';
-import { createLogger, type Logger } from '../obs/index.js';
+import type { ChangeResult, DesiredState, Diagnostic, NotifyEvent, Plan } from '../model/index.js';
+import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
-import { loadDesired, secretFilesOf } from '../desired/index.js';
+import { loadDesired, readSecretFile, secretFilesOf } from '../desired/index.js';
+import { revisionFromEnv, type AuditTrigger } from '../audit/index.js';
+import { Notifier, resolveWebhooks } from '../notify/index.js';
+import { AuditTrail, type AuditHooks } from './audit-trail.js';
 import { checkCredentials } from './check-credentials.js';
 import { checkLocalInputs } from './check-local-inputs.js';
 import { clientOptionsFrom } from './client-options.js';
@@ -43,6 +46,8 @@ export interface SyncOptions {
   readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
   /** Told of every page listed and every write started (the live output). */
   readonly observer?: ServiceObserver;
+  /** What started this run, for the audit log. @default 'manual' */
+  readonly trigger?: AuditTrigger;
 }
 
 export interface ContextOverrides {
@@ -51,6 +56,8 @@ export interface ContextOverrides {
   readonly logStream?: OutputStream;
   /** The client's clock (tests age access tokens without waiting). */
   readonly timers?: Timers;
+  /** amsync_notifications_total, in the daemon. */
+  readonly notificationMetrics?: NotificationMetrics;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -70,6 +77,17 @@ export interface ServiceContext {
   /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
   writerLock(): Promise<HeldLock>;
   sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome>;
+  /** `--audit-log`: the audit log of this process's writes; undefined when not set. */
+  auditTrail(): AuditTrail | undefined;
+  /**
+   * Tells the webhooks (notify.webhooks), in the background: never blocks, never throws.
+   * Without webhooks it does nothing.
+   */
+  notify(event: NotifyEvent): void;
+  /** The events of a sync's outcome (drift found, changes applied, failure) to the webhooks. */
+  notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void;
+  /** Gives notifications still queued up to `ms` to go out, then stops the notifier. */
+  closeNotifier(ms: number): Promise<void>;
   close(): void;
 }
 
@@ -114,6 +132,24 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
   const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
   const writerLock = () => acquireWriterLock(writerLockPath(resolve(settings.stateFile)), { timeoutMs: settings.lockTimeoutMs });
   const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
+  let audit: AuditTrail | undefined;
+  // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
+  // before any request, never in the middle of a run.
+  const makeNotifier = (): Notifier => {
+    const webhooks = resolveWebhooks(settings.notify.webhooks, { env, readSecretFile, allowInsecureHttp: settings.http.allowInsecureHttp });
+    const log = logger.child({ component: 'notify' });
+    return new Notifier({
+      webhooks,
+      queueSize: settings.notify.queueSize,
+      timeoutMs: settings.notify.timeoutMs,
+      maxAttempts: settings.notify.maxAttempts,
+      revision: revisionFromEnv(env),
+      ...(overrides.notificationMetrics ? { metrics: overrides.notificationMetrics } : {}),
+      onDelivery: (r) => (r.outcome === 'sent' ? log.debug(r, 'notification sent') : log.warn(r, 'notification not delivered')),
+    });
+  };
+  const notifier = settings.notify.webhooks.length > 0 ? makeNotifier() : undefined;
+  const auditTrail = () => (settings.auditLog === undefined ? undefined : (audit ??= new AuditTrail(settings.auditLog, env, logger)));
 
   return {
     settings,
@@ -133,8 +169,22 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
     passwordState,
     tokenSink,
     writerLock,
+    auditTrail,
+    notify(event) {
+      notifier?.notify(event);
+    },
+    notifyOutcome(outcome, dryRun) {
+      if (notifier) for (const event of syncEvents(outcome, { dryRun })) notifier.notify(event);
+    },
+    async closeNotifier(ms) {
+      if (!notifier) return;
+      await notifier.flush(ms);
+      await notifier.close();
+    },
     async sync(desired, options) {
       const service = serviceFor(options.observer, options.signal);
+      const trail = options.dryRun ? undefined : auditTrail();
+      let hooks: AuditHooks | undefined;
       return runSync({
         desired,
         service,
@@ -146,15 +196,25 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
         deleteDuplicateApikeys: options.deleteDuplicateApikeys,
         dryRun: options.dryRun,
         tokenSink: tokenSink(),
-        onResult: options.onResult,
+        onResult: (result) => {
+          hooks?.onResult(result);
+          options.onResult?.(result);
+        },
+        onAttempt: (change) => hooks?.onAttempt(change),
         acquireLock: writerLock,
         maxInFlight: settings.concurrency,
         signal: options.stopWrites,
-        beforeApply: options.beforeApply,
+        beforeApply: async (plan, roleNames) => {
+          const go = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames);
+          // Opened before the first write: a log that cannot be opened stops the run here.
+          if (go && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
+          return go;
+        },
       });
     },
     close() {
       client?.close();
+      audit?.close();
     },
   };
 }

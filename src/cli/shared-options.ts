@@ -23,6 +23,7 @@ export interface ServiceOptions {
   readonly detailedExitcode?: boolean;
   readonly maxDeletes?: number;
   readonly lockTimeout?: number;
+  readonly auditLog?: string;
   readonly prune?: boolean;
   readonly rate?: number;
   readonly concurrency?: number;
@@ -126,9 +127,11 @@ export function addLocalStateOptions(cmd: Command): Command {
     .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path));
 }
 
-/** `--lock-timeout`: commands that write (sync, apply, daemon) take the writer lock. */
+/** `--lock-timeout` and `--audit-log`: commands that write (sync, apply, daemon) take the writer lock and audit each write. */
 export function addWriterOptions(cmd: Command): Command {
-  return cmd.option('--lock-timeout <MS>', 'wait this long for another writer to finish (AMSYNC_LOCK_TIMEOUT_MS; default 0: exit 3 at once)', checked('--lock-timeout', rules.int0));
+  return cmd
+    .option('--lock-timeout <MS>', 'wait this long for another writer to finish (AMSYNC_LOCK_TIMEOUT_MS; default 0: exit 3 at once)', checked('--lock-timeout', rules.int0))
+    .option('--audit-log <FILE>', 'append one JSON line per write attempt and per result to FILE, 0600, rotated by size; read it with `amsync audit` (AMSYNC_AUDIT_LOG)', checked('--audit-log', rules.path));
 }
 
 /** `--json` and `--format`: commands that print a report. */

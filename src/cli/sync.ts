@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { writeSavedPlan, passwordReferences, toSavedPlan } from '../saved-plan/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { TokenError } from '../apply/index.js';
-import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
+import { AmsyncError, ChangesFailedError, exitCodes, InvalidInputError, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
 import { applySummary, renderPlanText, type Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
@@ -29,6 +29,7 @@ import {
   type ServiceOptions,
 } from './shared-options.js';
 import { version } from './version.js';
+import { throwOnAuditFailure } from './audit-failure.js';
 
 export interface SyncCommandOptions extends ServiceOptions {
   readonly dryRun?: boolean;
@@ -127,6 +128,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       },
     });
     live.close();
+    context.notifyOutcome(outcome, dryRun);
     annotatePlan(io, outcome.plan);
     if (outcome.cancelled) {
       io.stdout.write('Apply cancelled.\n');
@@ -157,14 +159,30 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     }
     if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
+    throwOnAuditFailure(context.auditTrail());
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
+  } catch (error) {
+    notifyFailure(context, error);
+    throw error;
   } finally {
     interrupts?.dispose();
     live.close();
+    // Queued notifications get a bounded moment to go out: a dead receiver delays the exit by
+    // at most this, and never changes its code.
+    await context.closeNotifier(notifyGraceMs);
     context.close();
   }
+}
+
+/** How long a command's exit waits for queued notifications. */
+export const notifyGraceMs = 5_000;
+
+/** A run that failed (not a bad command line or file, which nothing was sent for) is a `failure` event. */
+export function notifyFailure(context: Pick<ServiceContext, 'notify'>, error: unknown): void {
+  if (error instanceof UsageError || error instanceof InvalidInputError) return;
+  context.notify({ event: 'failure', message: error instanceof Error ? error.message : String(error) });
 }
 
 /**

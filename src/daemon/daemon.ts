@@ -1,6 +1,6 @@
 import { systemTimers, type Timers } from '../time/index.js';
 import type { SyncOutcome } from '../sync/index.js';
-import type { DesiredState } from '../model/index.js';
+import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { Logger, DaemonMetrics } from '../obs/index.js';
 import { defaultBackoff, type BackoffOptions } from './backoff.js';
 import { DaemonError } from './daemon-error.js';
@@ -48,7 +48,7 @@ export interface DaemonDeps {
    * One reconcile (observe mode and an invalid file: `dryRun`). `signal` aborts when the run
    * passes its deadline: every request of the run must then stop (the client's withSignal).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
   /**
    * SIGHUP: re-read the settings and rebuild what depends on them; return the daemon options
    * they now say. Throws InvalidInputError for a bad settings file (the old ones are kept).
@@ -74,6 +74,8 @@ export interface DaemonDeps {
   readonly mayWrite?: () => boolean;
   /** @default chokidar on the parent directories */
   readonly watcher?: FileWatchFactory;
+  /** Told of drift, applied changes, failures and an invalid file (the webhooks); must not block or throw. */
+  readonly notify?: (event: NotifyEvent) => void;
 }
 
 export interface StopResult {
@@ -131,6 +133,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   const reconciler = new Reconciler({
     loadDesired: () => deps.loadDesired(),
     sync: (desired, o) => deps.sync(desired, o),
+    ...(deps.notify ? { notify: deps.notify } : {}),
     ...(deps.reloadSettings ? { reloadSettings: () => reload(deps.reloadSettings!) } : {}),
     logger: log,
     metrics,

@@ -1,5 +1,5 @@
-import type { SyncOutcome } from '../sync/index.js';
-import type { DesiredState, Diagnostic } from '../model/index.js';
+import { syncEvents, type SyncOutcome } from '../sync/index.js';
+import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import type { Logger, DaemonMetrics, RunOutcome } from '../obs/index.js';
 import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
 import type { DaemonStatus } from './readiness.js';
@@ -22,10 +22,15 @@ export interface LoadedInput {
 export interface ReconcilerDeps {
   /** Throws InvalidInputError for a bad file, an unset env secret, an unreadable secret file. */
   loadDesired(): Promise<LoadedInput>;
-  /** One reconcile; `dryRun` plans only; `signal` aborts when the run passes its deadline. */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
+  /**
+   * One reconcile; `dryRun` plans only; `signal` aborts when the run passes its deadline;
+   * `reasons` say what started it (the audit log's trigger).
+   */
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
   /** Re-reads the settings (SIGHUP). Throws InvalidInputError for a bad settings file. */
   reloadSettings?(): Promise<void>;
+  /** Told of drift, applied changes, failures and an invalid file (the webhooks); never blocks. */
+  notify?(event: NotifyEvent): void;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics;
   readonly timers: Timers;
@@ -173,6 +178,7 @@ export class Reconciler {
       this.#settingsValid = true;
       this.#log.info('settings reloaded');
     } catch (error) {
+      if (this.#settingsValid) this.#d.notify?.({ event: 'config_invalid', message: `the settings are invalid; the previous settings are kept: ${errorMessage(error)}` });
       this.#settingsValid = false;
       if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'settings are invalid; keeping the previous settings');
       else this.#log.error({ err: errorForLog(error) }, 'could not reload the settings; keeping the previous settings');
@@ -191,6 +197,8 @@ export class Reconciler {
       this.#desiredValid = true;
       this.#d.onWatchFiles(loaded.watchFiles);
     } catch (error) {
+      // Once per change from valid to invalid, not on every run while it stays invalid.
+      if (this.#desiredValid) this.#d.notify?.({ event: 'config_invalid', message: `the desired-state file is invalid: ${errorMessage(error)}` });
       this.#desiredValid = false;
       const keeping = this.#lastGood ? 'keeping the last good version; nothing is applied until it is fixed' : 'no good version yet: nothing is synced until it is fixed';
       if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, `the desired-state file is invalid; ${keeping}`);
@@ -210,7 +218,7 @@ export class Reconciler {
     this.#log.info({ reasons, mode, dryRun }, 'sync started');
     let sync: SyncOutcome;
     try {
-      sync = await this.#d.sync(desired, { dryRun, signal });
+      sync = await this.#d.sync(desired, { dryRun, signal, reasons });
     } catch (error) {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
@@ -218,11 +226,13 @@ export class Reconciler {
       // Found against the service (a role name it does not have): positioned, like a bad file.
       if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'sync refused before any write');
       else this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
+      this.#d.notify?.({ event: 'failure', message: `sync failed: ${errorMessage(error)}` });
       return 'failure';
     }
     if (signal.aborted) return 'failure';
     const summary = summariseSync(sync, { inputValid, mode });
     this.#record(sync, summary, dryRun);
+    for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
     return summary.outcome;
   }
 
@@ -287,4 +297,9 @@ export class Reconciler {
 function diagnosticFields(d: Diagnostic): Record<string, unknown> {
   const where = d.position ? { file: d.position.file, line: d.position.line, col: d.position.col } : {};
   return { code: d.code, ...where, ...(d.path ? { path: d.path } : {}) };
+}
+
+/** The one-line message of an error for a notification (the notifier scrubs it). */
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -7,3 +7,4 @@ export type { Action, Change, ChangeResult, FieldChange, ItemRef, Kind, Plan, Pl
 export { SENSITIVE } from './plan.js';
 export { diagnosticCodes } from './diagnostic-codes.js';
 export { secretCodes } from './diagnostic-codes.js';
+export { notifyEventNames, type NotifyChange, type NotifyEvent, type NotifyEventName, type NotifySummary } from './notify-event.js';

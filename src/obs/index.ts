@@ -4,3 +4,5 @@ export type { ClientMetrics } from './metrics.js';
 export { createLogger } from './logger.js';
 export type { DaemonMetrics } from './metrics.js';
 export type { RunOutcome } from './metrics.js';
+export type { NotificationMetrics } from './metrics.js';
+export type { NotificationOutcome } from './metrics.js';

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { notifyEventNames } from '../model/index.js';
 
 /**
  * amsync's Prometheus metrics: one Registry per process part that wants one (never
@@ -94,7 +95,17 @@ export interface CredentialSample {
 
 const credentialOutcomes = ['exchanged', 'renewed', 'renewal_deferred', 'rejected'] as const;
 
-export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics {
+/** How one webhook notification ended: delivered, given up on, or never tried (queue full, shutdown). */
+export type NotificationOutcome = 'sent' | 'failed' | 'dropped';
+export const notificationOutcomes: readonly NotificationOutcome[] = ['sent', 'failed', 'dropped'];
+
+/** What the notifier records; a subset so tests can pass a fake. */
+export interface NotificationMetrics {
+  /** `event` is one of the notifier's event names; anything else is counted as `other`. */
+  recordNotification(event: string, outcome: NotificationOutcome): void;
+}
+
+export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics, NotificationMetrics {
   readonly registry: Registry;
   /** Leader election: whether this replica holds the Lease (may write). */
   setLeader(leading: boolean): void;
@@ -210,6 +221,12 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     labelNames: ['outcome'] as const,
     registers,
   });
+  const notifications = new Counter({
+    name: 'amsync_notifications_total',
+    help: 'Webhook notifications by event and outcome: sent, failed (refused, or every attempt failed), dropped (the queue was full, or amsync shut down first).',
+    labelNames: ['event', 'outcome'] as const,
+    registers,
+  });
   const keyPersisted = new Gauge({
     name: 'amsync_integrator_key_persisted',
     help: '0 when the service rotated the integrator key and amsync could not write it back to its file (a restart would use the old key); else 1.',
@@ -231,6 +248,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     drift.set({ kind }, 0);
     unmanaged.set({ kind }, 0);
   }
+  for (const event of notifyEventNames) for (const outcome of notificationOutcomes) notifications.inc({ event, outcome }, 0);
 
   const routes = new RouteLabels();
   return {
@@ -271,6 +289,9 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     },
     setLimiterRate(rate) {
       if (Number.isFinite(rate) && rate >= 0) limiterRate.set(rate);
+    },
+    recordNotification(event, outcome) {
+      notifications.inc({ event: oneOf(event, notifyEventNames, 'other'), outcome: oneOf(outcome, notificationOutcomes, 'other') });
     },
     observeCredential(sample) {
       if ((credentialOutcomes as readonly string[]).includes(sample.action)) renewals.inc({ outcome: sample.action });

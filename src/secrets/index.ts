@@ -13,3 +13,6 @@ export { resolveWrittenSecret } from './secret-ref.js';
 export { secretCodes } from './secret-ref.js';
 export type { SecretContext } from './secret-ref.js';
 export type { WrittenSecret } from './secret-ref.js';
+export { isSecret } from './secret.js';
+export { scrubbedJson } from './scrubbed-json.js';
+export { resolveSecretRef } from './secret-ref.js';

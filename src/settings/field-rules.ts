@@ -3,7 +3,9 @@ import type { validate as ValidateCron } from 'node-cron';
 import { parseLeaseRef } from './lease-ref.js';
 import { z } from 'zod';
 import { quote, rangeWords } from '../yaml/index.js';
-import { daemonModes, logLevels } from './settings.js';
+import { envNamePattern } from '../secrets/index.js';
+import { notifyEventNames } from '../model/index.js';
+import { daemonModes, logLevels, webhookFormats, type WebhookSetting } from './settings.js';
 
 /**
  * One rule per kind of settings value: its zod schema (for the settings file) and how a
@@ -80,6 +82,25 @@ export const rules = {
     fromText: asIs,
   } satisfies FieldRule<string>,
 } as const;
+
+/** One of `notify.webhooks`: the HMAC key only by reference (an env variable or a file). */
+const describe = <T extends z.ZodType>(schema: T, description: string): T => schema.meta({ description });
+const webhookSchema = z
+  .strictObject({
+    url: describe(rules.url.schema, 'Where notifications are POSTed; plain http only to loopback unless http.allowInsecureHttp.'),
+    secretEnv: describe(z.string().regex(envNamePattern, { error: 'expected the name of an environment variable, e.g. AMSYNC_WEBHOOK_KEY' }).optional(), 'Environment variable holding the HMAC-SHA256 key: the body is signed in X-Amsync-Signature.'),
+    secretFile: describe(rules.path.schema.optional(), 'File holding the HMAC-SHA256 key (one trailing newline ignored). Not together with secretEnv.'),
+    format: describe(z.enum(webhookFormats).optional(), "json (amsync's signed payload, the default) or slack ({text, blocks} for a Slack incoming webhook)."),
+    events: describe(z.array(z.enum(notifyEventNames)).min(1).optional(), 'Only these events; unset: every event.'),
+  })
+  .refine((w) => w.secretEnv === undefined || w.secretFile === undefined, { error: 'name the HMAC key once: secretEnv or secretFile, not both' });
+
+/** A list of webhooks: only in a settings file (no variable or flag can hold a list of objects). */
+export const webhooksRule: FieldRule<readonly WebhookSetting[]> = {
+  schema: z.array(webhookSchema) as unknown as z.ZodType<readonly WebhookSetting[]>,
+  expected: 'a list of webhooks ({url, secretEnv or secretFile, format, events})',
+  fromText: () => undefined,
+};
 
 /** `127.0.0.1:9477`, `localhost:0`, `[::1]:9477`, `0.0.0.0:80`. */
 export function isHostPort(text: string): boolean {

@@ -1,4 +1,4 @@
-export { daemonModes, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
+export { daemonModes, webhookFormats, type WebhookFormat, type WebhookSetting, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
 export { settingsFileSchema, type SettingsLayer } from './settings-schema.js';
 export { parseSettings, type ParseSettingsResult } from './parse-settings.js';
 export { settingsEnvVars, settingsFromEnv, type EnvSettings } from './env-settings.js';

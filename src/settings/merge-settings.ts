@@ -1,11 +1,12 @@
 import type { Secret } from '../secrets/index.js';
+import { settingGroups as groups } from './option-table.js';
 import type { Settings } from './settings.js';
 import type { SettingsLayer } from './settings-schema.js';
 
-const groups = ['http', 'retry', 'daemon'] as const;
 
 /**
- * Later layers win, key by key; the groups (http, retry, daemon) merge key by key too.
+ * Later layers win, key by key; the groups (http, retry, daemon, notify) merge key by key too
+ * (a list such as notify.webhooks is replaced whole).
  * `undefined` leaves a value alone; `null` unsets an optional one.
  */
 export function mergeSettings(base: Settings, layers: readonly SettingsLayer[], token?: Secret, refreshToken?: Secret): Settings {

@@ -1,9 +1,9 @@
-import { rules, type FieldRule } from './field-rules.js';
+import { rules, webhooksRule, type FieldRule } from './field-rules.js';
 import { retryDefaults } from './retry-defaults.js';
 import type { Settings } from './settings.js';
 
 /** The groups of nested settings (`http.timeoutMs`). */
-export const settingGroups = ['http', 'retry', 'daemon'] as const;
+export const settingGroups = ['http', 'retry', 'daemon', 'notify'] as const;
 type Group = (typeof settingGroups)[number];
 
 /** Every path a setting can have: a top-level key, or a group and a key. Checked by the compiler. */
@@ -98,6 +98,22 @@ export const settingOptions: readonly SettingOption[] = [
     flag: '--run-deadline-ms',
     description: 'A run still going after this long, in milliseconds, is abandoned: its requests are cancelled and /healthz and /readyz report it.',
   },
+  {
+    path: ['auditLog'],
+    rule: rules.path,
+    env: 'AMSYNC_AUDIT_LOG',
+    flag: '--audit-log',
+    description: 'Append one JSON line per write attempt and per result to this file, 0600, rotated by size; `amsync audit FILE` reads it. null: no audit log.',
+  },
+  {
+    path: ['notify', 'webhooks'],
+    rule: webhooksRule,
+    default: [],
+    description: 'Webhooks told about drift, applied changes, failures, pending approvals, leadership changes and invalid config; signed, bounded, never blocking a run.',
+  },
+  { path: ['notify', 'queueSize'], rule: rules.int1, default: 1000, description: 'Notifications waiting per webhook at most; past it the oldest is dropped and counted in amsync_notifications_total{outcome="dropped"}.' },
+  { path: ['notify', 'timeoutMs'], rule: rules.int1, default: 10_000, description: 'Timeout of one delivery attempt, in milliseconds.' },
+  { path: ['notify', 'maxAttempts'], rule: rules.int1, default: 5, description: 'Attempts per notification, the first included; exponential backoff with jitter in between.' },
   { path: ['logLevel'], rule: rules.logLevel, default: 'info', env: 'AMSYNC_LOG_LEVEL', flag: '--log-level', description: 'Log level.' },
 ];
 

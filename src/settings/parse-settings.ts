@@ -17,6 +17,9 @@ function unknownKeyHint(parent: DocPath, key: string): string | undefined {
   if (parent.length === 0 && (key === 'refreshToken' || key === 'integratorKey')) {
     return 'an integrator key never goes in a settings file; set AMSYNC_REFRESH_TOKEN, or point refreshTokenFile at a file holding it';
   }
+  if (parent.length === 3 && parent[0] === 'notify' && parent[1] === 'webhooks' && ['secret', 'key', 'hmacKey', 'signingKey'].includes(key)) {
+    return 'a webhook key never goes in a settings file; name the environment variable holding it with secretEnv, or a file with secretFile';
+  }
   return undefined;
 }
 
@@ -51,6 +54,8 @@ function relativeTo(folder: string, layer: SettingsLayer): SettingsLayer {
     refreshTokenFile: fix(layer.refreshTokenFile),
     stateFile: fix(layer.stateFile),
     tokensDir: fix(layer.tokensDir),
+    auditLog: fix(layer.auditLog),
     ...(layer.http ? { http: { ...layer.http, caFile: fix(layer.http.caFile) } } : {}),
+    ...(layer.notify?.webhooks ? { notify: { ...layer.notify, webhooks: layer.notify.webhooks.map((w) => (w.secretFile === undefined ? w : { ...w, secretFile: fix(w.secretFile) })) } } : {}),
   };
 }

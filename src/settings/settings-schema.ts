@@ -4,7 +4,7 @@ import type { Settings } from './settings.js';
 
 /** A layer sets any key, or unsets an optional one with `null`. */
 type LayerOf<T> = {
-  readonly [K in keyof T]?: (T[K] extends object ? LayerOf<T[K]> : Exclude<T[K], undefined>) | (undefined extends T[K] ? null : never);
+  readonly [K in keyof T]?: (T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? LayerOf<T[K]> : Exclude<T[K], undefined>) | (undefined extends T[K] ? null : never);
 };
 
 /** One layer of settings: what a file, the environment or the flags set. null unsets. */

@@ -6,6 +6,26 @@ export type LogLevel = (typeof logLevels)[number];
 export const daemonModes = ['apply', 'observe'] as const;
 export type DaemonMode = (typeof daemonModes)[number];
 
+import type { NotifyEventName } from '../model/index.js';
+
+
+export const webhookFormats = ['json', 'slack'] as const;
+export type WebhookFormat = (typeof webhookFormats)[number];
+
+/** One webhook of `notify.webhooks`. Its HMAC key is named by reference, never written in a file. */
+export interface WebhookSetting {
+  /** Where notifications are POSTed. Plain http only to loopback unless allowInsecureHttp. */
+  readonly url: string;
+  /** Environment variable holding the HMAC-SHA256 key the body is signed with. */
+  readonly secretEnv?: string;
+  /** File holding the HMAC key (one trailing newline ignored). Not together with secretEnv. */
+  readonly secretFile?: string;
+  /** `json`: amsync's payload, signed; `slack`: `{text, blocks}` for a Slack incoming webhook. @default 'json' */
+  readonly format?: WebhookFormat;
+  /** Only these events; unset = every event. */
+  readonly events?: readonly NotifyEventName[];
+}
+
 /**
  * Runtime settings, after layering: built-in defaults < `--settings FILE` < `AMSYNC_*`
  * environment < flags. Every key is documented in config/default.yaml.
@@ -80,6 +100,18 @@ export interface Settings {
     readonly leaderElect?: string;
     /** A run still going after this long is abandoned: its requests cancelled, health red. @default 600000 */
     readonly runDeadlineMs: number;
+  };
+  /** Append one JSON line per write attempt and per result here (0600, rotated by size); unset = no audit log. AMSYNC_AUDIT_LOG. */
+  readonly auditLog?: string;
+  readonly notify: {
+    /** @default [] */
+    readonly webhooks: readonly WebhookSetting[];
+    /** Notifications waiting per webhook at most; past it the oldest is dropped (and counted). @default 1000 */
+    readonly queueSize: number;
+    /** Per delivery attempt, connection included. @default 10000 */
+    readonly timeoutMs: number;
+    /** Attempts per notification, the first included. @default 5 */
+    readonly maxAttempts: number;
   };
   /** @default 'info' */
   readonly logLevel: LogLevel;

@@ -20,6 +20,8 @@ export interface ApplySavedInput {
   readonly passwordState?: () => Promise<PasswordState>;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
+  /** Told before each write request is sent (the audit log). */
+  readonly onAttempt?: (change: Change) => void;
   /** The writer lock, taken before the service is re-listed, held to the end. */
   readonly acquireLock?: LockAcquirer;
   /** Changes written at once (the client's concurrency). */
@@ -104,6 +106,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     passwordState: await input.passwordState?.(),
     tokenSink: input.tokenSink,
     onResult: input.onResult,
+    onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
   });

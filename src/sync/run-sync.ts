@@ -1,5 +1,5 @@
 import type { SafetyError } from '../errors.js';
-import type { ActualState, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import type { ActualState, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
@@ -27,6 +27,8 @@ export interface SyncInput {
   readonly tokenSink?: TokenSink;
   /** Called for each result as it is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
+  /** Told before each write request is sent (the audit log). */
+  readonly onAttempt?: (change: Change) => void;
   /** The writer lock, taken before the listing of a run that writes (not a dry-run). */
   readonly acquireLock?: LockAcquirer;
   /** Changes written at once (the client's concurrency). */
@@ -98,6 +100,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     passwordState,
     tokenSink: input.tokenSink,
     onResult: input.onResult,
+    onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
   });

@@ -33,6 +33,7 @@ const sample: Record<string, string> = {
   '--list-deadline-ms': '60000',
   '--max-response-bytes': '1048576',
   '--lock-timeout': '1000',
+  '--audit-log': 'audit.jsonl',
   '--leader-elect': 'lease:amsync/amsync-leader',
   '--run-deadline-ms': '60000',
   '--out': 'plan.json',
@@ -57,6 +58,10 @@ const sample: Record<string, string> = {
   '--seed': '7',
   '--tenants': '3',
   '--tenant': 'blue',
+  '--key': 'deploy',
+  '--action': 'create',
+  '--since': '24h',
+  '--until': '2025-01-31T12:00:00Z',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };

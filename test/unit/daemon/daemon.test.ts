@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { DaemonError, startDaemon, type DaemonOptions, type LoadedInput, type RunningDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
-import type { DesiredState } from '../../../src/model/index.js';
+import type { DesiredState, NotifyEvent } from '../../../src/model/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
 import { deferred, waitFor } from '../../helpers/daemon-deferred.js';
 import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
@@ -29,7 +29,9 @@ async function harness(options: Partial<DaemonOptions> = {}) {
   const log = logSink();
   const metrics = createMetrics({ version: 'test' });
   const calls: SyncCall[] = [];
+  const events: NotifyEvent[] = [];
   const h = {
+    events,
     timers,
     scheduler,
     watcher,
@@ -64,6 +66,7 @@ async function harness(options: Partial<DaemonOptions> = {}) {
     signals,
     scheduler: scheduler.factory,
     watcher: watcher.factory,
+    notify: (event) => events.push(event),
   });
   running.push(h.daemon);
   return h;
@@ -558,5 +561,46 @@ describe('starting', () => {
     running.push(d);
     expect((await fetch(`${d.url}/nope`)).status).toBe(404);
     expect((await fetch(`${d.url}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('notifications: what the webhooks are told', () => {
+  it('applied changes, drift in observe mode, and a failed change, each once per run', async () => {
+    const h = await harness();
+    h.sync = async (_d, o) => outcome({ dryRun: o.dryRun, changes: [{ kind: 'sshUser', action: 'create', key: 'alice-canary' }, { kind: 'apikey', action: 'delete', key: 'old' }], failed: ['old'] });
+    h.daemon.trigger('file');
+    await h.daemon.idle();
+    const last = h.events.slice(-2);
+    expect(last.map((e) => e.event)).toEqual(['changes_applied', 'failure']);
+    expect(last[0]!.changes!.map((c) => c.key)).toEqual(['alice-canary']);
+    expect(last[1]!.message).toBe('1 of 2 changes did not apply');
+  });
+
+  it('an invalid file is told once, not on every run while it stays invalid; the plan of the last good one is drift', async () => {
+    const h = await harness({ mode: 'observe' });
+    await h.daemon.idle();
+    h.load = async () => {
+      throw invalid();
+    };
+    h.sync = async (_d, o) => outcome({ dryRun: o.dryRun, changes: [{ kind: 'sshUser', action: 'create', key: 'alice-canary' }] });
+    h.events.length = 0;
+    h.watcher.change();
+    await h.daemon.idle();
+    h.scheduler.fire();
+    await h.daemon.idle();
+    expect(h.events.filter((e) => e.event === 'config_invalid')).toHaveLength(1);
+    expect(h.events.filter((e) => e.event === 'drift_found')).toHaveLength(2);
+  });
+
+  it('a sync that throws is a failure, with its message', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.sync = async () => {
+      throw new AmsyncError('listing_incomplete', 'GET /api/sshusers: the listing is incomplete');
+    };
+    h.events.length = 0;
+    h.scheduler.fire();
+    await h.daemon.idle();
+    expect(h.events).toEqual([{ event: 'failure', message: 'sync failed: GET /api/sshusers: the listing is incomplete' }]);
   });
 });

@@ -49,6 +49,7 @@ describe('built-in defaults', () => {
       maxDeletes: 10,
       lockTimeoutMs: 0,
       daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000, runDeadlineMs: 600000 },
+      notify: { webhooks: [], queueSize: 1000, timeoutMs: 10000, maxAttempts: 5 },
       logLevel: 'info',
     });
   });
@@ -60,8 +61,9 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'refreshTokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'logLevel'].sort(),
+      ['url', 'tokenFile', 'refreshTokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'auditLog', 'notify', 'logLevel'].sort(),
     );
+    expect(Object.keys(parsed.value!.notify!).sort()).toEqual(Object.keys(defaultSettings.notify).sort());
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
     // leaderElect has no default (off): written as null.
@@ -71,7 +73,7 @@ describe('built-in defaults', () => {
       const key = /^(\s*)([A-Za-z]+):/.exec(line);
       if (!key) continue;
       const before = text.split('\n')[text.split('\n').indexOf(line) - 1] ?? '';
-      if (['http', 'retry', 'daemon'].includes(key[2]!)) continue;
+      if (['http', 'retry', 'daemon', 'notify'].includes(key[2]!)) continue;
       expect(before.trim().startsWith('#'), `no comment above ${key[2]}`).toBe(true);
     }
   });

@@ -1,0 +1,59 @@
+import { AmsyncError } from '../errors.js';
+
+/**
+ * The audit log could not take a line, or cannot be read. Stable codes; the caller decides
+ * (a sync may stop before its next write): the log never drops a line silently.
+ */
+export type AuditLogErrorCode =
+  /** The file (or its folder) could not be opened or created, or its mode could not be made 0600. */
+  | 'audit_open_failed'
+  /** The path is a symbolic link, a folder, a FIFO or a device: only a regular file is appended to. */
+  | 'audit_not_regular_file'
+  /** write(2) failed or wrote part of the line (ENOSPC, EDQUOT, EFBIG, EIO...). */
+  | 'audit_write_failed'
+  /** Renaming FILE to FILE.1 (or FILE.N to FILE.N+1) failed. */
+  | 'audit_rotate_failed'
+  /** record() after close(). */
+  | 'audit_closed'
+  /** An entry that cannot be a line (an attempt with a status, a result without one). */
+  | 'audit_entry_invalid'
+  /** `amsync audit`: the file cannot be read. */
+  | 'audit_unreadable';
+
+export class AuditLogError extends AmsyncError {
+  override readonly code: AuditLogErrorCode;
+
+  constructor(code: AuditLogErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'AuditLogError';
+    this.code = code;
+  }
+}
+
+/** Words for a file-system error, without the absolute path Node puts in its messages. */
+export function fsReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file or folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a folder';
+    case 'ENOTDIR':
+      return 'a part of the path is not a folder';
+    case 'ELOOP':
+      return 'it is a symbolic link';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EDQUOT':
+      return 'disk quota exceeded';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENXIO':
+      return 'it is a FIFO or socket with no reader';
+    default:
+      return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+  }
+}

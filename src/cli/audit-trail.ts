@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { AuditLog, processIdentity, revisionFromEnv, type AuditTrigger } from '../audit/index.js';
+import type { Change, ChangeResult, Plan } from '../model/index.js';
+import type { Logger } from '../obs/index.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The hooks one apply gives the audit log: a line before each write request, one per result. */
+export interface AuditHooks {
+  onAttempt(change: Change): void;
+  onResult(result: ChangeResult): void;
+}
+
+/**
+ * `--audit-log FILE` for the commands that write (sync, apply, daemon): opened on the first
+ * apply, kept open for the process's life. An attempt line that cannot be written fails its
+ * change before the request is sent (nothing is written unaudited); a result line that cannot
+ * be written is logged and fails the run (exit 1), since the write itself already happened.
+ */
+export class AuditTrail {
+  readonly #path: string;
+  readonly #env: Env;
+  readonly #log: Logger;
+  readonly #target: string | null;
+  #file: AuditLog | undefined;
+  #failure: Error | undefined;
+
+  constructor(path: string, env: Env, log: Logger, target: string | null = null) {
+    this.#path = resolve(path);
+    this.#env = env;
+    this.#log = log.child({ component: 'audit' });
+    this.#target = target;
+  }
+
+  /** The hooks for one plan's apply; `trigger` says what started the run. */
+  hooks(plan: Plan, trigger: AuditTrigger): AuditHooks {
+    const file = this.#open();
+    const planHash = planHashOf(plan);
+    const changeOf = new Map(plan.changes.map((c) => [changeKey(c), c]));
+    const base = (c: Pick<Change, 'kind' | 'key' | 'action'>, id: number | null) => {
+      const change = changeOf.get(changeKey(c));
+      const fields = change === undefined ? [] : Object.keys(change.fields);
+      // Values of what is not secret only: the audit log also drops any field named like a secret.
+      const values = change === undefined ? {} : Object.fromEntries(Object.entries(change.fields).map(([name, f]) => [name, f.after]));
+      return { target: this.#target, kind: c.kind, key: c.key, id, action: c.action, fields, values, planHash, trigger };
+    };
+    return {
+      onAttempt: (change) => {
+        file.record({ ...base(change, change.id), phase: 'attempt' });
+      },
+      onResult: (result) => {
+        try {
+          file.record({ ...base(result, result.id ?? null), phase: 'result', status: result.status, error: result.status === 'applied' ? null : result.status === 'failed' ? 'write_failed' : 'not_started' });
+        } catch (error) {
+          this.#failure ??= error instanceof Error ? error : new Error(String(error));
+          this.#log.error({ code: (error as { code?: string }).code }, 'an audit line could not be written');
+        }
+      },
+    };
+  }
+
+  /** A result line that could not be written this run, if any. */
+  takeFailure(): Error | undefined {
+    const failure = this.#failure;
+    this.#failure = undefined;
+    return failure;
+  }
+
+  close(): void {
+    this.#file?.close();
+    this.#file = undefined;
+  }
+
+  #open(): AuditLog {
+    if (this.#file) return this.#file;
+    this.#file = AuditLog.open(this.#path, { revision: revisionFromEnv(this.#env), identity: processIdentity() });
+    for (const notice of this.#file.notices) this.#log.warn({ notice: notice.code }, notice.code === 'mode_tightened' ? 'the audit log was readable by others; its mode is now 0600' : 'the audit log ended in a partial line; it was closed');
+    return this.#file;
+  }
+}
+
+const changeKey = (c: Pick<Change, 'kind' | 'key' | 'action'>): string => `${c.kind}\u0000${c.action}\u0000${c.key}`;
+
+/** Names the plan an apply ran (16 hex of SHA-256 over its changes); never a secret: values are markers. */
+export function planHashOf(plan: Plan): string {
+  return createHash('sha256').update(JSON.stringify(plan.changes)).digest('hex').slice(0, 16);
+}
+

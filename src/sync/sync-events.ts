@@ -1,0 +1,37 @@
+import type { NotifyEvent } from '../model/index.js';
+import type { SyncOutcome } from './run-sync.js';
+
+/**
+ * What a sync tells the webhooks (DESIGN.md §10), the same for `amsync sync`, `apply` and the
+ * daemon: drift found (a plan with changes that was not applied), changes applied, and a
+ * failure (a refusal, or changes that did not apply). Names and counts only: never a value.
+ */
+export function syncEvents(sync: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, options: { readonly dryRun: boolean; readonly target?: string | null }): NotifyEvent[] {
+  const target = options.target ?? null;
+  const changes = sync.plan.changes.map((c) => ({ kind: c.kind, action: c.action, key: c.key }));
+  const planned = count(sync.plan.changes.map((c) => c.action));
+  const events: NotifyEvent[] = [];
+  if (sync.refusal) {
+    events.push({ event: 'failure', target, summary: planned, changes, message: `refused: ${sync.refusal.message}` });
+    return events;
+  }
+  const results = sync.results ?? [];
+  if ((options.dryRun || sync.cancelled === true) && changes.length > 0) {
+    events.push({ event: 'drift_found', target, summary: planned, changes, message: `${changes.length} change${changes.length === 1 ? '' : 's'} pending` });
+  }
+  const applied = results.filter((r) => r.status === 'applied');
+  const failed = results.filter((r) => r.status !== 'applied');
+  if (applied.length > 0) {
+    events.push({ event: 'changes_applied', target, summary: { ...count(applied.map((r) => r.action)), failed: failed.length }, changes: applied, message: `${applied.length} change${applied.length === 1 ? '' : 's'} applied` });
+  }
+  if (failed.length > 0) {
+    events.push({ event: 'failure', target, summary: { applied: applied.length, failed: failed.length }, changes: failed, message: `${failed.length} of ${results.length} changes did not apply` });
+  }
+  return events;
+}
+
+function count(actions: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of actions) out[a] = (out[a] ?? 0) + 1;
+  return out;
+}
