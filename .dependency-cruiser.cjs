@@ -17,7 +17,9 @@ const allowed = {
   yaml: ['model', 'errors'],
   secrets: ['model', 'errors'],
   settings: ['model', 'errors', 'yaml', 'secrets'],
-  desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text'],
+  // Pure, like plan/: the file's items against its policy, a plan's gates and their hashes (issue 19).
+  policy: ['model', 'glob', 'yaml', 'text'],
+  desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text', 'policy'],
   plan: ['model', 'errors', 'text'],
   report: ['model', 'plan', 'text'],
   'saved-plan': ['model', 'errors', 'plan', 'report', 'secrets', 'text'],
@@ -25,7 +27,7 @@ const allowed = {
   state: ['model', 'errors'],
   obs: ['model', 'secrets', 'text'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
-  sync: ['model', 'errors', 'plan', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
+  sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
   daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text'],
   emulator: ['errors'],
 };

@@ -1,4 +1,4 @@
-import type { Ensure, FieldChange, Kind, PlanProblem } from '../model/index.js';
+import type { Ensure, FieldChange, Kind, PlanProblem, SourcePosition } from '../model/index.js';
 import { indexActual } from './index-actual.js';
 import type { PlanBuilder } from './plan-builder.js';
 
@@ -45,7 +45,11 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   isProtected: (key: string) => boolean,
   out: PlanBuilder,
   deleteDuplicates = false,
+  pruneSource?: SourcePosition,
 ): void {
+  // Where the file asks for each change; set only when known, so a plan of a state built in
+  // code (tests, export) carries no `source: undefined`.
+  const from = (source: SourcePosition | undefined) => (source === undefined ? {} : { source });
   const index = indexActual(actual, (a) => spec.keyOf(a));
   const claimed = new Set<number>();
   // Only where names are not unique (apikeys): usernames cannot have twins.
@@ -82,7 +86,7 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   });
   // Twins: other remote items with a kept item's name, claimed by no declaration. Deleted as
   // duplicates (they were claimed above, so prune and "unmanaged" never see them).
-  const twins: { twin: A; kept: A }[] = [];
+  const twins: { twin: A; kept: A; source: SourcePosition | undefined }[] = [];
   if (resolveTwins) {
     const keptIds = new Set<number>();
     desired.forEach((item, i) => {
@@ -96,7 +100,7 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
         if (keptIds.has(a.id) || twins.some((t) => t.twin.id === a.id)) continue;
         if (claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
         claimed.add(a.id);
-        twins.push({ twin: a, kept: match.actual });
+        twins.push({ twin: a, kept: match.actual, source: item.source });
       }
     });
   }
@@ -180,7 +184,7 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
         out.protected.push({ kind: spec.kind, key: remoteKey, id: match.actual.id });
         return;
       }
-      out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: spec.deleteFields(match.actual), reason: 'ensure: absent' });
+      out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: spec.deleteFields(match.actual), reason: 'ensure: absent', ...from(source) });
       return;
     }
     if (match.kind === 'id_not_found') {
@@ -195,7 +199,7 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
       }
       const created = spec.createFields(item);
       if ('problem' in created) out.problem(created.problem);
-      else out.change({ action: 'create', key, id: null, fields: created.fields });
+      else out.change({ action: 'create', key, id: null, fields: created.fields, ...from(source) });
       return;
     }
     const remote = match.actual;
@@ -216,13 +220,13 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
         return;
       }
     }
-    out.change({ action: 'update', key, id: remote.id, fields, reason });
+    out.change({ action: 'update', key, id: remote.id, fields, reason, ...from(source) });
   });
 
-  for (const { twin, kept } of twins) {
+  for (const { twin, kept, source } of twins) {
     const key = spec.keyOf(twin);
     if (isProtected(key)) out.protected.push({ kind: spec.kind, key, id: twin.id });
-    else out.change({ action: 'delete', key, id: twin.id, fields: spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept` });
+    else out.change({ action: 'delete', key, id: twin.id, fields: spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept`, ...from(source) });
   }
 
   for (const a of actual) {
@@ -234,7 +238,7 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
     } else if (isProtected(key)) {
       out.protected.push({ kind: spec.kind, key, id: a.id });
     } else {
-      out.change({ action: 'delete', key, id: a.id, fields: spec.deleteFields(a), reason: 'prune: not declared' });
+      out.change({ action: 'delete', key, id: a.id, fields: spec.deleteFields(a), reason: 'prune: not declared', ...from(pruneSource) });
     }
   }
 }
