@@ -72,7 +72,8 @@ export async function loadDesired(input: string | DesiredSource, env: Env, optio
   // One file is its own state, as before there could be several: no origin to show.
   const merged = files.length === 1 ? (parts[0] ? { value: parts[0].value, errors: [] } : undefined) : mergeDesired(parts);
   if (merged) errors.push(...merged.errors);
-  if (merged && files.length > 1) warnings.push(...checkSections(merged.value));
+  // Only of a whole state: a file left out for its errors would make these wrong.
+  if (merged && files.length > 1 && errors.length === 0) warnings.push(...checkSections(merged.value));
   // Checked once the state is whole: the policy may be in another file than the items.
   if (merged && errors.length === 0) errors.push(...checkDesiredPolicy(merged.value));
   if (!merged || errors.length > 0) throw invalid(files.length === 1 ? files[0]! : `${files.length} desired-state files`, [...sortByFile(errors, files), ...sortByFile(warnings, files)], files.length === 1);

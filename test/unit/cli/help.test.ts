@@ -57,6 +57,8 @@ const sample: Record<string, string> = {
   '--seed': '7',
   '--tenants': '3',
   '--tenant': 'blue',
+  '--approve': '3f9c0a1be27d4410',
+  '--approvals': 'approvals.yaml',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };
