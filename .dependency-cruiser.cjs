@@ -28,7 +28,7 @@ const allowed = {
   obs: ['model', 'secrets', 'text'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
   sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml'],
   emulator: ['errors'],
 };
 

@@ -33,6 +33,10 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
     .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
     .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
+    .option(
+      '--approvals <FILE>',
+      'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
+    )
     .action(async (opts: ServiceOptions) => {
       const code = await runDaemon(opts, ctx.io);
       if (code !== 0) ctx.setExitCode(code);
@@ -69,7 +73,16 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
       // term's signal, so no write starts after it.
       sync: (desired, options) =>
-        service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
+        service.sync(desired, {
+          dryRun: options.dryRun,
+          pruneAll: opts.prune,
+          signal: options.signal,
+          approvals: options.approvals,
+          ...(elector ? { stopWrites: elector.term } : {}),
+        }),
+      // The notifier's hook (DESIGN.md §10): changes that wait for an approval, announced once each.
+      // The reconciler has logged them already; an integration (webhook) subscribes here.
+      onApprovalsPending: (event) => log.info({ setHash: event.setHash, added: event.added.map((p) => p.hash) }, 'approvals pending'),
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
@@ -99,7 +112,7 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
       credentialStatus: () => service.client().credentialStatus(),
       logger: log,
       metrics,
-      options: { file: service.file, ...service.settings.daemon },
+      options: { file: service.file, watch: service.source.paths, ...service.settings.daemon },
     });
   } catch (error) {
     await elector?.stop();
@@ -151,8 +164,9 @@ function errorMessage(error: unknown): string {
 }
 
 function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs } = settings.daemon;
-  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs };
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile } = settings.daemon;
+  // approvalsFile is always present: unset in the settings now means unset here.
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile };
 }
 
 /** The client's events feed the metrics; returns the unsubscribe. */

@@ -45,6 +45,8 @@ export interface ServiceOptions {
   readonly mode?: DaemonMode;
   readonly leaderElect?: string;
   readonly runDeadlineMs?: number;
+  /** `--approvals FILE` (daemon). */
+  readonly approvals?: string;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
   /** Only ever set by someone trying `--refresh-token`, which is refused. */
@@ -241,6 +243,7 @@ export const flagTargets: readonly { key: keyof ServiceOptions; flag: string; pa
   { key: 'mode', flag: '--mode', path: ['daemon', 'mode'], rule: rules.mode },
   { key: 'leaderElect', flag: '--leader-elect', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
   { key: 'runDeadlineMs', flag: '--run-deadline-ms', path: ['daemon', 'runDeadlineMs'], rule: rules.int1 },
+  { key: 'approvals', flag: '--approvals', path: ['daemon', 'approvalsFile'], rule: rules.path },
 ];
 
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */

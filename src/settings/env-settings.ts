@@ -44,6 +44,7 @@ export const settingsEnvVars: readonly EnvVar[] = [
   { name: 'AMSYNC_DAEMON_MODE', path: ['daemon', 'mode'], rule: rules.mode },
   { name: 'AMSYNC_LEADER_ELECT', path: ['daemon', 'leaderElect'], rule: rules.leaseRef },
   { name: 'AMSYNC_DAEMON_RUN_DEADLINE_MS', path: ['daemon', 'runDeadlineMs'], rule: rules.int1 },
+  { name: 'AMSYNC_DAEMON_APPROVALS_FILE', path: ['daemon', 'approvalsFile'], rule: rules.path },
   { name: 'AMSYNC_LOG_LEVEL', path: ['logLevel'], rule: rules.logLevel },
 ];
 

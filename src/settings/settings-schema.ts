@@ -54,6 +54,10 @@ export const settingsFileSchema = z
           'lease:NAMESPACE/NAME — leader election on a coordination.k8s.io/v1 Lease: only the holder writes, the other replicas observe (AMSYNC_LEADER_ELECT, --leader-elect).',
         ),
         runDeadlineMs: describe(rules.int1.schema.optional(), 'A run still going after this long, in milliseconds, is abandoned: its requests are cancelled and /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS, --run-deadline-ms).'),
+        approvalsFile: describe(
+          rules.path.schema.nullable().optional(),
+          'A YAML or JSON list of approval hashes, watched: a change the policy gates (superuser, approveRoles, approveDeletesOver) is applied once its hash, or its set\'s, is listed; until then it is pending (AMSYNC_DAEMON_APPROVALS_FILE, --approvals). Unset: gated changes stay pending.',
+        ),
       })
       .optional(),
     logLevel: describe(rules.logLevel.schema.optional(), 'Log level (AMSYNC_LOG_LEVEL, --log-level).'),

@@ -38,7 +38,7 @@ describe('every view of the settings names the same settings', () => {
   });
 
   it('each setting has a built-in default, or is one that is off until set', () => {
-    const optional = new Set(['url', 'tokenFile', 'refreshTokenFile', 'tokensDir', 'rate', 'http.caFile', 'daemon.leaderElect']);
+    const optional = new Set(['url', 'tokenFile', 'refreshTokenFile', 'tokensDir', 'rate', 'http.caFile', 'daemon.leaderElect', 'daemon.approvalsFile']);
     const value = (path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaultSettings);
     for (const key of schemaKeys) if (!optional.has(key)) expect(value(key), key).not.toBeUndefined();
   });
