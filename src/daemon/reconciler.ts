@@ -274,9 +274,6 @@ export class Reconciler {
     const pending = pendingApprovalsOf(sync.plan, sync.approval);
     this.#pending = pending;
     this.#d.metrics.setPendingApprovals(pending.length);
-    for (const r of sync.results ?? []) {
-      if (r.approval !== undefined && r.status === 'applied') this.#log.info({ kind: r.kind, action: r.action, key: r.key, approval: r.approval }, 'applied with its approval');
-    }
     if (pending.length === 0) {
       this.#announced = new Set();
       return;
@@ -306,7 +303,7 @@ export class Reconciler {
     metrics.setUnmanaged('apikey', summary.unmanaged.apikey);
     for (const r of sync.results ?? []) {
       metrics.recordChange(r.kind, r.action, r.status);
-      const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}) };
+      const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}), ...(r.approval ? { approval: r.approval } : {}) };
       if (r.status === 'failed') this.#log.warn(line, 'change failed');
       else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }

@@ -94,7 +94,9 @@ function approvalSection(report: Report, paint: Paint): string[] {
     return `  ${g.hash}  ${c.action} ${c.kind} ${quoteKey(c.key)} (${g.rules.join(', ')})${approved.has(g.index) ? ' approved' : ''}`;
   };
   const out = [paint('yellow', title), ...gates.map(line)];
-  if (pending.length > 0) out.push(`  To approve: --approve ${setHash} (${n === 1 ? 'the change listed' : `all ${n} listed`}), or a change's own hash; applying a reviewed saved plan (amsync apply) approves them.`);
+  // A plan the policy refuses is not applied, approved or not: say that instead (the error says why).
+  if (status.review.violations.length > 0) out.push('  The policy refuses this plan (the error says why): approving these would not apply it.');
+  else if (pending.length > 0) out.push(`  To approve: --approve ${setHash} (${n === 1 ? 'the change listed' : `all ${n} listed`}), or a change's own hash; applying a reviewed saved plan (amsync apply) approves them.`);
   return out;
 }
 

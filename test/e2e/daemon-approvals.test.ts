@@ -124,7 +124,7 @@ describe('the daemon holds a change that needs approval until the approvals file
     expect(await pendingGauge(metrics)).toBe(0);
     expect(d.status().pendingApprovals).toEqual([]);
     expect(await (await fetch(`${d.url}/readyz`)).text()).toBe('ready: ok\n');
-    expect(sink.lines.some((l) => l.msg === 'applied with its approval' && l.approval === hash && l.key === 'ops-root')).toBe(true);
+    expect(sink.lines.some((l) => l.msg === 'change applied' && l.approval === hash && l.key === 'ops-root')).toBe(true);
     expect(events).toHaveLength(1);
     // Nothing the daemon said holds a secret.
     expect(sink.text()).not.toContain(PASSWORD);
