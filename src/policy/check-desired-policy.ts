@@ -1,6 +1,6 @@
 import type { AccessPolicy, DesiredApikey, DesiredState, Diagnostic, SourcePosition } from '../model/index.js';
 import { diagnosticCodes } from '../model/index.js';
-import { compileNamePattern } from '../glob/index.js';
+import { compileNamePattern, namePatternProblem } from '../glob/index.js';
 import { quote } from '../yaml/index.js';
 
 /**
@@ -21,8 +21,8 @@ export function checkDesiredPolicy(desired: DesiredState): Diagnostic[] {
   const violation = (rule: string, message: string, path: string, position: SourcePosition | undefined): void => {
     out.push({ severity: 'error', code: diagnosticCodes.policyViolation, rule, message: `${message} (policy rule ${rule}${where})`, path, ...(position ? { position } : {}) });
   };
-  const usernameOk = policy.usernamePattern === undefined ? undefined : compileNamePattern(policy.usernamePattern);
-  const nameOk = policy.apikeyNamePattern === undefined ? undefined : compileNamePattern(policy.apikeyNamePattern);
+  const usernameOk = matcher(policy.usernamePattern);
+  const nameOk = matcher(policy.apikeyNamePattern);
   const levels = policy.levels === undefined ? undefined : new Set(policy.levels);
 
   const userPath = indexer('sshUsers');
@@ -65,6 +65,12 @@ export function checkDesiredPolicy(desired: DesiredState): Diagnostic[] {
     );
   }
   return out;
+}
+
+/** A pattern's matcher; none for a pattern the file check refused already (invalid_pattern). */
+function matcher(pattern: string | undefined): ((name: string) => boolean) | undefined {
+  if (pattern === undefined || namePatternProblem(pattern) !== undefined) return undefined;
+  return compileNamePattern(pattern);
 }
 
 /** The key's roles the policy forbids, by id, or by name where both are names (before they are resolved). */
