@@ -17,7 +17,9 @@ const allowed = {
   yaml: ['model', 'errors'],
   secrets: ['model', 'errors'],
   settings: ['model', 'errors', 'yaml', 'secrets'],
-  desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text'],
+  // Pure, like plan/: the file's items against its policy, a plan's gates and their hashes (issue 19).
+  policy: ['model', 'glob', 'yaml', 'text'],
+  desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text', 'policy'],
   plan: ['model', 'errors', 'text'],
   report: ['model', 'plan', 'text'],
   'saved-plan': ['model', 'errors', 'plan', 'report', 'secrets', 'text'],
@@ -27,8 +29,8 @@ const allowed = {
   audit: ['model', 'errors', 'secrets'],
   notify: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'text', 'time'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
-  sync: ['model', 'errors', 'plan', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text'],
+  sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml'],
   emulator: ['errors'],
 };
 

@@ -59,6 +59,25 @@ export default tseslint.config(
     },
   },
   {
+    // Pure as plan/ is; node:crypto only, for the approval hashes (sha256 is a function of its input).
+    files: ['src/policy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ioModules.map((name) => ({ name, message: 'src/policy/ is pure: no I/O (DESIGN.md §10).' })),
+        patterns: [
+          { group: ['node:*', '!node:crypto'], message: 'src/policy/ is pure: no Node built-ins but node:crypto.' },
+          { regex: '^\\.\\./(?!model/|glob/|yaml/|text/)', message: 'src/policy/ imports model, glob, yaml and text only.' },
+          throughIndex,
+        ],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'src/policy/ is pure: pass values in.' },
+        { name: 'Date', message: 'src/policy/ is pure: no clock.' },
+        { name: 'console', message: 'src/policy/ is pure: no logging.' },
+        { name: 'fetch', message: 'src/policy/ is pure: no I/O.' }],
+    },
+  },
+  {
     files: ['src/model/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'src/model/ imports nothing outside itself.' }] }],

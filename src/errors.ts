@@ -36,11 +36,13 @@ export class InvalidInputError extends AmsyncError {
 /**
  * A safety guard refused the run and nothing was changed: deletion budget, stale saved plan,
  * empty desired set with prune, another writer holding the lock, a saved plan whose service
- * was not confirmed. Exit 3.
+ * was not confirmed, a plan that breaks the policy. Exit 3. `approval_required` is the one
+ * that comes after the rest of a plan was applied: only the changes that needed an approval
+ * were not written.
  */
 export class SafetyError extends AmsyncError {
   constructor(
-    code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch' | 'writer_locked' | 'not_leader' | 'plan_url_unconfirmed',
+    code: 'deletion_budget' | 'stale_plan' | 'empty_prune' | 'plan_mismatch' | 'writer_locked' | 'not_leader' | 'plan_url_unconfirmed' | 'policy_violation' | 'approval_required',
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -1,7 +1,7 @@
 export { applyPlan } from './apply-plan.js';
 export type { ApplyOptions } from './apply-plan.js';
 export type { ApikeyBody, PasswordRecorder, ServiceWriter, SshUserBody, WriteOutcome } from './service-writer.js';
-export { schedule } from './schedule.js';
+export { heldWith, schedule } from './schedule.js';
 export { protectMatcher } from './protect-matcher.js';
 export { executePlan } from './execute-plan.js';
 export type { ExecuteInput, ExecuteOutcome } from './execute-plan.js';

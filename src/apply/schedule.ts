@@ -77,3 +77,25 @@ function targetName(c: Change): string | undefined {
   if (c.action === 'create') return c.key;
   return 'username' in c.fields ? String(c.fields.username!.after) : undefined;
 }
+
+/**
+ * The changes held back when `held` are not applied: those, and every change that waits for
+ * one of them, directly or through another (a create that needs the name a held delete
+ * frees, a rename that waits for it). Applying such a change anyway would meet the old
+ * holder of the name (409) and adopt an item the file wants gone.
+ */
+export function heldWith(changes: readonly Change[], actual: ActualState, held: Iterable<number>): Set<number> {
+  const out = new Set(held);
+  if (out.size === 0) return out;
+  const { dependsOn } = schedule(changes, actual);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [i, dep] of dependsOn) {
+      if (out.has(dep) && !out.has(i)) {
+        out.add(i);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}

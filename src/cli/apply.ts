@@ -14,9 +14,12 @@ import { appendStepSummary, publishReport, reportDocument, writeReportFile } fro
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
 import { LiveOutput } from './live-output.js';
 import type { ServiceContext } from './service-context.js';
+import { desiredFilesOf, filesHash, type DesiredSource, type LoadedFile } from '../desired/index.js';
 import {
   addConnectionOptions,
   addFileOption,
+  describeSource,
+  resolveDesiredSource,
   addLocalStateOptions,
   addWriterOptions,
   addOutputOptions,
@@ -54,15 +57,18 @@ export function registerApplyCommand(program: Command, ctx: CommandContext): voi
     .command('apply')
     .argument('<PLANFILE>', 'a plan saved by `amsync plan --out PLANFILE`')
     .description('apply a saved plan exactly as reviewed, or refuse (exit 3, nothing written) if the desired file or the service changed since it was made');
-  addFileOption(cmd, 'the desired-state file where it is now, when it moved since the plan was made (default: the plan\'s)');
+  addFileOption(cmd, "the desired-state file (or files, or folder) where it is now, when it moved since the plan was made (default: the plan's)");
   addReportOption(addOutputOptions(addWriterOptions(addLocalStateOptions(addConnectionOptions(cmd)))));
-  refuseOptions(
-    cmd,
-    planShapingFlags.map(({ flags, flag }) => ({
+  refuseOptions(cmd, [
+    ...planShapingFlags.map(({ flags, flag }) => ({
       flags,
       message: `${flag} shapes a new plan; \`amsync apply\` applies a saved plan with the settings it was made with. Plan again: amsync plan ${flag} … --out PLANFILE`,
     })),
-  ).action(async (planFile: string, opts: ApplyCommandOptions) => {
+    {
+      flags: '--approve <HASH>',
+      message: '--approve is not needed: the changes a saved plan records as needing approval were approved by its review, and `amsync apply` applies them (after checking the policy gates exactly these)',
+    },
+  ]).action(async (planFile: string, opts: ApplyCommandOptions) => {
     await runApplyCommand(planFile, opts, ctx.io);
   });
 }
@@ -85,14 +91,15 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   const env = io.env;
   checkSavedPlan(saved, planFile, version);
   // -f points at the file where it is now (another checkout); it must still be the same bytes.
-  const desiredFile = opts.file ?? saved.desiredFile;
-  const before = await hashIfReadable(desiredFile);
-  if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before);
+  const source = desiredSourceOf(saved, opts, io.env);
+  const desiredFile = describeSource(source);
+  const before = await hashIfReadable(source);
+  if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before.hash, before.files);
 
   // The progress of the listing and the writes, on a terminal; logs pass above it.
   const live = new LiveOutput(io, { streamResults: false, color: false });
   live.expect(saved.plan);
-  const context = await serviceContextFor(saved, { ...opts, file: desiredFile }, io, live.logStream).catch((error: unknown) => {
+  const context = await serviceContextFor(saved, { ...opts, file: source.paths, recursive: source.recursive === true }, io, live.logStream).catch((error: unknown) => {
     live.close();
     throw error;
   });
@@ -110,6 +117,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desiredFile,
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
+      desiredFiles: loaded.files,
       service: context.service(live),
       passwordState: () => context.passwordState(),
       tokenSink: context.tokenSink(),
@@ -132,6 +140,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       command: 'apply',
       planFile,
       ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+      ...(loaded.files.length > 1 ? { sources: true } : {}),
+      approval: outcome.approval,
     };
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
@@ -200,13 +210,27 @@ async function reportRefusal(error: SafetyError, saved: SavedPlan, planFile: str
   else await appendStepSummary(env, `### amsync apply: refused\n\n${mdText(error.message)} **Nothing was written.**\n`);
   if (opts.report === undefined) return;
   const detail = error instanceof StalePlanError && error.staleness.reason === 'service' ? { serviceChanges: error.staleness.changes } : {};
-  const report: Report = { plan: saved.plan, dryRun: true, file: opts.file ?? saved.desiredFile, command: 'apply', planFile };
+  const report: Report = { plan: saved.plan, dryRun: true, file: describeSource(desiredSourceOf(saved, opts, env)), command: 'apply', planFile };
   await writeReportFile(opts.report, reportDocument(report, new Date(), { code: error.code, message: error.message, ...detail }));
 }
 
-async function hashIfReadable(path: string): Promise<string | undefined> {
+/**
+ * The desired state to apply the plan with: `-f` (where the files are now), else the plan's
+ * own: the paths it was made from, with --recursive as it was.
+ */
+function desiredSourceOf(saved: SavedPlan, opts: ApplyCommandOptions, env: Env): DesiredSource {
+  if (opts.file !== undefined) return resolveDesiredSource(opts, env);
+  const sources = saved.desiredSources;
+  if (sources === undefined) return { paths: [saved.desiredFile] };
+  return { paths: sources.paths, ...(sources.recursive === true || opts.recursive === true ? { recursive: true } : {}) };
+}
+
+/** The hash the plan compares (of the one file, or of every file), and each file's. */
+async function hashIfReadable(source: DesiredSource): Promise<{ hash: string; files: LoadedFile[] } | undefined> {
   try {
-    return createHash('sha256').update(await readBounded(path)).digest('hex');
+    const files: LoadedFile[] = [];
+    for (const file of await desiredFilesOf(source)) files.push({ file, hash: createHash('sha256').update(await readBounded(file)).digest('hex') });
+    return { hash: files.length === 1 ? files[0]!.hash : filesHash(files), files };
   } catch {
     return undefined; // loading it says why, with the desired file's own errors (exit 65)
   }

@@ -35,6 +35,10 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
     .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
     .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
+    .option(
+      '--approvals <FILE>',
+      'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
+    )
     .action(async (opts: ServiceOptions) => {
       const code = await runDaemon(opts, ctx.io);
       if (code !== 0) ctx.setExitCode(code);
@@ -75,7 +79,24 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
       // term's signal, so no write starts after it.
       sync: (desired, options) =>
-        service.sync(desired, { dryRun: options.dryRun, pruneAll: opts.prune, signal: options.signal, trigger: auditTrigger(options.reasons), ...(elector ? { stopWrites: elector.term } : {}) }),
+        service.sync(desired, {
+          dryRun: options.dryRun,
+          pruneAll: opts.prune,
+          signal: options.signal,
+          approvals: options.approvals,
+          trigger: auditTrigger(options.reasons),
+          ...(elector ? { stopWrites: elector.term } : {}),
+        }),
+      // Changes that wait for an approval, announced once each: logged, and told to the webhooks.
+      onApprovalsPending: (event) => {
+        log.info({ setHash: event.setHash, added: event.added.map((p) => p.hash) }, 'approvals pending');
+        service.notify({
+          event: 'approvals_pending',
+          changes: event.pending.map((p) => ({ kind: p.kind, action: p.action, key: p.key })),
+          summary: { pending: event.pending.length, added: event.added.length },
+          message: `${event.pending.length} change${event.pending.length === 1 ? '' : 's'} wait for an approval: list ${event.setHash} (all) or a change's hash in the approvals file`,
+        });
+      },
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       // The context of the moment: a settings reload brings its own webhooks.
       notify: (event) => service.notify(event),
@@ -109,7 +130,7 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
       credentialStatus: () => service.client().credentialStatus(),
       logger: log,
       metrics,
-      options: { file: service.file, ...service.settings.daemon },
+      options: { file: service.file, watch: service.source.paths, ...service.settings.daemon },
     });
   } catch (error) {
     await elector?.stop();
@@ -168,8 +189,9 @@ function errorMessage(error: unknown): string {
 }
 
 function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs } = settings.daemon;
-  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs };
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile } = settings.daemon;
+  // approvalsFile is always present: unset in the settings now means unset here.
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile };
 }
 
 /** The client's events feed the metrics; returns the unsubscribe. */

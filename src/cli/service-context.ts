@@ -2,14 +2,14 @@ import { resolve } from 'node:path';
 import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
 import { type Timers } from '../time/index.js';
 import { clientService, acquireWriterLock, writerLockPath } from '../apply/index.js';
-import { runSync, syncEvents, type SyncOutcome } from '../sync/index.js';
+import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
 import type { HeldLock, ServiceWriter } from '../apply/index.js';
 import { UsageError } from '../errors.js';
-import type { ChangeResult, DesiredState, Diagnostic, NotifyEvent, Plan } from '../model/index.js';
+import type { ChangeResult, DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
-import { loadDesired, readSecretFile, secretFilesOf } from '../desired/index.js';
+import { desiredFoldersOf, loadDesired, readSecretFile, secretFilesOf, type DesiredSource, type LoadedFile } from '../desired/index.js';
 import { revisionFromEnv, type AuditTrigger } from '../audit/index.js';
 import { Notifier, resolveWebhooks } from '../notify/index.js';
 import { AuditTrail, type AuditHooks } from './audit-trail.js';
@@ -18,13 +18,19 @@ import { checkLocalInputs } from './check-local-inputs.js';
 import { clientOptionsFrom } from './client-options.js';
 import type { CliIo, OutputStream } from './io.js';
 import { observedClient, observedService, type ServiceObserver } from './observed-service.js';
-import { resolveDesiredFile, resolveSettings, type ServiceOptions } from './shared-options.js';
+import { describeSource, resolveDesiredSource, resolveSettings, type ServiceOptions } from './shared-options.js';
 
 export interface LoadedDesiredState {
   readonly desired: DesiredState;
   readonly warnings: readonly Diagnostic[];
+  /** sha256 of the file, or of the files (filesHash) when there are several. */
   readonly fileHash: string;
-  /** The desired file and every secret file it references (the daemon watches them). */
+  /** Every desired-state file read, with its hash, in load order. */
+  readonly files: readonly LoadedFile[];
+  /**
+   * The desired files, the folders given to -f (a file added to one or removed changes its
+   * listing) and every secret file they reference: the daemon watches them.
+   */
   readonly watchFiles: string[];
 }
 
@@ -34,6 +40,8 @@ export interface SyncOptions {
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
+  /** `--approve`, or the daemon's approvals file: hashes that approve gated changes. */
+  readonly approvals?: Iterable<string>;
   readonly onResult?: (result: ChangeResult) => void;
   /** Cancels every request of this sync (the daemon's run deadline). */
   readonly signal?: AbortSignal;
@@ -43,7 +51,7 @@ export interface SyncOptions {
    */
   readonly stopWrites?: AbortSignal;
   /** Shown the plan before anything is written; false cancels (see runSync). */
-  readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
+  readonly beforeApply?: SyncInput['beforeApply'];
   /** Told of every page listed and every write started (the live output). */
   readonly observer?: ServiceObserver;
   /** What started this run, for the audit log. @default 'manual' */
@@ -63,7 +71,10 @@ export interface ContextOverrides {
 /** What every command that talks to the service needs, built once from flags and env. */
 export interface ServiceContext {
   readonly settings: Settings;
+  /** The desired state's name in headings and messages (the -f paths, joined). */
   readonly file: string;
+  /** Where the desired state is read from: -f as given, or AMSYNC_FILE. */
+  readonly source: DesiredSource;
   readonly logger: Logger;
   loadDesired(): Promise<LoadedDesiredState>;
   /** The client, created on first use; throws UsageError without a URL or token. */
@@ -97,7 +108,8 @@ export const noUrlMessage =
 export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
   const env = io.env;
   const settings = await resolveSettings(opts, env);
-  const file = resolveDesiredFile(opts, env);
+  const source = resolveDesiredSource(opts, env);
+  const file = describeSource(source);
   const logger =
     overrides.logger ??
     createLogger({ level: settings.logLevel, destination: overrides.logStream ?? io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
@@ -154,14 +166,17 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
   return {
     settings,
     file,
+    source,
     logger,
     async loadDesired() {
-      const loaded = await loadDesired(file, env);
+      const loaded = await loadDesired(source, env);
+      const folders = await desiredFoldersOf(source);
       return {
         desired: loaded.value,
         warnings: loaded.warnings,
         fileHash: loaded.fileHash,
-        watchFiles: [resolve(file), ...secretFilesOf(loaded.value)],
+        files: loaded.files,
+        watchFiles: [...new Set([...loaded.files.map((f) => resolve(f.file)), ...folders.map((d) => resolve(d)), ...secretFilesOf(loaded.value)])],
       };
     },
     client: getClient,
@@ -194,6 +209,7 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
         maxDeletes: settings.maxDeletes,
         allowEmptyPrune: options.allowEmptyPrune,
         deleteDuplicateApikeys: options.deleteDuplicateApikeys,
+        ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
         dryRun: options.dryRun,
         tokenSink: tokenSink(),
         onResult: (result) => {
@@ -204,11 +220,11 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
         acquireLock: writerLock,
         maxInFlight: settings.concurrency,
         signal: options.stopWrites,
-        beforeApply: async (plan, roleNames) => {
-          const go = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames);
+        beforeApply: async (plan, roleNames, approval) => {
+          const answer = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames, approval);
           // Opened before the first write: a log that cannot be opened stops the run here.
-          if (go && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
-          return go;
+          if (answer !== false && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
+          return answer;
         },
       });
     },

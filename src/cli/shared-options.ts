@@ -1,4 +1,6 @@
+import { delimiter } from 'node:path';
 import { Option, type Command } from 'commander';
+import type { DesiredSource } from '../desired/index.js';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { quote } from '../yaml/index.js';
@@ -12,7 +14,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** The options the commands that talk to the service register, as commander hands them over (camelCase). */
 export interface ServiceOptions {
-  readonly file?: string;
+  /** `-f`, given once or several times (commander collects them). */
+  readonly file?: string | readonly string[];
+  /** `--recursive`: folders given to -f are read with their subfolders. */
+  readonly recursive?: boolean;
   readonly url?: string;
   readonly tokenFile?: string;
   readonly refreshTokenFile?: string;
@@ -41,6 +46,8 @@ export interface ServiceOptions {
   readonly mode?: DaemonMode;
   readonly leaderElect?: string;
   readonly runDeadlineMs?: number;
+  /** `--approvals FILE` (daemon). */
+  readonly approvals?: string;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
   /** Only ever set by someone trying `--refresh-token`, which is refused. */
@@ -75,9 +82,19 @@ function tokenFlagError(): UsageError {
   );
 }
 
-/** `-f`: the desired-state file. */
-export function addFileOption(cmd: Command, description = 'desired-state file (default: $AMSYNC_FILE, else ./access.yaml)'): Command {
-  return cmd.option('-f, --file <FILE>', description);
+/** `-f`, repeatable, and `--recursive`: the desired-state file, files or folders. */
+export function addFileOption(
+  cmd: Command,
+  description = 'desired-state file, or a folder of them (every *.yaml and *.yml, by name); repeat for several files, each owning its items (default: $AMSYNC_FILE, several separated by the path delimiter, else ./access.yaml)',
+): Command {
+  return cmd
+    .option('-f, --file <FILE>', description, collectFiles)
+    .option('--recursive', "read the subfolders of a folder given to -f too (names starting with '.' are skipped)");
+}
+
+/** Commander's parser for a repeatable -f. */
+export function collectFiles(value: string, previous: readonly string[] | string | undefined): string[] {
+  return [...(previous === undefined ? [] : typeof previous === 'string' ? [previous] : previous), value];
 }
 
 /**
@@ -176,9 +193,25 @@ const formatRule: FieldRule<OutputFormat> = {
   fromText: (text) => ((outputFormats as readonly string[]).includes(text) ? text : undefined),
 };
 
-/** `-f`: the flag, else AMSYNC_FILE, else ./access.yaml. */
-export function resolveDesiredFile(opts: Pick<ServiceOptions, 'file'>, env: Env): string {
-  return opts.file ?? (env.AMSYNC_FILE || 'access.yaml');
+/**
+ * `-f` (each time given), else AMSYNC_FILE (several paths separated by the platform's path
+ * delimiter, `:` on Linux and macOS), else ./access.yaml.
+ */
+export function resolveDesiredSource(opts: Pick<ServiceOptions, 'file' | 'recursive'>, env: Env): DesiredSource {
+  const given = opts.file === undefined ? [] : typeof opts.file === 'string' ? [opts.file] : [...opts.file];
+  const fromEnv = (env.AMSYNC_FILE ?? '').split(delimiter).filter((p) => p !== '');
+  const paths = given.length > 0 ? given : fromEnv.length > 0 ? fromEnv : ['access.yaml'];
+  return { paths, ...(opts.recursive === true ? { recursive: true } : {}) };
+}
+
+/** The desired state's name in headings and messages: the one path, or all of them. */
+export function describeSource(source: DesiredSource): string {
+  return source.paths.join(', ');
+}
+
+/** `-f` as one name: the flag, else AMSYNC_FILE, else ./access.yaml (several: joined). */
+export function resolveDesiredFile(opts: Pick<ServiceOptions, 'file' | 'recursive'>, env: Env): string {
+  return describeSource(resolveDesiredSource(opts, env));
 }
 
 /** `--json` is `--format json`; with `--format text` or `markdown` it is a contradiction. */

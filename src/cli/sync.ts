@@ -1,14 +1,15 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { writeSavedPlan, passwordReferences, toSavedPlan } from '../saved-plan/index.js';
-import type { SyncOutcome } from '../sync/index.js';
+import { writeSavedPlan, passwordReferences, toSavedPlan, type SavedApprovals } from '../saved-plan/index.js';
+import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
+import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
 import type { TokenError } from '../apply/index.js';
-import { AmsyncError, ChangesFailedError, exitCodes, InvalidInputError, UsageError } from '../errors.js';
-import type { ChangeResult, Plan } from '../model/index.js';
+import { AmsyncError, ChangesFailedError, exitCodes, InvalidInputError, SafetyError, UsageError } from '../errors.js';
+import type { ApprovalStatus, ChangeResult, Plan } from '../model/index.js';
 import { applySummary, renderPlanText, type Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { askApproval } from './confirm.js';
+import { askApproval, askApprovalOfGated } from './confirm.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { isInteractive, useColor } from './io.js';
@@ -25,6 +26,7 @@ import {
   addWriterOptions,
   addOutputOptions,
   addPlanOutputOptions,
+  badFlag,
   resolveFormat,
   type ServiceOptions,
 } from './shared-options.js';
@@ -40,6 +42,8 @@ export interface SyncCommandOptions extends ServiceOptions {
   readonly report?: string;
   /** `--auto-approve`: apply without asking at a terminal. */
   readonly autoApprove?: boolean;
+  /** `--approve HASH`, repeatable: approves gated changes (a change's hash, or the whole set's). */
+  readonly approve?: readonly string[];
 }
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
@@ -47,7 +51,12 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     .command('sync')
     .description('plan, then apply the plan (unless --dry-run); at a terminal, asks before writing')
     .option('--dry-run', 'show the plan and change nothing (same as `amsync plan`)')
-    .option('--auto-approve', 'apply without asking for approval at a terminal (elsewhere, as in CI, sync never asks)');
+    .option('--auto-approve', 'apply without asking for approval at a terminal (elsewhere, as in CI, sync never asks); never approves a change the policy gates: that takes --approve')
+    .option(
+      '--approve <HASH>',
+      "approve a change the policy gates (superuser, approveRoles, approveDeletesOver): its approval hash from the plan, or the plan's hash of the whole set; repeatable. Without it such changes are not written and sync exits 3 after applying the rest",
+      collectApproval,
+    );
   addPlanCommandOptions(addWriterOptions(cmd)).action(async (opts: SyncCommandOptions) => {
     await runSyncCommand(opts, Boolean(opts.dryRun), ctx);
   });
@@ -62,6 +71,12 @@ export function addPlanCommandOptions(cmd: Command): Command {
       .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of')
       .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes'),
   );
+}
+
+/** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
+function collectApproval(value: string, previous: readonly string[] | undefined): string[] {
+  if (normaliseApproval(value) === undefined) throw badFlag('--approve', `an approval hash (${approvalHashLength} hex digits, as the plan prints it)`, value);
+  return [...(previous ?? []), value];
 }
 
 /** `--report FILE`, for every command that prints a report (plan, sync, apply). */
@@ -104,27 +119,37 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     context.client(); // a missing URL or token is a usage error, found before any request
     const log = context.logger.child({ component: 'sync' });
     let shown = false;
+    const sources = loaded.files.length > 1;
     const outcome = await context.sync(loaded.desired, {
       dryRun,
       rotatePasswords: opts.rotatePasswords,
       pruneAll: opts.prune,
       allowEmptyPrune: opts.allowEmptyPrune,
       deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+      approvals: opts.approve ?? [],
       ...(interrupts ? { stopWrites: interrupts.signal } : {}),
       observer: live,
       onResult: (r) => {
         log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
         live.onResult(r);
       },
-      beforeApply: async (plan, roleNames) => {
+      beforeApply: async (plan, roleNames, approval) => {
         live.pause();
         if (format === 'text') {
-          live.print(renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }) }, { color }));
+          live.print(renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }), sources, approval }, { color }));
           shown = true;
         }
-        if (plan.changes.length > 0 && ask && !(await askApproval(io, interrupts?.signal))) return false;
-        live.startApply(plan);
-        return true;
+        const approved = new Set(approval.approved);
+        const pending = approval.review.gates.filter((g) => !approved.has(g.index));
+        let answer: boolean | ApprovalAnswer = true;
+        if (plan.changes.length > 0 && ask) {
+          answer = pending.length === 0 ? await askApproval(io, interrupts?.signal) : await askApprovalOfGated(io, approval, plan.changes.length, interrupts?.signal);
+        }
+        if (answer === false) return false;
+        const typed = answer === true ? new Set<number>() : new Set(matchApprovals(approval.review, answer.approve).approved);
+        const held = new Set(pending.filter((g) => !typed.has(g.index)).map((g) => g.index));
+        live.startApply({ ...plan, changes: plan.changes.filter((_, i) => !held.has(i)) });
+        return answer;
       },
     });
     live.close();
@@ -146,6 +171,8 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
       file: context.file,
       planFile,
       ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+      ...(sources ? { sources: true } : {}),
+      ...(outcome.approval ? { approval: outcome.approval } : {}),
     };
     // The plan and each result are out already; what is left is the apply's summary line.
     if (shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? applySummary(outcome.results) : '');
@@ -160,8 +187,11 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
     if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnAuditFailure(context.auditTrail());
+    const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
+    for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
+    if (!dryRun && outcome.approval) throwIfWithheld(outcome.plan, outcome.approval);
     if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
   } catch (error) {
     notifyFailure(context, error);
@@ -205,14 +235,35 @@ export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | u
   }
 }
 
+/**
+ * Exit 3 when changes that need approval were not written (Argo CD's Prune=confirm: the rest
+ * was applied, and CI notices), saying how to approve them.
+ */
+function throwIfWithheld(plan: Plan, approval: ApprovalStatus): void {
+  if (approval.withheld.length === 0) return;
+  const approved = new Set(approval.approved);
+  const pending = approval.review.gates.filter((g) => !approved.has(g.index));
+  const n = approval.withheld.length;
+  const list = pending.map((g) => `${g.hash} (${plan.changes[g.index]!.action} ${plan.changes[g.index]!.kind} ${JSON.stringify(plan.changes[g.index]!.key)}: ${g.rules.join(', ')})`).join(', ');
+  throw new SafetyError(
+    'approval_required',
+    `${n} change${n === 1 ? '' : 's'} not written: ${pending.length === 1 ? 'it needs' : `${pending.length} need`} approval: ${list}${n > pending.length ? `, and ${n - pending.length} wait${n - pending.length === 1 ? 's' : ''} for them` : ''}; the other changes were applied. After review, run again with --approve ${approval.review.setHash} (all of them) or each change's hash, or apply a reviewed saved plan (amsync plan --out plan.json; amsync apply plan.json)`,
+  );
+}
+
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
 async function savePlan(planFile: string, context: ServiceContext, loaded: LoadedDesiredState, outcome: SyncOutcome, opts: SyncCommandOptions): Promise<void> {
-  const desiredDir = dirname(resolve(context.file));
+  // Secret file references are relative to the desired file's folder; of several files, to the first's.
+  const desiredDir = dirname(resolve(loaded.files[0]?.file ?? context.file));
   const saved = toSavedPlan({
     amsyncVersion: version,
     createdAt: new Date().toISOString(),
     desiredFile: context.file,
     desiredFileHash: loaded.fileHash,
+    // Several files: apply reads the same paths and names the file that moved.
+    ...(loaded.files.length > 1 || context.source.paths.length > 1
+      ? { desiredSources: { paths: context.source.paths, ...(context.source.recursive ? { recursive: true } : {}), files: loaded.files.map((f) => ({ file: f.file, hash: f.hash })) } }
+      : {}),
     serviceUrl: context.settings.url!,
     settings: {
       prune: outcome.policy.prune,
@@ -224,6 +275,7 @@ async function savePlan(planFile: string, context: ServiceContext, loaded: Loade
     },
     actualFingerprint: outcome.actualFingerprint,
     plan: outcome.plan,
+    ...approvalsOf(outcome),
     passwords: passwordReferences(outcome.plan, loaded.desired, (abs) => relative(desiredDir, abs).split('\\').join('/')),
     actual: outcome.actual,
   });
@@ -232,4 +284,11 @@ async function savePlan(planFile: string, context: ServiceContext, loaded: Loade
   } catch (error) {
     throw new AmsyncError('plan_unwritable', `cannot write the plan file ${planFile}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
   }
+}
+
+/** The gated changes of a plan being saved: the review of the saved plan approves them. */
+function approvalsOf(outcome: SyncOutcome): { approvals?: SavedApprovals } {
+  const review = outcome.approval?.review;
+  if (!review || review.gates.length === 0 || review.setHash === undefined) return {};
+  return { approvals: { setHash: review.setHash, changes: review.gates.map((g) => ({ index: g.index, hash: g.hash, rules: [...g.rules] })) } };
 }

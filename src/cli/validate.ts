@@ -7,11 +7,12 @@ import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import type { Env } from './io.js';
-import { resolveDesiredFile } from './shared-options.js';
+import { collectFiles, describeSource, resolveDesiredSource } from './shared-options.js';
 import { errText } from './output.js';
 
 interface ValidateOptions {
-  readonly file?: string;
+  readonly file?: string | readonly string[];
+  readonly recursive?: boolean;
   readonly json?: boolean;
   readonly settings?: string;
   readonly requireSecrets?: boolean;
@@ -27,7 +28,10 @@ export interface ValidateCounts {
 /** What `amsync validate --json` prints. */
 export interface ValidateReport {
   readonly valid: boolean;
+  /** The -f paths, joined. */
   readonly file: string;
+  /** Every file read, when there are several (a folder, or -f given more than once). */
+  readonly files?: readonly string[];
   readonly counts: ValidateCounts | null;
   readonly warnings: readonly Diagnostic[];
   readonly errors: readonly Diagnostic[];
@@ -44,7 +48,8 @@ export function registerValidateCommand(program: Command, ctx: CommandContext): 
   program
     .command('validate')
     .description('check a desired-state file (and the settings) offline; sends nothing')
-    .option('-f, --file <FILE>', 'desired-state file (default: $AMSYNC_FILE, else ./access.yaml)')
+    .option('-f, --file <FILE>', 'desired-state file, or a folder of them; repeat for several files, each owning its items (default: $AMSYNC_FILE, else ./access.yaml)', collectFiles)
+    .option('--recursive', "read the subfolders of a folder given to -f too (names starting with '.' are skipped)")
     .option('--json', 'print one JSON document: {valid, file, counts, warnings, errors}')
     .option('--settings <FILE>', 'also check this settings file (AMSYNC_SETTINGS)')
     .option('--require-secrets', 'fail (65) when a password variable is unset or a secret file unreadable, as plan and sync do; by default that is a warning, so CI jobs without secrets can validate')
@@ -53,7 +58,7 @@ export function registerValidateCommand(program: Command, ctx: CommandContext): 
       if (opts.json === true) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       if (!report.valid) {
         // The entry prints these to stderr and exits 65.
-        const inFile = report.errors.filter((d) => d.position?.file === report.file || d.code === 'file_unreadable').length;
+        const inFile = report.errors.filter((d) => desiredDiagnostics.has(d)).length;
         const what = inFile > 0 ? report.file : 'settings';
         throw new InvalidInputError(`${what}: invalid — ${plural(report.errors.length, 'error')}; nothing was sent`, [...report.errors, ...report.warnings], inFile > 0 ? 'desired_invalid' : 'settings_invalid');
       }
@@ -63,18 +68,26 @@ export function registerValidateCommand(program: Command, ctx: CommandContext): 
     });
 }
 
+/** Findings about the desired files (the others are about the settings): what the exit message names. */
+const desiredDiagnostics = new WeakSet<Diagnostic>();
+
 /** Runs every check and gathers the findings; throws only for what is not about the input. */
 export async function validate(opts: ValidateOptions, env: Env): Promise<ValidateReport> {
-  const file = resolveDesiredFile(opts, env);
+  const source = resolveDesiredSource(opts, env);
+  const file = describeSource(source);
   const errors: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
   let state: DesiredState | undefined;
+  let files: readonly string[] | undefined;
   try {
-    const loaded = await loadDesired(file, env, { secrets: opts.requireSecrets === true ? 'require' : 'warn' });
+    const loaded = await loadDesired(source, env, { secrets: opts.requireSecrets === true ? 'require' : 'warn' });
+    for (const d of loaded.warnings) desiredDiagnostics.add(d);
     state = loaded.value;
+    if (loaded.files.length > 1) files = loaded.files.map((f) => f.file);
     warnings.push(...loaded.warnings);
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
+    for (const d of error.diagnostics) desiredDiagnostics.add(d);
     split(error.diagnostics, errors, warnings);
   }
   try {
@@ -83,7 +96,7 @@ export async function validate(opts: ValidateOptions, env: Env): Promise<Validat
     if (!(error instanceof InvalidInputError)) throw error;
     split(error.diagnostics, errors, warnings);
   }
-  return { valid: errors.length === 0, file, counts: state ? countsOf(state) : null, warnings, errors };
+  return { valid: errors.length === 0, file, ...(files ? { files } : {}), counts: state ? countsOf(state) : null, warnings, errors };
 }
 
 function split(diagnostics: readonly Diagnostic[], errors: Diagnostic[], warnings: Diagnostic[]): void {
@@ -100,7 +113,8 @@ export function summaryLine(report: ValidateReport): string {
   const c = report.counts ?? { sshUsers: 0, apikeys: 0, absent: 0 };
   const absent = c.absent > 0 ? ` (${c.absent} absent)` : '';
   const warnings = report.warnings.length === 0 ? 'no warnings' : plural(report.warnings.length, 'warning');
-  return `${report.file}: valid — ${plural(c.sshUsers, 'SSH user')}, ${plural(c.apikeys, 'apikey')}${absent}, ${warnings}`;
+  const files = report.files ? ` (${plural(report.files.length, 'file')})` : '';
+  return `${report.file}${files}: valid — ${plural(c.sshUsers, 'SSH user')}, ${plural(c.apikeys, 'apikey')}${absent}, ${warnings}`;
 }
 
 function plural(n: number, noun: string): string {

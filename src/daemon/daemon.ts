@@ -10,13 +10,26 @@ import { startHealthServer } from './health-server.js';
 import { parseListen } from './listen-address.js';
 import { defaultReadiness, liveness, readiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
 import { Reconciler, type DaemonMode, type LoadedInput } from './reconciler.js';
+import { readApprovalsFile } from './approvals-file.js';
+import type { PendingApprovalsEvent } from './pending-approvals.js';
 import { checkSchedule, cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';
 import { onSignals, type SignalSource } from './signals.js';
 import { SyncLoop, type TriggerReason } from './sync-loop.js';
 
 export interface DaemonOptions {
-  /** The desired-state file; watched even while it does not load. */
+  /** The desired-state file, as logs name it (several: their paths joined); watched even while it does not load. */
   readonly file: string;
+  /**
+   * The paths to watch before the files load: the desired files and folders as given to -f.
+   * @default [file]
+   */
+  readonly watch?: readonly string[];
+  /**
+   * The approvals file (`daemon.approvalsFile`), watched and read at every run that may write:
+   * a change the policy gates is written only once an approval listed there covers it.
+   * Unset: such changes stay pending. The daemon never applies one by itself.
+   */
+  readonly approvalsFile?: string;
   /** Cron, five fields or six (seconds first). */
   readonly schedule: string;
   /** HOST:PORT of /healthz, /readyz, /metrics; port 0 picks a free one. */
@@ -39,7 +52,7 @@ export interface DaemonOptions {
 }
 
 /** What a settings reload (SIGHUP) may change without a restart. `listen` needs one. */
-export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs' | 'runDeadlineMs'>;
+export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs' | 'runDeadlineMs' | 'approvalsFile'>;
 
 export interface DaemonDeps {
   /** Throws InvalidInputError for a bad file, an unset env secret or an unreadable secret file. */
@@ -47,8 +60,16 @@ export interface DaemonDeps {
   /**
    * One reconcile (observe mode and an invalid file: `dryRun`). `signal` aborts when the run
    * passes its deadline: every request of the run must then stop (the client's withSignal).
+   * `approvals`: the hashes the approvals file lists now (pass them to runSync).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  /**
+   * The hook for a notification (DESIGN.md §10): after a run that applied, called with the
+   * changes that wait for an approval and were not written, when some were not announced
+   * before (each change once while it waits). Called synchronously; a throw is logged and
+   * ignored. The approval hashes, kinds, keys and rules, never a secret.
+   */
+  onApprovalsPending?(event: PendingApprovalsEvent): void;
   /**
    * SIGHUP: re-read the settings and rebuild what depends on them; return the daemon options
    * they now say. Throws InvalidInputError for a bad settings file (the old ones are kept).
@@ -124,7 +145,10 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     debounceMs: options.debounceMs,
     shutdownGraceMs: options.shutdownGraceMs,
     runDeadlineMs: options.runDeadlineMs ?? defaultRunDeadlineMs,
+    ...(options.approvalsFile === undefined ? {} : { approvalsFile: options.approvalsFile }),
   };
+  // What is watched besides the files the desired state reads: the -f paths, and the approvals file.
+  const watched = (files: readonly string[]): string[] => [...(options.watch ?? [options.file]), ...files, ...(runtime.approvalsFile === undefined ? [] : [runtime.approvalsFile])];
   let stopping = false;
   let watch: FileWatch | undefined;
   let schedule: Schedule | undefined;
@@ -134,6 +158,8 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     loadDesired: () => deps.loadDesired(),
     sync: (desired, o) => deps.sync(desired, o),
     ...(deps.notify ? { notify: deps.notify } : {}),
+    readApprovals: () => (runtime.approvalsFile === undefined ? Promise.resolve({ ok: true, hashes: new Set<string>() }) : readApprovalsFile(runtime.approvalsFile)),
+    ...(deps.onApprovalsPending ? { onApprovalsPending: (e: PendingApprovalsEvent) => deps.onApprovalsPending!(e) } : {}),
     ...(deps.reloadSettings ? { reloadSettings: () => reload(deps.reloadSettings!) } : {}),
     logger: log,
     metrics,
@@ -141,7 +167,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     mode: () => (deps.mayWrite?.() === false ? 'observe' : runtime.mode),
     runDeadlineMs: () => runtime.runDeadlineMs ?? defaultRunDeadlineMs,
     onWatchFiles: (files) => {
-      watch?.setFiles([options.file, ...files]).catch((error: unknown) => log.warn({ err: errorForLog(error) }, 'could not update the watched files'));
+      watch?.setFiles(watched(files)).catch((error: unknown) => log.warn({ err: errorForLog(error) }, 'could not update the watched files'));
     },
   });
   const status = (): DaemonStatus & Readiness => {
@@ -180,6 +206,12 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     }
     if (changes.shutdownGraceMs !== undefined) runtime.shutdownGraceMs = changes.shutdownGraceMs;
     if (changes.runDeadlineMs !== undefined) runtime.runDeadlineMs = changes.runDeadlineMs;
+    // A key present but undefined unsets it. The watch follows at the run's load (onWatchFiles).
+    if ('approvalsFile' in changes) {
+      if (changes.approvalsFile !== runtime.approvalsFile) log.info({ from: runtime.approvalsFile ?? null, to: changes.approvalsFile ?? null }, 'approvals file changed');
+      if (changes.approvalsFile === undefined) delete runtime.approvalsFile;
+      else runtime.approvalsFile = changes.approvalsFile;
+    }
     if (changes.schedule && changes.schedule !== runtime.schedule && !stopping) {
       try {
         const next = scheduler(changes.schedule, onSchedule, log);
@@ -225,7 +257,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
 
   try {
     watch = await watcherFactory({
-      files: [options.file],
+      files: watched([]),
       debounceMs: runtime.debounceMs,
       onChange: (files) => {
         log.info({ files }, 'watched file changed');
@@ -305,7 +337,10 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
     });
   }
 
-  log.info({ url: server.url, file: options.file, schedule: runtime.schedule, mode: runtime.mode, debounceMs: runtime.debounceMs }, 'daemon started');
+  log.info(
+    { url: server.url, file: options.file, schedule: runtime.schedule, mode: runtime.mode, debounceMs: runtime.debounceMs, ...(runtime.approvalsFile === undefined ? {} : { approvalsFile: runtime.approvalsFile }) },
+    'daemon started',
+  );
   loop.trigger('start');
 
   return {

@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { FSWatcher } from 'chokidar';
 import type { Logger } from '../obs/index.js';
@@ -53,6 +53,8 @@ class ParentDirWatch implements FileWatch {
   readonly #debouncer: Debouncer;
   #dirs = new Set<string>();
   #names = new Set<string>();
+  /** Watched paths that are folders (-f DIR): any entry of theirs may be a desired file. */
+  #folders = new Set<string>();
   #watcher: FSWatcher | undefined;
   #checking: Promise<string[]> | undefined;
   #recheck = false;
@@ -67,9 +69,10 @@ class ParentDirWatch implements FileWatch {
 
   async start(): Promise<void> {
     for (const file of unique(this.#o.files)) this.#hashes.set(file, await contentHash(file));
-    const { dirs, names } = await this.#targets();
+    const { dirs, names, folders } = await this.#targets();
     this.#dirs = dirs;
     this.#names = names;
+    this.#folders = folders;
     const watcher = new FSWatcher({
       persistent: true,
       ignoreInitial: true,
@@ -161,8 +164,9 @@ class ParentDirWatch implements FileWatch {
   async #refreshDirs(): Promise<void> {
     const watcher = this.#watcher;
     if (!watcher || this.#closed) return;
-    const { dirs, names } = await this.#targets();
+    const { dirs, names, folders } = await this.#targets();
     this.#names = names;
+    this.#folders = folders;
     const added = [...dirs].filter((d) => !this.#dirs.has(d));
     const removed = [...this.#dirs].filter((d) => !dirs.has(d));
     this.#dirs = dirs;
@@ -176,19 +180,25 @@ class ParentDirWatch implements FileWatch {
     }
   }
 
-  async #targets(): Promise<{ dirs: Set<string>; names: Set<string> }> {
+  async #targets(): Promise<{ dirs: Set<string>; names: Set<string>; folders: Set<string> }> {
     const dirs = new Set<string>();
     const names = new Set<string>();
+    const folders = new Set<string>();
     for (const file of this.#hashes.keys()) {
       dirs.add(dirname(file));
       names.add(basename(file));
+      // A folder given to -f: watched itself too, so a file added to it is seen.
+      if ((await stat(file).catch(() => undefined))?.isDirectory()) {
+        dirs.add(file);
+        folders.add(file);
+      }
       const real = await realpath(file).catch(() => undefined);
       if (real !== undefined && real !== file) {
         dirs.add(dirname(real));
         names.add(basename(real));
       }
     }
-    return { dirs, names };
+    return { dirs, names, folders };
   }
 
   /**
@@ -197,7 +207,7 @@ class ParentDirWatch implements FileWatch {
    * Everything else in the directory is ignored, so a busy working directory costs nothing.
    */
   #relevant(path: string): boolean {
-    if (this.#dirs.has(path)) return true;
+    if (this.#dirs.has(path) || this.#folders.has(dirname(path))) return true;
     const name = basename(path);
     return this.#names.has(name) || name.startsWith('..');
   }

@@ -13,3 +13,5 @@ export { Debouncer } from './debouncer.js';
 export { summariseSync, type RunSummary } from './run-summary.js';
 export type { SignalSource, DaemonSignal } from './signals.js';
 export type { LeaseElector } from './lease-elector.js';
+export { parseApprovals, readApprovalsFile, type ApprovalsRead } from './approvals-file.js';
+export { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';

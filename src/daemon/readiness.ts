@@ -22,7 +22,16 @@ export interface DaemonStatus {
   readonly mode: 'apply' | 'observe';
   /** The service rotated the integrator key and writing it back to its file failed (errno-like code). */
   readonly keyWriteBackError?: string;
+  /**
+   * Approval hashes of the changes the last run did not write for want of an approval. The
+   * daemon stays ready: the rest of the state is applied, and waiting for a person is not a
+   * fault of the pod.
+   */
+  readonly pendingApprovals?: readonly string[];
 }
+
+/** Hashes listed on /readyz at most; the log and the hook have them all. */
+const maxListedApprovals = 10;
 
 export interface ReadinessOptions {
   /**
@@ -67,8 +76,17 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
     status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept',
     // It still works: failing the probe would take the pod out of service for nothing.
     status.keyWriteBackError === undefined ? '' : `the rotated integrator key could not be written back to its file (${status.keyWriteBackError}): a restart would use the old key`,
+    pendingWords(status.pendingApprovals ?? []),
   ].filter(Boolean);
   return { ready: true, reason: notes.length === 0 ? 'ok' : `ok (${notes.join('; ')})` };
+}
+
+/** `2 changes await approval: 3f9c0a1be27d4410, 0be1c2d3e4f50617`: hashes only, never names. */
+function pendingWords(hashes: readonly string[]): string {
+  if (hashes.length === 0) return '';
+  const shown = hashes.slice(0, maxListedApprovals).join(', ');
+  const more = hashes.length > maxListedApprovals ? `, and ${hashes.length - maxListedApprovals} more` : '';
+  return `${hashes.length} change${hashes.length === 1 ? ' awaits' : 's await'} approval: ${shown}${more}`;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
 import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
+import type { ApprovalsRead } from './approvals-file.js';
+import { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
 import type { Logger, DaemonMetrics, RunOutcome } from '../obs/index.js';
 import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
 import type { DaemonStatus } from './readiness.js';
@@ -25,8 +27,14 @@ export interface ReconcilerDeps {
   /**
    * One reconcile; `dryRun` plans only; `signal` aborts when the run passes its deadline;
    * `reasons` say what started it (the audit log's trigger).
+   * `approvals`: the hashes the approvals file lists (a gated change is written only when one
+   * covers it, checked against the change as planned in this very run).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  /** Reads the approvals file, at every run that may write; absent: no approvals file. */
+  readApprovals?(): Promise<ApprovalsRead>;
+  /** New changes wait for an approval (see DaemonDeps.onApprovalsPending). */
+  onApprovalsPending?(event: PendingApprovalsEvent): void;
   /** Re-reads the settings (SIGHUP). Throws InvalidInputError for a bad settings file. */
   reloadSettings?(): Promise<void>;
   /** Told of drift, applied changes, failures and an invalid file (the webhooks); never blocks. */
@@ -66,6 +74,11 @@ export class Reconciler {
   /** Abandoned runs whose work has not wound down yet (an await that ignores the abort). */
   #stuck = 0;
   #lastRunAbandoned = false;
+  /** Gated changes not written for want of an approval, as of the last run that applied. */
+  #pending: readonly PendingApproval[] = [];
+  /** Hashes the hook was told of, while they stay pending: each is announced once. */
+  #announced = new Set<string>();
+  #approvalsError: string | undefined;
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -84,7 +97,13 @@ export class Reconciler {
       stuck: this.#stuck > 0,
       lastRunAbandoned: this.#lastRunAbandoned,
       runDeadlineMs: this.#d.runDeadlineMs(),
+      pendingApprovals: this.#pending.map((p) => p.hash),
     };
+  }
+
+  /** The gated changes waiting for an approval, as of the last run that applied. */
+  get pendingApprovals(): readonly PendingApproval[] {
+    return this.#pending;
   }
 
   /**
@@ -218,7 +237,9 @@ export class Reconciler {
     this.#log.info({ reasons, mode, dryRun }, 'sync started');
     let sync: SyncOutcome;
     try {
-      sync = await this.#d.sync(desired, { dryRun, signal, reasons });
+      // Read at every run: a hash listed since the last one approves its change now.
+      const approvals = dryRun ? new Set<string>() : await this.#approvals();
+      sync = await this.#d.sync(desired, { dryRun, signal, reasons, approvals });
     } catch (error) {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
@@ -232,8 +253,54 @@ export class Reconciler {
     if (signal.aborted) return 'failure';
     const summary = summariseSync(sync, { inputValid, mode });
     this.#record(sync, summary, dryRun);
+    this.#trackApprovals(sync, dryRun);
     for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
     return summary.outcome;
+  }
+
+  /** The approvals file's hashes; none when it is unset, missing or unusable (said once). */
+  async #approvals(): Promise<ReadonlySet<string>> {
+    if (!this.#d.readApprovals) return new Set();
+    const read = await this.#d.readApprovals();
+    if (!read.ok) {
+      if (this.#approvalsError !== read.error) this.#log.error({ code: 'approvals_file' }, `the approvals file cannot be used, so nothing that needs approval is applied: ${read.error}`);
+      this.#approvalsError = read.error;
+      return new Set();
+    }
+    if (this.#approvalsError !== undefined) this.#log.info('the approvals file is usable again');
+    this.#approvalsError = undefined;
+    return read.hashes;
+  }
+
+  /**
+   * What waits for an approval after a run that applied: the gauge, /readyz, one log line, and
+   * the hook for each change not announced before (a notification, once per change). A run
+   * that only planned (observe mode, an invalid file) or was refused changes nothing here.
+   */
+  #trackApprovals(sync: SyncOutcome, dryRun: boolean): void {
+    if (dryRun || sync.refusal || !sync.approval || sync.cancelled) return;
+    const pending = pendingApprovalsOf(sync.plan, sync.approval);
+    this.#pending = pending;
+    this.#d.metrics.setPendingApprovals(pending.length);
+    if (pending.length === 0) {
+      this.#announced = new Set();
+      return;
+    }
+    const withheld = sync.approval.withheld.length;
+    this.#log.warn(
+      { pending: pending.map((p) => p.hash), setHash: sync.approval.review.setHash, withheld },
+      `${pending.length} change${pending.length === 1 ? '' : 's'} need${pending.length === 1 ? 's' : ''} approval and ${pending.length === 1 ? 'was' : 'were'} not written: list ${pending.length === 1 ? 'its hash' : 'their hashes (or the set hash)'} in the approvals file`,
+    );
+    const added = pending.filter((p) => !this.#announced.has(p.hash));
+    // Forget what is no longer pending: a change that comes back is announced again.
+    this.#announced = new Set(pending.map((p) => p.hash));
+    if (added.length === 0 || !this.#d.onApprovalsPending) return;
+    try {
+      this.#d.onApprovalsPending({ setHash: sync.approval.review.setHash!, pending, added });
+    } catch (error) {
+      // A notifier's failure is its own: the run and the service are fine.
+      this.#log.warn({ err: errorForLog(error) }, 'the approvals-pending hook failed');
+    }
   }
 
   #record(sync: SyncOutcome, summary: RunSummary, dryRun: boolean): void {
@@ -244,7 +311,7 @@ export class Reconciler {
     metrics.setUnmanaged('apikey', summary.unmanaged.apikey);
     for (const r of sync.results ?? []) {
       metrics.recordChange(r.kind, r.action, r.status);
-      const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}) };
+      const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}), ...(r.approval ? { approval: r.approval } : {}) };
       if (r.status === 'failed') this.#log.warn(line, 'change failed');
       else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }

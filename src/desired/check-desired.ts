@@ -1,7 +1,7 @@
-import type { Diagnostic } from '../model/index.js';
+import type { DesiredApikey, DesiredSshUser, DesiredState, Diagnostic } from '../model/index.js';
 import { quote, formatPath, type DocPath, limits } from '../yaml/index.js';
 import { diagnosticCodes } from '../model/index.js';
-import { compileGlob, globProblem } from '../glob/index.js';
+import { compileGlob, globProblem, namePatternProblem } from '../glob/index.js';
 import type { YamlSource } from '../yaml/index.js';
 
 /** The only SSH user level the service documents (api-spec.md). */
@@ -106,6 +106,55 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
         `prune is on but no ${kindWords[kind]} is declared: that asks to delete every unprotected ${kindWords[kind]}, which sync refuses (exit 3)`,
         ['prune', kind],
       );
+    }
+  }
+
+  const policy = asRecord(root.policy);
+  for (const key of ['usernamePattern', 'apikeyNamePattern'] as const) {
+    const pattern = policy?.[key];
+    if (typeof pattern !== 'string' || pattern === '') continue;
+    const problem = namePatternProblem(pattern);
+    if (problem) diag('error', diagnosticCodes.invalidPattern, `invalid ${key} ${quote(pattern)}: ${problem}`, ['policy', key]);
+  }
+  return out;
+}
+
+/**
+ * The advisories that look at `prune:` or `protect:` together with the items, for a state made
+ * of several files: a file's own check sees only its items. Positioned at the section's key
+ * (where a glob sits inside it is not kept for a file read on the fast path).
+ */
+export function checkSections(state: DesiredState): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const origin = state.origin;
+  for (const kind of ['sshUsers', 'apikeys'] as const) {
+    const items = state[kind] as readonly (DesiredSshUser | DesiredApikey)[];
+    if (state.prune[kind] && items.length === 0 && origin?.prune) {
+      out.push({
+        severity: 'warning',
+        code: diagnosticCodes.pruneEverything,
+        message: `prune is on but no file declares an ${kindWords[kind]}: that asks to delete every unprotected ${kindWords[kind]}, which sync refuses (exit 3)`,
+        path: `prune.${kind}`,
+        position: origin.prune,
+      });
+    }
+    const globs = state.protect[kind];
+    if (globs.length === 0 || !origin?.protect || globs.length * items.length > 1_000_000) continue;
+    for (const glob of globs) {
+      if (globProblem(glob)) continue;
+      const matches = compileGlob(glob);
+      for (const item of items) {
+        const key = 'username' in item ? item.username : item.name;
+        if (item.ensure !== 'present' || !matches(key)) continue;
+        const where = item.source ? ` (${item.source.file}:${item.source.line}:${item.source.col})` : '';
+        out.push({
+          severity: 'warning',
+          code: diagnosticCodes.protectMatchesDeclared,
+          message: `declared ${kindWords[kind]} ${quote(key)}${where} matches the protect glob ${quote(glob)}, so amsync will never change it`,
+          path: `protect.${kind}`,
+          position: origin.protect,
+        });
+      }
     }
   }
   return out;

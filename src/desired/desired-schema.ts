@@ -31,6 +31,18 @@ export const secretInputSchema = z
   ])
   .meta({ description: 'Write-only password: { env: NAME }, { file: PATH }, or a literal (warned). Needed to create the user; left out, an existing password is left alone.' });
 
+/** A role by id or by name, as apikeys and the policy's role lists write it. */
+const roleRef = z.union([
+  z.int().positive().meta({ description: 'A role id.' }),
+  z
+    .string()
+    .min(1)
+    .refine(noOuterSpaces, { error: (issue) => `role name ${quote(String(issue.input))} has leading or trailing spaces` })
+    // `"2"` is an id in quotes far more often than a role named 2: say so, not "no role named '2'".
+    .refine((s) => !/^\s*[-+]?\d+(\.\d+)?\s*$/.test(s), { error: 'a number in quotes' })
+    .meta({ description: "A role name, resolved to its id through the service's roles listing (GET /api/roles)." }),
+]);
+
 const pinnedId = z.int().positive().meta({ description: 'Pins identity: adopt the remote item with this id, or rename it by id.' });
 
 const ensure = z.enum(['present', 'absent']).default('present').meta({ description: '`absent` deletes the item if it exists; such an item needs only its identity.' });
@@ -51,18 +63,7 @@ export const apikeySchema = z
     id: pinnedId.optional(),
     superuser: z.boolean().default(false).meta({ description: 'Superuser permissions.' }),
     roles: z
-      .array(
-        z.union([
-          z.int().positive().meta({ description: 'A role id.' }),
-          z
-            .string()
-            .min(1)
-            .refine(noOuterSpaces, { error: (issue) => `role name ${quote(String(issue.input))} has leading or trailing spaces` })
-            // `"2"` is an id in quotes far more often than a role named 2: say so, not "no role named '2'".
-            .refine((s) => !/^\s*[-+]?\d+(\.\d+)?\s*$/.test(s), { error: 'a number in quotes' })
-            .meta({ description: "A role name, resolved to its id through the service's roles listing (GET /api/roles)." }),
-        ]),
-      )
+      .array(roleRef)
       .default([])
       .meta({ description: 'Role ids or names (`[auditor, 7]`): the key gets exactly these roles (compared as a set of ids).' }),
     ensure,
@@ -70,6 +71,38 @@ export const apikeySchema = z
   .meta({ title: 'apikey (integration key)' });
 
 const glob = z.string().min(1).meta({ description: 'A glob (picomatch) matched against usernames or apikey names.' });
+
+const namePattern = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .meta({
+      description: `A regular expression (JavaScript syntax) every declared ${what} must match as a whole, as if between ^ and $. Matched in linear time; a pattern that needs backtracking (a back-reference) is refused.`,
+    });
+
+export const policySchema = z
+  .strictObject({
+    superuser: z
+      .enum(['allow', 'forbid', 'approve'])
+      .default('approve')
+      .meta({ description: 'Apikeys with `superuser: true`. allow: as any change; forbid: the file may declare none; approve (the default once a policy is written): creating one, or updating one to it, needs an approval bound to that change.' }),
+    forbiddenRoles: z.array(roleRef).default([]).meta({ description: 'Role ids or names no declared apikey may hold.' }),
+    approveRoles: z.array(roleRef).default([]).meta({ description: 'Role ids or names whose grant (a new key with one, or one added to a key) needs an approval.' }),
+    maxSuperuserKeys: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Most superuser apikeys the service may have once a plan is applied: declared ones and unmanaged ones left in place. Over it in the file: invalid; over it because of the service: the plan is refused (exit 3).' }),
+    usernamePattern: namePattern('SSH username').optional(),
+    apikeyNamePattern: namePattern('apikey name').optional(),
+    levels: z.array(z.string().min(1)).min(1).optional().meta({ description: 'The SSH levels a declared user may have (e.g. [n1]).' }),
+    approveDeletesOver: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'A plan with more deletes than this needs an approval for each delete (0: every delete). Below the deletion budget (maxDeletes), which refuses outright.' }),
+  })
+  .meta({ title: 'policy' });
 
 export const desiredFileSchema = z
   .strictObject({
@@ -91,6 +124,10 @@ export const desiredFileSchema = z
       .nullable()
       .default({ sshUsers: [], apikeys: [] })
       .meta({ description: 'Globs of usernames / apikey names that amsync never changes or deletes, prune or not.' }),
+    policy: policySchema
+      .nullable()
+      .optional()
+      .meta({ description: 'Rules checked offline (validate) and on every plan, and which changes need an approval (DESIGN.md §10). In one file only when several are given.' }),
   })
   .meta({
     title: 'amsync desired state',
@@ -99,3 +136,4 @@ export const desiredFileSchema = z
 
 export type DesiredFileInput = z.input<typeof desiredFileSchema>;
 export type DesiredFile = z.output<typeof desiredFileSchema>;
+export type PolicyInput = z.output<typeof policySchema>;

@@ -74,7 +74,9 @@ function explainSecret(source: YamlSource) {
  */
 function explainRole(source: YamlSource) {
   return (issue: Issue, path: DocPath, value: unknown, describe: (issue: Issue) => Diagnostic[]): Diagnostic[] | undefined => {
-    if (path.length !== 4 || path[0] !== 'apikeys' || path[2] !== 'roles') return undefined;
+    const apikeyRole = path.length === 4 && path[0] === 'apikeys' && path[2] === 'roles';
+    const policyRole = path.length === 3 && path[0] === 'policy' && (path[1] === 'forbiddenRoles' || path[1] === 'approveRoles');
+    if (!apikeyRole && !policyRole) return undefined;
     const numberInQuotes = typeof value === 'string' && /^\s*[-+]?\d+(\.\d+)?\s*$/.test(value);
     const make = (message: string): Diagnostic[] => [{ severity: 'error', code: diagnosticCodes.invalidType, message, path: formatPath(path), position: source.locate(path) }];
     // The name branch refuses a number in quotes (its own refine): word it as the id it was meant to be.
@@ -93,7 +95,7 @@ export function desiredWording(source: YamlSource): IssueWording {
   const role = explainRole(source);
   return {
     schema: desiredFileSchema,
-    rootWhat: 'the file must be a mapping with the keys sshUsers, apikeys, prune and protect',
+    rootWhat: 'the file must be a mapping with the keys sshUsers, apikeys, prune, protect and policy',
     isSensitive,
     unknownKeyHint,
     explain: (issue, path, value, describe) => secret(issue, path, value, describe) ?? role(issue, path, value, describe),

@@ -1,5 +1,7 @@
-export { parseDesired, type ParseDesiredContext, type ParseDesiredResult } from './parse-desired.js';
-export { loadDesired, readSecretFile, type LoadedDesired } from './load.js';
+export { parseDesired, type ParseDesiredContext, type ParseDesiredResult, type Sections } from './parse-desired.js';
+export { filesHash, loadDesired, readSecretFile, type LoadedDesired, type LoadedFile } from './load.js';
+export { desiredFilesOf, desiredFoldersOf, maxDesiredFiles, type DesiredSource } from './desired-files.js';
+export { mergeDesired, type DesiredPart } from './merge-desired.js';
 export { secretFilesOf } from './secret-files.js';
 export { stringifyDesired, stringifyDesiredChunks, type StringifyDesiredOptions } from './stringify-desired.js';
 export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';

@@ -3,37 +3,106 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import type { DesiredState, Diagnostic } from '../model/index.js';
-import { decodeText, limits, readBounded } from '../yaml/index.js';
+import { diagnosticCodes } from '../model/index.js';
+import { checkSections } from './check-desired.js';
+import { checkDesiredPolicy } from '../policy/index.js';
+import { decodeText, limits, readBounded, sortDiagnostics } from '../yaml/index.js';
+import { desiredFilesOf, type DesiredSource } from './desired-files.js';
+import { mergeDesired, type DesiredPart } from './merge-desired.js';
 import { parseDesired } from './parse-desired.js';
+
+/** One file a desired state was read from. */
+export interface LoadedFile {
+  /** As given (a folder's files joined to it). */
+  readonly file: string;
+  /** sha256 (hex) of its bytes. */
+  readonly hash: string;
+}
 
 export interface LoadedDesired {
   readonly value: DesiredState;
   readonly warnings: readonly Diagnostic[];
-  /** sha256 (hex) of the file's bytes: what a saved plan or the daemon compares. */
+  /**
+   * sha256 (hex) of the file's bytes: what a saved plan or the daemon compares. Of several
+   * files: sha256 over each file's hash and name, in load order (filesHash).
+   */
   readonly fileHash: string;
+  /** Every file read, in load order (one, unless several were given or a folder). */
+  readonly files: readonly LoadedFile[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const crossFileAdvisories: ReadonlySet<string> = new Set([diagnosticCodes.pruneEverything, diagnosticCodes.protectMatchesDeclared]);
+
+/**
+ * Reads and parses the desired state: one file, or several (`-f` given more than once, or a
+ * folder), each owning the items it declares; then checks the items against the policy. The
+ * only part of src/desired/ that touches the file system. Throws InvalidInputError (exit 65)
+ * carrying every error and warning of every file.
+ */
+export async function loadDesired(input: string | DesiredSource, env: Env, options: { readonly secrets?: 'require' | 'warn' } = {}): Promise<LoadedDesired> {
+  const source: DesiredSource = typeof input === 'string' ? { paths: [input] } : input;
+  const files = await desiredFilesOf(source);
+  const parts: DesiredPart[] = [];
+  const loaded: LoadedFile[] = [];
+  const errors: Diagnostic[] = [];
+  const warnings: Diagnostic[] = [];
+  for (const file of files) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBounded(file);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError) || files.length === 1) throw error;
+      errors.push(...error.diagnostics);
+      continue;
+    }
+    loaded.push({ file, hash: createHash('sha256').update(bytes).digest('hex') });
+    const decoded = decodeText(bytes, file);
+    if (decoded.error) {
+      errors.push(decoded.error);
+      continue;
+    }
+    const result = parseDesired(decoded.text, { file, env, readSecretFile, baseDir: dirname(resolve(file)), ...options });
+    errors.push(...result.errors);
+    // With several files these look across them, once they are merged (checkSections).
+    warnings.push(...(files.length === 1 ? result.warnings : result.warnings.filter((w) => !crossFileAdvisories.has(w.code))));
+    if (result.value && result.errors.length === 0) parts.push({ file, value: result.value, sections: result.sections ?? {} });
+  }
+  // One file is its own state, as before there could be several: no origin to show.
+  const merged = files.length === 1 ? (parts[0] ? { value: parts[0].value, errors: [] } : undefined) : mergeDesired(parts);
+  if (merged) errors.push(...merged.errors);
+  // Only of a whole state: a file left out for its errors would make these wrong.
+  if (merged && files.length > 1 && errors.length === 0) warnings.push(...checkSections(merged.value));
+  // Checked once the state is whole: the policy may be in another file than the items.
+  if (merged && errors.length === 0) errors.push(...checkDesiredPolicy(merged.value));
+  if (!merged || errors.length > 0) throw invalid(files.length === 1 ? files[0]! : `${files.length} desired-state files`, [...sortByFile(errors, files), ...sortByFile(warnings, files)], files.length === 1);
+  const fileHash = files.length === 1 ? loaded[0]!.hash : filesHash(loaded);
+  return { value: merged.value, warnings: sortByFile(warnings, files), fileHash, files: loaded };
 }
 
 /**
- * Reads and parses a desired-state file; the only part of src/desired/ that touches the file
- * system. Throws InvalidInputError (exit 65) carrying every error and warning.
+ * The hash of several files: sha256 over `HASH  NAME` lines (sha256sum's format) in load
+ * order. A file edited, added, removed or renamed changes it.
  */
-export async function loadDesired(
-  path: string,
-  env: Readonly<Record<string, string | undefined>>,
-  options: { readonly secrets?: 'require' | 'warn' } = {},
-): Promise<LoadedDesired> {
-  const bytes = await readBounded(path);
-  const fileHash = createHash('sha256').update(bytes).digest('hex');
-  const decoded = decodeText(bytes, path);
-  if (decoded.error) throw invalid(path, [decoded.error]);
-  const result = parseDesired(decoded.text, { file: path, env, readSecretFile, baseDir: dirname(resolve(path)), ...options });
-  if (!result.value || result.errors.length > 0) throw invalid(path, [...result.errors, ...result.warnings]);
-  return { value: result.value, warnings: result.warnings, fileHash };
+export function filesHash(files: readonly LoadedFile[]): string {
+  return createHash('sha256')
+    .update(files.map((f) => `${f.hash}  ${f.file}\n`).join(''))
+    .digest('hex');
 }
 
-function invalid(path: string, diagnostics: readonly Diagnostic[]): InvalidInputError {
+/** File by file in load order, each in file order. */
+function sortByFile(list: readonly Diagnostic[], files: readonly string[]): Diagnostic[] {
+  if (files.length === 1) return [...list];
+  const order = new Map(files.map((f, i) => [f, i]));
+  const rank = (d: Diagnostic) => order.get(d.position?.file ?? '') ?? -1;
+  return sortDiagnostics(list).sort((a, b) => rank(a) - rank(b));
+}
+
+function invalid(what: string, diagnostics: readonly Diagnostic[], single: boolean): InvalidInputError {
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  return new InvalidInputError(`${path} is not a valid desired-state file (${errors} error${errors === 1 ? '' : 's'}); nothing was sent`, diagnostics, 'desired_invalid');
+  const subject = single ? `${what} is not a valid desired-state file` : `${what} do not make a valid desired state`;
+  return new InvalidInputError(`${subject} (${errors} error${errors === 1 ? '' : 's'}); nothing was sent`, diagnostics, 'desired_invalid');
 }
 
 /**

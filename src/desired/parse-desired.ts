@@ -1,9 +1,9 @@
 import { dirname } from 'node:path';
-import type { DesiredApikey, DesiredSshUser, DesiredState, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
 import { checkDesired } from './check-desired.js';
 import { sortDiagnostics, limits, PositionsNeeded, readPlainYaml, readYaml, type YamlSource, issuesToDiagnostics } from '../yaml/index.js';
 import { diagnosticCodes } from '../model/index.js';
-import { desiredFileSchema, type DesiredFile } from './desired-schema.js';
+import { desiredFileSchema, type DesiredFile, type PolicyInput } from './desired-schema.js';
 import { desiredWording } from './desired-wording.js';
 import { resolvePasswords, type ResolvedPassword } from './resolve-passwords.js';
 
@@ -29,9 +29,14 @@ export interface ParseDesiredContext {
   readonly maxBytes?: number;
 }
 
+/** Where the file writes its `prune:`, `protect:` and `policy:` keys, those it has. */
+export type Sections = Omit<DesiredOrigin, 'files'>;
+
 export interface ParseDesiredResult {
   /** Set when there are no errors. */
   readonly value?: DesiredState;
+  /** Set with the value. */
+  readonly sections?: Sections;
   readonly warnings: readonly Diagnostic[];
   readonly errors: readonly Diagnostic[];
 }
@@ -83,7 +88,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   const errors = capped(sorted.filter((d) => d.severity === 'error'));
   const warnings = capped(sorted.filter((d) => d.severity === 'warning'));
   if (errors.length > 0 || !parsed.success) return { errors, warnings };
-  return { value: toModel(parsed.data, passwords, source), errors, warnings };
+  return { value: toModel(parsed.data, passwords, source), sections: sectionsOf(source), errors, warnings };
 }
 
 // Most keys declare no roles: one shared empty list instead of one each (100k at 100k keys).
@@ -116,11 +121,45 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
   });
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
   const protect = file.protect ?? { sshUsers: [], apikeys: [] };
+  const policy = file.policy ? policyOf(file.policy, source) : undefined;
   return {
     sshUsers,
     apikeys,
     prune: { sshUsers: prune.sshUsers, apikeys: prune.apikeys },
     protect: { sshUsers: [...(protect.sshUsers ?? [])], apikeys: [...(protect.apikeys ?? [])] },
+    ...(policy ? { policy } : {}),
+  };
+}
+
+/**
+ * Where the sections are written (a key with nothing after it counts): with several files,
+ * each may be written in one of them only, and the changes it causes name that file.
+ */
+function sectionsOf(source: YamlSource): Sections {
+  const raw = source.value;
+  const out: { -readonly [K in keyof Sections]: Sections[K] } = {};
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return out;
+  for (const section of ['prune', 'protect', 'policy'] as const) {
+    if (Object.hasOwn(raw, section)) out[section] = source.locate([section], 'key');
+  }
+  return out;
+}
+
+function policyOf(p: PolicyInput, source: YamlSource): AccessPolicy {
+  const ids = (roles: readonly (number | string)[]) => [...new Set(roles.filter((r): r is number => typeof r === 'number'))].sort((a, b) => a - b);
+  const forbiddenRoleNames = roleNamesOf(p.forbiddenRoles, (j) => source.locate(['policy', 'forbiddenRoles', j]));
+  const approveRoleNames = roleNamesOf(p.approveRoles, (j) => source.locate(['policy', 'approveRoles', j]));
+  return {
+    superuser: p.superuser,
+    forbiddenRoles: ids(p.forbiddenRoles),
+    ...(forbiddenRoleNames.length > 0 ? { forbiddenRoleNames } : {}),
+    approveRoles: ids(p.approveRoles),
+    ...(approveRoleNames.length > 0 ? { approveRoleNames } : {}),
+    ...(p.maxSuperuserKeys !== undefined ? { maxSuperuserKeys: p.maxSuperuserKeys } : {}),
+    ...(p.usernamePattern !== undefined ? { usernamePattern: p.usernamePattern } : {}),
+    ...(p.apikeyNamePattern !== undefined ? { apikeyNamePattern: p.apikeyNamePattern } : {}),
+    ...(p.levels !== undefined ? { levels: [...new Set(p.levels)] } : {}),
+    ...(p.approveDeletesOver !== undefined ? { approveDeletesOver: p.approveDeletesOver } : {}),
   };
 }
 

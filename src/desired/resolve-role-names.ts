@@ -1,4 +1,4 @@
-import type { DesiredApikey, DesiredState, Diagnostic, NamedRole } from '../model/index.js';
+import type { AccessPolicy, DesiredApikey, DesiredState, Diagnostic, NamedRole, RoleNameRef } from '../model/index.js';
 import { quote, didYouMean } from '../yaml/index.js';
 import { diagnosticCodes } from '../model/index.js';
 
@@ -8,7 +8,8 @@ export type RoleNameResolution =
 
 /** Whether any apikey names a role (only then is the roles listing read). */
 export function usesRoleNames(desired: DesiredState): boolean {
-  return desired.apikeys.some((k) => (k.roleNames?.length ?? 0) > 0);
+  const policy = desired.policy;
+  return desired.apikeys.some((k) => (k.roleNames?.length ?? 0) > 0) || (policy?.forbiddenRoleNames?.length ?? 0) > 0 || (policy?.approveRoleNames?.length ?? 0) > 0;
 }
 
 /** At most this many roles are listed in a message; a service may have hundreds. */
@@ -20,7 +21,12 @@ const maxListedRoles = 20;
  * there are. `roles` null: the service has no roles listing. Pure.
  */
 export function resolveRoleNames(desired: DesiredState, roles: readonly NamedRole[] | null): RoleNameResolution {
-  const refs = desired.apikeys.flatMap((k, i) => (k.roleNames ?? []).map((ref) => ({ ...ref, path: `apikeys[${i}].roles` })));
+  const policy = desired.policy;
+  const refs = [
+    ...desired.apikeys.flatMap((k, i) => (k.roleNames ?? []).map((ref) => ({ ...ref, path: `apikeys[${i}].roles` }))),
+    ...(policy?.forbiddenRoleNames ?? []).map((ref) => ({ ...ref, path: 'policy.forbiddenRoles' })),
+    ...(policy?.approveRoleNames ?? []).map((ref) => ({ ...ref, path: 'policy.approveRoles' })),
+  ];
   if (refs.length === 0) return { ok: true, desired, roleNames: roles === null ? new Map() : namesOf(roles) };
   if (roles === null) {
     const diagnostics = refs.map(
@@ -58,13 +64,22 @@ export function resolveRoleNames(desired: DesiredState, roles: readonly NamedRol
     return { ok: false, message: `${diagnostics.length} role name${diagnostics.length === 1 ? '' : 's'} cannot be resolved; nothing was written`, diagnostics };
   }
 
+  const idOf = (r: RoleNameRef) => (byName.get(r.name) as number[])[0] as number;
   const apikeys = desired.apikeys.map((k): DesiredApikey => {
     if (k.roleNames === undefined) return k;
     const { roleNames, ...rest } = k;
-    const ids = new Set([...k.roles, ...roleNames.map((r) => (byName.get(r.name) as number[])[0] as number)]);
+    const ids = new Set([...k.roles, ...roleNames.map(idOf)]);
     return { ...rest, roles: [...ids].sort((a, b) => a - b) };
   });
-  return { ok: true, desired: { ...desired, apikeys }, roleNames: namesOf(roles) };
+  const resolvedPolicy = policy === undefined ? undefined : resolvePolicy(policy, idOf);
+  return { ok: true, desired: { ...desired, apikeys, ...(resolvedPolicy ? { policy: resolvedPolicy } : {}) }, roleNames: namesOf(roles) };
+}
+
+/** The policy's role lists as ids only. */
+function resolvePolicy(policy: AccessPolicy, idOf: (r: RoleNameRef) => number): AccessPolicy {
+  const { forbiddenRoleNames, approveRoleNames, ...rest } = policy;
+  const merge = (ids: readonly number[], names: readonly RoleNameRef[] | undefined) => [...new Set([...ids, ...(names ?? []).map(idOf)])].sort((a, b) => a - b);
+  return { ...rest, forbiddenRoles: merge(policy.forbiddenRoles, forbiddenRoleNames), approveRoles: merge(policy.approveRoles, approveRoleNames) };
 }
 
 /** Id -> name for the roles whose name is theirs alone (an ambiguous name explains nothing). */

@@ -53,6 +53,51 @@ export interface DesiredState {
   readonly prune: PerKind<boolean>;
   /** Globs of keys (username / name) never changed or deleted. */
   readonly protect: PerKind<readonly string[]>;
+  /** The `policy:` section (DESIGN.md §10); absent: no rules, nothing needs approval. */
+  readonly policy?: AccessPolicy;
+  /** Where the state was written: its files, and which one holds each section. */
+  readonly origin?: DesiredOrigin;
+}
+
+/**
+ * Where a desired state comes from. Several files (`-f` given more than once, or a folder)
+ * each own the items they declare; `prune`, `protect` and `policy` are written in one file
+ * each, and a change planned from them is shown as coming from that file.
+ */
+export interface DesiredOrigin {
+  /** The files, as given (a folder's files joined to it), in load order. */
+  readonly files: readonly string[];
+  /** Where the `prune:` key is written, when it is. */
+  readonly prune?: SourcePosition;
+  readonly protect?: SourcePosition;
+  readonly policy?: SourcePosition;
+}
+
+/** What `superuser: true` on an apikey needs under a policy. */
+export type SuperuserRule = 'allow' | 'forbid' | 'approve';
+
+/**
+ * The `policy:` section: rules checked offline on the file (`validate`) and again on every
+ * plan, and the changes that escalate privilege, which need an approval bound to their hash.
+ */
+export interface AccessPolicy {
+  /** `forbid`: no declared apikey may be a superuser; `approve`: granting it needs approval. */
+  readonly superuser: SuperuserRule;
+  /** Role ids no declared apikey may hold (names are resolved into these, see roleNames). */
+  readonly forbiddenRoles: readonly number[];
+  readonly forbiddenRoleNames?: readonly RoleNameRef[];
+  /** Role ids whose grant needs approval. */
+  readonly approveRoles: readonly number[];
+  readonly approveRoleNames?: readonly RoleNameRef[];
+  /** Superuser apikeys the service may have once the plan is applied (declared and unmanaged). */
+  readonly maxSuperuserKeys?: number;
+  /** Every declared username must match this regular expression as a whole. */
+  readonly usernamePattern?: string;
+  readonly apikeyNamePattern?: string;
+  /** The SSH levels a declared user may have. */
+  readonly levels?: readonly string[];
+  /** A plan with more deletes than this needs approval for each of them. */
+  readonly approveDeletesOver?: number;
 }
 
 export const emptyDesiredState: DesiredState = {

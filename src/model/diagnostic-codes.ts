@@ -42,6 +42,11 @@ export const diagnosticCodes = {
   protectMatchesDeclared: 'protect_matches_declared',
   pruneEverything: 'prune_everything',
   ignoredOnAbsent: 'ignored_on_absent',
+  // several files and the policy (DESIGN.md §10)
+  sectionRepeated: 'section_repeated',
+  noDesiredFiles: 'no_desired_files',
+  invalidPattern: 'invalid_pattern',
+  policyViolation: 'policy_violation',
   // role names, resolved against the service's roles listing
   unknownRole: 'unknown_role',
   ambiguousRole: 'ambiguous_role',

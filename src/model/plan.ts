@@ -22,6 +22,11 @@ export interface Change {
   readonly fields: Readonly<Record<string, FieldChange>>;
   /** Why, in a few words, when it is not obvious: "rename by id", "password changed". */
   readonly reason?: string;
+  /**
+   * Where the file asks for it: the item's declaration, or the `prune:` key for a delete of an
+   * undeclared item (absent under `--prune`). Shown when the state comes from several files.
+   */
+  readonly source?: SourcePosition;
 }
 
 export interface ItemRef {
@@ -72,4 +77,6 @@ export interface ChangeResult {
   /** Set when the item drifted during apply and was re-planned ("adopted existing user id 7"). */
   readonly drift?: string;
   readonly id?: number | null;
+  /** The approval hash of a change that needed one and was approved (the audit trail). */
+  readonly approval?: string;
 }

@@ -16,4 +16,6 @@ export interface Diagnostic {
   /** `sshUsers[1].level`; empty for the document itself. */
   readonly path: string;
   readonly position?: SourcePosition;
+  /** For `policy_violation`: the rule broken, as named in `policy:` (`superuser`, `levels`). */
+  readonly rule?: string;
 }

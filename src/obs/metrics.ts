@@ -74,6 +74,8 @@ export interface DaemonMetrics {
   setReady(ready: boolean): void;
   /** A run passed its deadline and was abandoned. */
   recordAbandoned(): void;
+  /** Changes the policy gates that wait for an approval (not written), as of the last run. */
+  setPendingApprovals(count: number): void;
 }
 
 /** What the service client's events feed. */
@@ -184,6 +186,11 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     help: 'Runs that passed the run deadline (daemon.runDeadlineMs) and were abandoned, their requests cancelled. Each also counts as a failure in amsync_sync_runs_total.',
     registers,
   });
+  const pendingApprovals = new Gauge({
+    name: 'amsync_pending_approvals',
+    help: 'Changes that need an approval (superuser, approveRoles, approveDeletesOver) and have none, so the daemon has not written them, as of the last run that applied.',
+    registers,
+  });
   const requests = new Counter({
     name: 'amsync_api_requests_total',
     help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
@@ -242,6 +249,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   ready.set(0);
   leader.set(1);
   keyPersisted.set(1);
+  pendingApprovals.set(0);
   for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
   abandoned.inc(0);
   for (const kind of metricKinds) {
@@ -273,6 +281,7 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     setReady: (on) => ready.set(on ? 1 : 0),
     setLeader: (on) => leader.set(on ? 1 : 0),
     recordAbandoned: () => abandoned.inc(),
+    setPendingApprovals: (count) => pendingApprovals.set(Number.isFinite(count) && count >= 0 ? count : 0),
     observeApiRequest(sample) {
       const method = methodLabel(sample.method);
       const route = routes.label(sample.route);

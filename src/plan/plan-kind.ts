@@ -1,4 +1,4 @@
-import type { Ensure, FieldChange, Kind, PlanProblem } from '../model/index.js';
+import type { Ensure, FieldChange, Kind, PlanProblem, SourcePosition } from '../model/index.js';
 import { indexActual, type ActualIndex } from './index-actual.js';
 import type { PlanBuilder } from './plan-builder.js';
 
@@ -45,8 +45,9 @@ export function planKind<D extends DesiredItem, A extends { id: number }>(
   isProtected: (key: string) => boolean,
   out: PlanBuilder,
   deleteDuplicates = false,
+  pruneSource?: SourcePosition,
 ): void {
-  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys });
+  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys, pruneSource });
   planner.claimPinned();
   planner.claimByKey();
   planner.findTwins();
@@ -62,7 +63,13 @@ interface PlannerOptions {
   readonly isProtected: (key: string) => boolean;
   /** Only where names are not unique (apikeys): usernames cannot have twins. */
   readonly deleteDuplicates: boolean;
+  /** Where the file says `prune:` (the source of prune's deletes), with several files. */
+  readonly pruneSource: SourcePosition | undefined;
 }
+
+// Where the file asks for each change; set only when known, so a plan of a state built in
+// code (tests, export) carries no `source: undefined`.
+const from = (source: SourcePosition | undefined) => (source === undefined ? {} : { source });
 
 /** The phases of planKind, in order, over the state they share. */
 class KindPlanner<D extends DesiredItem, A extends { id: number }> {
@@ -72,7 +79,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
   // By desired index. At 100k items per kind, per-item allocations here are most of the
   // plan's CPU and memory (test/bench): no Map where an array does, no copies of lists.
   readonly #matches: Match<A>[];
-  readonly #twins: { twin: A; kept: A }[] = [];
+  readonly #twins: { twin: A; kept: A; source: SourcePosition | undefined }[] = [];
   /**
    * Where each remote item's key ends up after this plan (renames by pinned id), so that a
    * rename onto a name that another rename frees in the same run is allowed, and a rename
@@ -142,7 +149,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
         if (keptIds.has(a.id) || this.#twins.some((t) => t.twin.id === a.id)) continue;
         if (this.#claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
         this.#claimed.add(a.id);
-        this.#twins.push({ twin: a, kept: match.actual });
+        this.#twins.push({ twin: a, kept: match.actual, source: item.source });
       }
     });
   }
@@ -228,7 +235,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
       out.protected.push({ kind: this.spec.kind, key: remoteKey, id: match.actual.id });
       return;
     }
-    out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent' });
+    out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent', ...from(item.source) });
   }
 
   #emitCreate(item: D, out: PlanBuilder): void {
@@ -240,7 +247,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     }
     const created = this.spec.createFields(item);
     if ('problem' in created) out.problem(created.problem);
-    else out.change({ action: 'create', key, id: null, fields: created.fields });
+    else out.change({ action: 'create', key, id: null, fields: created.fields, ...from(item.source) });
   }
 
   #emitUpdate(item: D, remote: A, out: PlanBuilder): void {
@@ -260,14 +267,14 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
       out.problem({ key, code: 'identity_conflict', source: item.source, message: `cannot rename ${this.spec.noun} id ${remote.id} to "${key}": ${blocker}` });
       return;
     }
-    out.change({ action: 'update', key, id: remote.id, fields, reason });
+    out.change({ action: 'update', key, id: remote.id, fields, reason, ...from(item.source) });
   }
 
   emitTwins(out: PlanBuilder): void {
-    for (const { twin, kept } of this.#twins) {
+    for (const { twin, kept, source } of this.#twins) {
       const key = this.spec.keyOf(twin);
       if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: twin.id });
-      else out.change({ action: 'delete', key, id: twin.id, fields: this.spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept` });
+      else out.change({ action: 'delete', key, id: twin.id, fields: this.spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept`, ...from(source) });
     }
   }
 
@@ -279,7 +286,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
       const key = this.spec.keyOf(a);
       if (!this.options.prune) out.unmanaged.push({ kind: this.spec.kind, key, id: a.id });
       else if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: a.id });
-      else out.change({ action: 'delete', key, id: a.id, fields: this.spec.deleteFields(a), reason: 'prune: not declared' });
+      else out.change({ action: 'delete', key, id: a.id, fields: this.spec.deleteFields(a), reason: 'prune: not declared', ...from(this.options.pruneSource) });
     }
   }
 }

@@ -23,6 +23,8 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     policy.prune.sshUsers,
     (key) => policy.isProtected('sshUser', key),
     users,
+    false,
+    policy.pruneSource,
   );
   const keys = new PlanBuilder('apikey');
   planKind(
@@ -33,6 +35,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     (key) => policy.isProtected('apikey', key),
     keys,
     policy.deleteDuplicateApikeys === true,
+    policy.pruneSource,
   );
 
   const notes: string[] = [];

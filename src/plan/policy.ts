@@ -1,4 +1,4 @@
-import type { Kind, PerKind } from '../model/index.js';
+import type { Kind, PerKind, SourcePosition } from '../model/index.js';
 
 /**
  * Everything besides the two states that shapes a plan. Built by the caller (which may use
@@ -16,6 +16,11 @@ export interface PlanPolicy {
    * budget. Off: such a name is an ambiguity the user resolves by pinning an id.
    */
   readonly deleteDuplicateApikeys?: boolean;
+  /**
+   * Where the `prune:` that deletes undeclared items is written: the source of those deletes.
+   * Absent under `--prune`, or when it is not known.
+   */
+  readonly pruneSource?: SourcePosition;
 }
 
 /**

@@ -1,4 +1,5 @@
 export type { Report } from './report.js';
+export { positionText } from './report.js';
 export { renderJson, toJsonDocument } from './render-json.js';
 export { applySummary, defaultListLimit, renderPlanText, renderResultLine, renderText } from './render-text.js';
 export type { TextOptions } from './render-text.js';

@@ -1,5 +1,5 @@
-import type { Change, ChangeResult } from '../model/index.js';
-import type { Report } from './report.js';
+import type { ApprovalStatus, Change, ChangeResult } from '../model/index.js';
+import { positionText, type Report } from './report.js';
 import { summarize } from '../plan/index.js';
 import { jsonSafe } from '../text/index.js';
 
@@ -14,9 +14,13 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
     formatVersion: 1,
     dryRun: report.dryRun,
     summary: summarize(plan),
-    changes: plan.changes.map(jsonChange),
+    changes: plan.changes.map((c, i) => jsonChange(c, i, report)),
     unmanaged: plan.unmanaged.map((u) => ({ kind: u.kind, key: u.key, id: u.id })),
   };
+  const approvals = approvalsDocument(report.approval, plan.changes);
+  if (approvals !== undefined) doc.approvals = approvals;
+  const warnings = report.approval?.review.warnings ?? [];
+  if (warnings.length > 0) doc.policyWarnings = warnings.map((w) => ({ rule: w.rule, message: w.message }));
   if (plan.protected.length > 0) doc.protected = plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id }));
   if (plan.problems.length > 0) doc.problems = plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message }));
   if (plan.notes.length > 0) doc.notes = [...plan.notes];
@@ -49,13 +53,35 @@ function namedRoles(changes: readonly Change[], names: ReadonlyMap<number, strin
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function jsonChange(c: Change): Record<string, unknown> {
-  return { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+function jsonChange(c: Change, index: number, report: Report): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  if (report.sources && c.source !== undefined) out.source = positionText(c.source);
+  const gate = report.approval?.review.gates.find((g) => g.index === index);
+  if (gate) out.approval = { hash: gate.hash, rules: [...gate.rules], approved: report.approval!.approved.includes(index) };
+  else if (report.approval?.withheld.includes(index)) out.approval = { waitsForApproval: true };
+  return out;
+}
+
+/**
+ * The changes that need approval, when there are some: the hash of the whole set (one
+ * `--approve` for all), and which are approved and which are not (not written by this run).
+ */
+function approvalsDocument(status: ApprovalStatus | undefined, changes: readonly Change[]): Record<string, unknown> | undefined {
+  if (!status || status.review.gates.length === 0) return undefined;
+  const approved = new Set(status.approved);
+  const describe = (i: number) => ({ kind: changes[i]!.kind, action: changes[i]!.action, key: changes[i]!.key, id: changes[i]!.id });
+  return {
+    setHash: status.review.setHash,
+    approved: status.review.gates.filter((g) => approved.has(g.index)).map((g) => g.hash),
+    pending: status.review.gates.filter((g) => !approved.has(g.index)).map((g) => g.hash),
+    withheld: status.withheld.map(describe),
+  };
 }
 
 function jsonResult(r: ChangeResult): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: r.kind, key: r.key, action: r.action, status: r.status };
   if (r.error !== undefined) out.error = r.error;
   if (r.drift !== undefined) out.drift = r.drift;
+  if (r.approval !== undefined) out.approval = r.approval;
   return out;
 }

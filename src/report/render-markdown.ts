@@ -1,6 +1,6 @@
 import type { Change, ChangeResult } from '../model/index.js';
 import { mdCode as code, mdText as text } from './markdown-escape.js';
-import type { Report } from './report.js';
+import { positionText, type Report } from './report.js';
 import { renderField } from './render-value.js';
 import { summarize } from '../plan/index.js';
 
@@ -45,9 +45,31 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   const rest = whereTheRestIs(report, options);
   out.items(plan.problems, (p) => ['', '> [!CAUTION]', `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`], (n) => ['', `> [!CAUTION]`, `> … and ${count(n)} more declared items could not be planned; ${rest}.`]);
   for (const n of plan.notes) out.push('', `> [!NOTE]`, `> ${text(n)}`);
+  const approval = report.approval;
+  const gates = new Map((approval?.review.gates ?? []).map((g) => [g.index, g]));
+  const approved = new Set(approval?.approved ?? []);
+  if (approval && gates.size > 0) {
+    const pending = approval.review.gates.filter((g) => !approved.has(g.index)).length;
+    const rules = [...new Set(approval.review.gates.flatMap((g) => g.rules))].join(', ');
+    out.push('', '> [!IMPORTANT]');
+    if (pending === 0) out.push(`> ${count(gates.size)} change${gates.size === 1 ? '' : 's'} escalating privilege (${rules}) ${gates.size === 1 ? 'is' : 'are'} approved.`);
+    else {
+      out.push(
+        `> **${count(gates.size)} change${gates.size === 1 ? '' : 's'} escalate${gates.size === 1 ? 's' : ''} privilege (${rules}) and need${gates.size === 1 ? 's' : ''} approval**: marked 🔐 below.`,
+        `> ${report.planFile !== undefined && report.dryRun ? 'Approving this saved plan approves them; or ' : ''}approve them all with \`--approve ${approval.review.setHash}\`, or each by its own hash.`,
+      );
+    }
+  }
+  for (const w of approval?.review.warnings ?? []) out.push('', '> [!WARNING]', `> policy ${text(w.rule)}: ${text(w.message)}`);
   if (plan.changes.length > 0) {
-    out.push('', '| action | kind | key | id | fields |', '|---|---|---|---|---|');
-    out.items(plan.changes, (c) => [changeRow(c, report.roleNames)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
+    const columns = ['action', 'kind', 'key', 'id', ...(report.sources ? ['source'] : []), ...(gates.size > 0 ? ['approval'] : []), 'fields'];
+    out.push('', `| ${columns.join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`);
+    const extra = (c: Change, i: number): string[] => [
+      ...(report.sources ? [c.source ? `\`${code(positionText(c.source))}\`` : ''] : []),
+      ...(gates.size > 0 ? [approvalCell(gates.get(i), approved.has(i), approval!.withheld.includes(i))] : []),
+    ];
+    let i = 0;
+    out.items(plan.changes, (c) => [changeRow(c, report.roleNames, extra(c, i++))], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
   }
   if (report.results && report.results.length > 0) {
     out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
@@ -113,7 +135,12 @@ function count(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined): string {
+function approvalCell(gate: { hash: string; rules: readonly string[] } | undefined, approved: boolean, withheld: boolean): string {
+  if (gate) return `${approved ? '✅ approved' : '🔐 needs approval'} \`${gate.hash}\` (${gate.rules.join(', ')})`;
+  return withheld ? 'waits for an approval' : '';
+}
+
+function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined, extra: readonly string[] = []): string {
   const fields = Object.entries(c.fields)
     .map(([name, f]) => {
       const show = (value: unknown) => renderField(name, value, roleNames);
@@ -123,10 +150,10 @@ function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined
     })
     .map((f) => `\`${code(f)}\``)
     .join('<br>');
-  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${fields} |`;
+  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
 }
 
 function resultRow(r: ChangeResult): string {
-  const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
+  const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined, r.approval ? `approved: ${r.approval}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
   return `| ${status[r.status]} | ${r.kind} | \`${code(r.key)}\` | ${r.action} | ${detail} |`;
 }

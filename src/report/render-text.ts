@@ -1,5 +1,5 @@
-import type { Change, ChangeResult, ItemRef, Plan } from '../model/index.js';
-import type { Report } from './report.js';
+import type { ApprovalGate, Change, ChangeResult, ItemRef, Plan } from '../model/index.js';
+import { positionText, type Report } from './report.js';
 import { quoteKey, renderField, safeText } from './render-value.js';
 import { summarize } from '../plan/index.js';
 
@@ -45,10 +45,22 @@ export function renderPlanText(report: Report, options: TextOptions): string {
   }
   if (plan.problems.length > 0) lines.push('');
 
+  const gates = new Map((report.approval?.review.gates ?? []).map((g) => [g.index, g]));
+  const approved = new Set(report.approval?.approved ?? []);
+  const withheld = new Set(report.approval?.withheld ?? []);
   if (plan.changes.length > 0) {
     lines.push('amsync will perform the following actions:', '');
-    for (const change of plan.changes) lines.push(...renderChange(change, paint, report.roleNames), '');
+    plan.changes.forEach((change, i) => {
+      const notes: string[] = [];
+      if (report.sources && change.source) notes.push(`  # from ${safeText(positionText(change.source))}`);
+      const gate = gates.get(i);
+      if (gate) notes.push(paint('yellow', `  # ${approved.has(i) ? 'approved' : 'needs approval'} (${gate.rules.join(', ')}): ${gate.hash}`));
+      else if (withheld.has(i)) notes.push(paint('yellow', '  # waits for a change that needs approval'));
+      lines.push(...renderChange(change, paint, report.roleNames, notes), '');
+    });
   }
+  if (gates.size > 0) lines.push(...approvalSection(report, paint), '');
+  for (const w of report.approval?.review.warnings ?? []) lines.push(paint('yellow', `Policy: ${w.rule}: ${safeText(w.message)}`), '');
   const limit = options.listLimit ?? defaultListLimit;
   if (plan.protected.length > 0) lines.push(...itemList('Protected (left alone by a protect glob):', plan.protected, limit), '');
   if (plan.unmanaged.length > 0) lines.push(...itemList('Unmanaged (not in the file, not pruned):', plan.unmanaged, limit), '');
@@ -63,7 +75,32 @@ function itemList(title: string, items: readonly ItemRef[], limit: number): stri
   return [title, ...shown, ...(more > 0 ? [`  … and ${more.toLocaleString('en-US')} more (all of them: --json, or --report FILE)`] : [])];
 }
 
-function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined): string[] {
+/**
+ * The changes that need approval, each with its hash, and the one hash that approves them all
+ * (what `--approve` takes, and what sync asks for at a terminal).
+ */
+function approvalSection(report: Report, paint: Paint): string[] {
+  const status = report.approval!;
+  const { gates, setHash } = status.review;
+  const approved = new Set(status.approved);
+  const pending = gates.filter((g) => !approved.has(g.index));
+  const n = gates.length;
+  const title =
+    pending.length === 0
+      ? `Approved: ${n === 1 ? 'the change' : `all ${n} changes`} that need${n === 1 ? 's' : ''} approval.`
+      : `Needs approval: ${pending.length} of the changes escalate${pending.length === 1 ? 's' : ''} privilege; amsync applies ${pending.length === 1 ? 'it' : 'them'} only when approved.`;
+  const line = (g: ApprovalGate) => {
+    const c = report.plan.changes[g.index]!;
+    return `  ${g.hash}  ${c.action} ${c.kind} ${quoteKey(c.key)} (${g.rules.join(', ')})${approved.has(g.index) ? ' approved' : ''}`;
+  };
+  const out = [paint('yellow', title), ...gates.map(line)];
+  // A plan the policy refuses is not applied, approved or not: say that instead (the error says why).
+  if (status.review.violations.length > 0) out.push('  The policy refuses this plan (the error says why): approving these would not apply it.');
+  else if (pending.length > 0) out.push(`  To approve: --approve ${setHash} (${n === 1 ? 'the change listed' : `all ${n} listed`}), or a change's own hash; applying a reviewed saved plan (amsync apply) approves them.`);
+  return out;
+}
+
+function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined, notes: readonly string[] = []): string[] {
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${safeText(change.reason)})` : '';
@@ -78,7 +115,7 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
     if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
     return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(f.after)}`;
   });
-  return [head, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
+  return [head, ...notes, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
 }
 
 function summaryLine(plan: Plan, paint: Paint): string {
@@ -97,7 +134,8 @@ export function renderResultLine(r: ChangeResult, options: TextOptions): string 
 function resultLine(r: ChangeResult, paint: Paint): string {
   const what = `${r.kind} ${quoteKey(r.key)}`;
   const drift = r.drift ? ` (drift: ${safeText(r.drift)})` : '';
-  if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${drift}`;
+  const approval = r.approval ? ` (approved: ${r.approval})` : '';
+  if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${approval}${drift}`;
   if (r.status === 'skipped') return `${paint('yellow', '·')} skipped ${r.action} of ${what}${r.error ? `: ${safeText(r.error)}` : ''}${drift}`;
   return `${paint('red', '✗')} failed to ${r.action} ${what}: ${safeText(r.error ?? 'unknown error')}${drift}`;
 }

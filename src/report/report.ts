@@ -1,4 +1,4 @@
-import type { ChangeResult, Plan } from '../model/index.js';
+import type { ApprovalStatus, ChangeResult, Plan } from '../model/index.js';
 
 /** What the renderers print: a plan, and the results when it was applied. */
 export interface Report {
@@ -14,4 +14,16 @@ export interface Report {
   readonly planFile?: string;
   /** Role names by id, when known (the file names roles): shown as `roles = [3 auditor, 7 billing]`. */
   readonly roleNames?: ReadonlyMap<number, string>;
+  /**
+   * The state came from several files: each change shows the file (and position) that asks
+   * for it, so a pull request shows which team's file caused it.
+   */
+  readonly sources?: boolean;
+  /** What the policy said: changes that need approval (with hashes), approved or withheld. */
+  readonly approval?: ApprovalStatus;
+}
+
+/** `teams/ops.yaml:12:5`. */
+export function positionText(p: { file: string; line: number; col: number }): string {
+  return `${p.file}:${p.line}:${p.col}`;
 }

@@ -3,8 +3,34 @@ import { describeServiceChange, type ServiceChange } from './state-diff.js';
 
 /** Why a saved plan was not applied: the desired file or the service moved since it was made. */
 export type Staleness =
-  | { readonly reason: 'desired_file'; readonly desiredFile: string }
+  | { readonly reason: 'desired_file'; readonly desiredFile: string; readonly files?: readonly DesiredFileChange[] }
   | { readonly reason: 'service'; readonly changes: readonly ServiceChange[] };
+
+/** One of several desired files that differs from the plan's: edited, added or removed since. */
+export interface DesiredFileChange {
+  readonly file: string;
+  readonly change: 'changed' | 'added' | 'removed';
+}
+
+/** The files that differ between two lists of (file, hash). */
+export function desiredFileChanges(before: readonly { file: string; hash: string }[], after: readonly { file: string; hash: string }[]): DesiredFileChange[] {
+  const was = new Map(before.map((f) => [f.file, f.hash]));
+  const now = new Map(after.map((f) => [f.file, f.hash]));
+  const out: DesiredFileChange[] = [];
+  for (const [file, hash] of was) {
+    if (!now.has(file)) out.push({ file, change: 'removed' });
+    else if (now.get(file) !== hash) out.push({ file, change: 'changed' });
+  }
+  for (const file of now.keys()) if (!was.has(file)) out.push({ file, change: 'added' });
+  return out;
+}
+
+/** `teams/ops.yaml changed, teams/new.yaml added`; empty when the list says nothing (the order changed). */
+function describeFiles(files: readonly DesiredFileChange[] | undefined): string {
+  if (!files || files.length === 0) return '';
+  const shown = files.slice(0, maxListed).map((f) => `${f.file} ${f.change === 'changed' ? 'changed' : f.change === 'added' ? 'was added' : 'was removed'}`);
+  return `${shown.join(', ')}${files.length > maxListed ? `, … and ${files.length - maxListed} more` : ''}`;
+}
 
 /** Lines listed in a message before "… and N more": a terminal, not a database dump. */
 const maxListed = 20;
@@ -13,7 +39,8 @@ const maxListed = 20;
 export function staleMessage(planFile: string, staleness: Staleness): string {
   const again = `plan again (\`amsync plan --out ${planFile}\`), review it, and apply the new plan`;
   if (staleness.reason === 'desired_file') {
-    return `the saved plan ${planFile} is stale: ${staleness.desiredFile} changed since the plan was made; nothing was written; ${again}`;
+    const files = describeFiles(staleness.files);
+    return `the saved plan ${planFile} is stale: ${files === '' ? `${staleness.desiredFile} changed` : `of ${staleness.desiredFile}, ${files}`} since the plan was made; nothing was written; ${again}`;
   }
   const { changes } = staleness;
   if (changes.length === 0) {
@@ -35,7 +62,9 @@ export function renderStaleMarkdown(planFile: string, staleness: Staleness): str
   const lines = ['### amsync apply: refused, the saved plan is stale', ''];
   const plan = `\`${mdCode(planFile)}\``;
   if (staleness.reason === 'desired_file') {
-    lines.push(`\`${mdCode(staleness.desiredFile)}\` changed since ${plan} was made. **Nothing was written.** Plan again and review the new plan.`);
+    const files = describeFiles(staleness.files);
+    const what = files === '' ? `\`${mdCode(staleness.desiredFile)}\` changed` : mdText(files);
+    lines.push(`${what} since ${plan} was made. **Nothing was written.** Plan again and review the new plan.`);
     return `${lines.join('\n')}\n`;
   }
   const { changes } = staleness;

@@ -20,7 +20,8 @@ const text = change(z.string());
 const sensitive = change(z.literal(SENSITIVE));
 const roleIds = z.array(positiveId);
 
-const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional() };
+const position = z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() });
+const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), source: position.optional() };
 const changeSchema = z
   .discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('sshUser'), ...changeBase, fields: z.strictObject({ username: text.optional(), level: text.optional(), password: sensitive.optional() }) }),
@@ -44,7 +45,7 @@ const problem = z.strictObject({
   key: z.string(),
   code: z.enum(['ambiguous', 'missing_password', 'id_not_found', 'identity_conflict']),
   message: z.string(),
-  source: z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() }).optional(),
+  source: position.optional(),
 });
 
 const planSchema = z.strictObject({
@@ -72,6 +73,13 @@ export const savedPlanSchema = z.strictObject({
   createdAt: z.iso.datetime(),
   desiredFile: z.string().min(1),
   desiredFileHash: hex64,
+  desiredSources: z
+    .strictObject({
+      paths: z.array(z.string().min(1)).min(1),
+      recursive: z.boolean().optional(),
+      files: z.array(z.strictObject({ file: z.string().min(1), hash: hex64 })),
+    })
+    .optional(),
   serviceUrl: z.url({ protocol: /^https?$/ }),
   settings: z.strictObject({
     prune: z.strictObject({ sshUsers: z.boolean(), apikeys: z.boolean() }),
@@ -83,6 +91,12 @@ export const savedPlanSchema = z.strictObject({
   }),
   actualFingerprint: hex64,
   plan: planSchema,
+  approvals: z
+    .strictObject({
+      setHash: z.string().regex(/^[0-9a-f]{16}$/),
+      changes: z.array(z.strictObject({ index: z.int().min(0), hash: z.string().regex(/^[0-9a-f]{16}$/), rules: z.array(z.enum(['superuser', 'approveRoles', 'approveDeletesOver'])).min(1) })).min(1),
+    })
+    .optional(),
   passwords: z.array(passwordReference),
   actual: z.strictObject({
     sshUsers: z.array(z.strictObject({ id: positiveId, username: z.string(), level: z.string() })),

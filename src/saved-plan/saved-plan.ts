@@ -1,4 +1,4 @@
-import type { ActualState, Change, DesiredState, PerKind, Plan } from '../model/index.js';
+import type { ActualState, Change, DesiredState, GateRule, PerKind, Plan } from '../model/index.js';
 import type { PasswordPolicy } from '../plan/index.js';
 import { summarize } from '../plan/index.js';
 
@@ -42,10 +42,21 @@ export interface SavedPlan {
   readonly amsyncVersion: string;
   /** ISO-8601. */
   readonly createdAt: string;
-  /** The desired-state file as given on the command line (or by AMSYNC_FILE). */
+  /** The desired-state file as given on the command line (or by AMSYNC_FILE); several: joined by ", ". */
   readonly desiredFile: string;
-  /** sha256 (hex) of the desired file's bytes. */
+  /** sha256 (hex) of the desired file's bytes; of several files, filesHash over them. */
   readonly desiredFileHash: string;
+  /**
+   * Present when the state came from several files or a folder: `-f` as given (apply reads
+   * the same), and every file read with its hash, so a stale plan names the file that moved.
+   */
+  readonly desiredSources?: SavedDesiredSources;
+  /**
+   * The changes that needed an approval when the plan was made (DESIGN.md §10): `amsync apply`
+   * applies them, the review of the saved plan being their approval, after checking that the
+   * policy gates exactly these again.
+   */
+  readonly approvals?: SavedApprovals;
   readonly serviceUrl: string;
   readonly settings: SavedPlanSettings;
   /** stateFingerprint of `actual`. */
@@ -54,6 +65,19 @@ export interface SavedPlan {
   readonly passwords: readonly PasswordReference[];
   /** The normalised listing the plan was computed from, by id: explains what changed since. */
   readonly actual: ActualState;
+}
+
+export interface SavedDesiredSources {
+  readonly paths: readonly string[];
+  readonly recursive?: boolean;
+  readonly files: readonly { readonly file: string; readonly hash: string }[];
+}
+
+export interface SavedApprovals {
+  /** The hash of the whole set. */
+  readonly setHash: string;
+  /** Each gated change: its index in `plan.changes`, hash and rules. */
+  readonly changes: readonly { readonly index: number; readonly hash: string; readonly rules: readonly GateRule[] }[];
 }
 
 export type SavedPlanInput = Omit<SavedPlan, 'formatVersion' | 'kind' | 'actual'> & { readonly actual: ActualState };
@@ -67,10 +91,12 @@ export function toSavedPlan(input: SavedPlanInput): SavedPlan {
     createdAt: input.createdAt,
     desiredFile: input.desiredFile,
     desiredFileHash: input.desiredFileHash,
+    ...(input.desiredSources === undefined ? {} : { desiredSources: input.desiredSources }),
     serviceUrl: input.serviceUrl,
     settings: input.settings,
     actualFingerprint: input.actualFingerprint,
     plan: input.plan,
+    ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
     passwords: input.passwords,
     actual: {
       sshUsers: [...input.actual.sshUsers].sort((a, b) => a.id - b.id).map((u) => ({ id: u.id, username: u.username, level: u.level })),
@@ -86,8 +112,9 @@ export function toSavedPlan(input: SavedPlanInput): SavedPlan {
  * (it is the bulk of the file: 100k items stay a few MB and a diff of two plans stays readable).
  */
 export function serialiseSavedPlan(saved: SavedPlan): string {
-  const { actual, plan, passwords, ...head } = saved;
-  const doc = { ...head, plan: { summary: summarize(plan), ...planDocument(plan) }, passwords };
+  const { actual, plan, passwords, approvals, ...head } = saved;
+  // Where each change comes from is worth keeping only when there are several files to tell apart.
+  const doc = { ...head, plan: { summary: summarize(plan), ...planDocument(plan, saved.desiredSources !== undefined) }, ...(approvals ? { approvals } : {}), passwords };
   const text = JSON.stringify(doc, null, 2);
   const rows = (items: readonly object[]) => (items.length === 0 ? '[]' : `[\n${items.map((i) => `      ${JSON.stringify(i)}`).join(',\n')}\n    ]`);
   const snapshot = `  "actual": {\n    "sshUsers": ${rows(actual.sshUsers)},\n    "apikeys": ${rows(actual.apikeys)}\n  }`;
@@ -95,9 +122,9 @@ export function serialiseSavedPlan(saved: SavedPlan): string {
   return `${text.slice(0, -2)},\n${snapshot}\n}\n`;
 }
 
-function planDocument(plan: Plan): Record<string, unknown> {
+function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
   return {
-    changes: plan.changes.map(changeDocument),
+    changes: plan.changes.map((c) => changeDocument(c, sources)),
     unchanged: plan.unchanged,
     unmanaged: plan.unmanaged.map((u) => ({ kind: u.kind, key: u.key, id: u.id })),
     protected: plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id })),
@@ -106,8 +133,16 @@ function planDocument(plan: Plan): Record<string, unknown> {
   };
 }
 
-function changeDocument(c: Change): Record<string, unknown> {
-  return { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields, ...(c.reason !== undefined ? { reason: c.reason } : {}) };
+function changeDocument(c: Change, sources: boolean): Record<string, unknown> {
+  return {
+    kind: c.kind,
+    action: c.action,
+    key: c.key,
+    id: c.id,
+    fields: c.fields,
+    ...(c.reason !== undefined ? { reason: c.reason } : {}),
+    ...(sources && c.source !== undefined ? { source: c.source } : {}),
+  };
 }
 
 /**

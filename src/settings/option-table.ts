@@ -91,6 +91,14 @@ export const settingOptions: readonly SettingOption[] = [
     description: 'lease:NAMESPACE/NAME — leader election on a coordination.k8s.io/v1 Lease: only the holder writes, the other replicas observe.',
   },
   {
+    path: ['daemon', 'approvalsFile'],
+    rule: rules.path,
+    env: 'AMSYNC_DAEMON_APPROVALS_FILE',
+    flag: '--approvals',
+    description:
+      "A YAML or JSON list of approval hashes, watched: a change the policy gates (superuser, approveRoles, approveDeletesOver) is applied once its hash, or its set's, is listed; until then it is pending. Unset: gated changes stay pending.",
+  },
+  {
     path: ['daemon', 'runDeadlineMs'],
     rule: rules.int1,
     default: 600_000,

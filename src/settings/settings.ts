@@ -100,6 +100,11 @@ export interface Settings {
     readonly leaderElect?: string;
     /** A run still going after this long is abandoned: its requests cancelled, health red. @default 600000 */
     readonly runDeadlineMs: number;
+    /**
+     * A YAML or JSON list of approval hashes the daemon watches: a change the policy gates is
+     * applied once its hash (or its set's) is listed. Unset: such changes stay pending.
+     */
+    readonly approvalsFile?: string;
   };
   /** Append one JSON line per write attempt and per result here (0600, rotated by size); unset = no audit log. AMSYNC_AUDIT_LOG. */
   readonly auditLog?: string;

@@ -1,7 +1,9 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
-import type { ActualState, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import type { ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
-import { diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
+import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
+import { allApproved, applicablePart, checkPolicy, policyRefusal } from './approvals.js';
+import { reviewPlan } from '../policy/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
@@ -15,6 +17,8 @@ export interface ApplySavedInput {
   readonly desiredFile: string;
   readonly desired: DesiredState;
   readonly desiredFileHash: string;
+  /** Each desired file read now, with its hash: names the one that moved when the plan is stale. */
+  readonly desiredFiles?: readonly { readonly file: string; readonly hash: string }[];
   readonly service: ServiceWriter;
   /** Opens the state file once the writer lock is held (see SyncInput.passwordState). */
   readonly passwordState?: () => Promise<PasswordState>;
@@ -42,6 +46,8 @@ export interface ApplySavedOutcome {
   readonly stateSaveError?: unknown;
   /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
   readonly tokenErrors: readonly TokenError[];
+  /** The changes the policy gates, all approved by the review of the saved plan. */
+  readonly approval: ApprovalStatus;
 }
 
 /**
@@ -61,9 +67,15 @@ export function checkSavedPlan(saved: SavedPlan, planFile: string, amsyncVersion
   }
 }
 
-/** The desired file must be byte for byte the one the plan was made from. */
-export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desiredFile: string, hash: string): void {
-  if (hash !== saved.desiredFileHash) throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile });
+/**
+ * The desired file must be byte for byte the one the plan was made from; of several files,
+ * every one of them, and no other (`files`: those read now, to name the ones that moved).
+ */
+export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desiredFile: string, hash: string, files?: readonly { file: string; hash: string }[]): void {
+  if (hash === saved.desiredFileHash) return;
+  const before = saved.desiredSources?.files;
+  const changed = before !== undefined && files !== undefined ? desiredFileChanges(before, files) : undefined;
+  throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile, ...(changed && changed.length > 0 ? { files: changed } : {}) });
 }
 
 /**
@@ -72,7 +84,7 @@ export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desired
  * written) when the service moved since the plan was made, saying what moved.
  */
 export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
-  checkDesiredFileHash(input.saved, input.planFile, input.desiredFile, input.desiredFileHash);
+  checkDesiredFileHash(input.saved, input.planFile, input.desiredFile, input.desiredFileHash, input.desiredFiles);
   if (!input.acquireLock) return applyFresh(input, input.signal);
   return withWriterLock(input.acquireLock, input.signal, (signal) => applyFresh(input, signal));
 }
@@ -81,23 +93,36 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const { saved, planFile } = input;
   // Names resolve now: a role renamed since the plan gives other ids, and the check below refuses.
   const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  checkPolicy(desired);
   const { state: actual, tokens } = await readActualState(input.service);
   if (stateFingerprint(actual) !== saved.actualFingerprint) {
     throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
   }
+  // Deletes of undeclared items come from the file's prune:, unless --prune made the plan.
+  const fromFile = saved.settings.prune.sshUsers === desired.prune.sshUsers && saved.settings.prune.apikeys === desired.prune.apikeys;
+  const pruneSource = fromFile ? desired.origin?.prune : undefined;
   const policy: PlanPolicy = {
     prune: saved.settings.prune,
     isProtected: protectMatcher(desired.protect),
     passwords: { mode: saved.settings.passwordMode },
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
+    ...(pruneSource === undefined ? {} : { pruneSource }),
   };
   verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
+  // The same file, the same listing, the same changes: the policy must gate the same ones.
+  // The review of the saved plan was their approval (DESIGN.md §10).
+  const review = reviewPlan(saved.plan, actual, desired.policy);
+  const policyRefused = policyRefusal(review);
+  if (policyRefused) throw policyRefused;
+  verifyApprovals(input, review.setHash, review.gates.map((g) => g.hash));
+  const approval = allApproved(saved.plan, actual, review);
+  const part = applicablePart(saved.plan, approval);
   await preflightScopes(saved.plan, input.service);
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
-    plan: saved.plan,
+    plan: part.plan,
     desired,
     actual,
     tokens,
@@ -105,7 +130,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     service: input.service,
     passwordState: await input.passwordState?.(),
     tokenSink: input.tokenSink,
-    onResult: input.onResult,
+    onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -115,9 +140,10 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     plan: saved.plan,
     actual,
     policy,
-    results,
+    results: results.map((r, i) => part.annotate(r, i)),
     tokensWritten,
     tokenErrors,
+    approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
   };
 }
@@ -136,6 +162,17 @@ function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: Plan
   throw new SafetyError(
     'plan_mismatch',
     `${input.planFile}: its changes are not the ones ${input.desiredFile} and the service call for (the plan file was edited?); nothing was written; plan again`,
+  );
+}
+
+/** The approvals recorded in the plan file are the ones the policy gives now; else it was edited. */
+function verifyApprovals(input: ApplySavedInput, setHash: string | undefined, hashes: readonly string[]): void {
+  const saved = input.saved.approvals;
+  const same = saved === undefined ? setHash === undefined : saved.setHash === setHash && saved.changes.length === hashes.length && saved.changes.every((c, i) => c.hash === hashes[i]);
+  if (same) return;
+  throw new SafetyError(
+    'plan_mismatch',
+    `${input.planFile}: the changes it records as needing approval are not the ones the policy in ${input.desiredFile} gates (the plan file was edited?); nothing was written; plan again`,
   );
 }
 

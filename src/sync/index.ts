@@ -1,5 +1,6 @@
 export { planPolicy, runSync } from './run-sync.js';
-export type { SyncInput, SyncOutcome } from './run-sync.js';
+export type { ApprovalAnswer, SyncInput, SyncOutcome } from './run-sync.js';
+export { allApproved, approvalStatus, checkPolicy, policyRefusal } from './approvals.js';
 export { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from './apply-saved-plan.js';
 export type { ApplySavedInput, ApplySavedOutcome } from './apply-saved-plan.js';
 export { syncEvents } from './sync-events.js';

@@ -1,10 +1,11 @@
 import type { SafetyError } from '../errors.js';
-import type { ActualState, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import type { ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError, passwordFingerprints, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
 import type { ServiceWriter } from '../apply/index.js';
+import { approvalStatus, applicablePart, checkPolicy, policyRefusal, withApprovals } from './approvals.js';
 
 export interface SyncInput {
   readonly desired: DesiredState;
@@ -36,10 +37,22 @@ export interface SyncInput {
   /** No write starts once this fires (interrupt, lost lease, run deadline). */
   readonly signal?: AbortSignal;
   /**
-   * Called with the plan once the guards passed, before anything is written: the CLI shows
-   * the plan there and, at a terminal, asks. false cancels the run with nothing written.
+   * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or
+   * the hash of the whole set of changes that need one (DESIGN.md §10). A change the policy
+   * gates is applied only when one of them covers it; the others are applied regardless.
    */
-  readonly beforeApply?: (plan: Plan, roleNames?: ReadonlyMap<number, string>) => Promise<boolean>;
+  readonly approvals?: Iterable<string>;
+  /**
+   * Called with the plan once the guards passed, before anything is written: the CLI shows
+   * the plan there and, at a terminal, asks. false cancels the run with nothing written;
+   * `{ approve }` goes ahead with these approvals added (hashes typed at the prompt).
+   */
+  readonly beforeApply?: (plan: Plan, roleNames: ReadonlyMap<number, string> | undefined, approval: ApprovalStatus) => Promise<boolean | ApprovalAnswer>;
+}
+
+/** What the prompt may answer besides yes and no: approvals typed there. */
+export interface ApprovalAnswer {
+  readonly approve: readonly string[];
 }
 
 export interface SyncOutcome {
@@ -61,6 +74,12 @@ export interface SyncOutcome {
   readonly tokenErrors?: readonly TokenError[];
   /** beforeApply said no: nothing was written. */
   readonly cancelled?: boolean;
+  /**
+   * What the policy said about the plan: the changes that need approval (with their hashes),
+   * which were approved, and which were withheld (not written). Absent only from outcomes made
+   * before the policy was evaluated (a refusal of another guard has it too).
+   */
+  readonly approval?: ApprovalStatus;
 }
 
 /**
@@ -79,19 +98,29 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   // before the first writer's fingerprints were written.
   const passwordState = await input.passwordState?.();
   const { desired, roleNames } = await resolveRoles(input.desired, input.service);
+  // Again now that role names are ids: a forbidden role written by name on one side and by id
+  // on the other is caught here (exit 65, nothing listed or written).
+  checkPolicy(desired);
   const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
   const fingerprints = passwordFingerprints(desired, passwordState);
   const plan = makePlan(desired, actual, policy, fingerprints);
   const actualFingerprint = stateFingerprint(actual);
-  const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
-  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  let approval = approvalStatus(plan, actual, desired.policy, input.approvals ?? []);
+  const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false }) ?? policyRefusal(approval.review);
+  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0, approval };
   await preflightScopes(plan, input.service);
-  if (input.beforeApply && !(await input.beforeApply(plan, roleNames))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
+  if (input.beforeApply) {
+    const answer = await input.beforeApply(plan, roleNames, approval);
+    if (answer === false) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true, approval };
+    if (answer !== true) approval = withApprovals(approval, plan, actual, answer.approve);
+  }
 
+  // Changes that need an approval and have none are not written, nor what waits for them.
+  const part = applicablePart(plan, approval);
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
-    plan,
+    plan: part.plan,
     desired,
     actual,
     tokens,
@@ -99,12 +128,23 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     service: input.service,
     passwordState,
     tokenSink: input.tokenSink,
-    onResult: input.onResult,
+    onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { ...names, actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return {
+    ...names,
+    actual,
+    actualFingerprint,
+    plan,
+    policy,
+    results: results.map((r, i) => part.annotate(r, i)),
+    tokensWritten,
+    tokenErrors,
+    approval,
+    ...(stateSaveError === undefined ? {} : { stateSaveError }),
+  };
 }
 
 
@@ -116,5 +156,13 @@ export interface PolicyInput extends Pick<SyncInput, 'desired' | 'rotatePassword
 export function planPolicy(input: PolicyInput): PlanPolicy {
   const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
   const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
-  return { prune, isProtected: protectMatcher(input.desired.protect), passwords: { mode }, deleteDuplicateApikeys: input.deleteDuplicateApikeys === true };
+  // `--prune` deletes on the command line's word, not a file's.
+  const pruneSource = input.pruneAll ? undefined : input.desired.origin?.prune;
+  return {
+    prune,
+    isProtected: protectMatcher(input.desired.protect),
+    passwords: { mode },
+    deleteDuplicateApikeys: input.deleteDuplicateApikeys === true,
+    ...(pruneSource === undefined ? {} : { pruneSource }),
+  };
 }

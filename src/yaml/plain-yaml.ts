@@ -25,8 +25,8 @@ const notPlain = (): never => {
  * A fast reader for the plain YAML desired-state files are written in (and `amsync export`
  * writes): block mappings and sequences, one-line flow collections of scalars, plain and
  * one-line quoted scalars, comments. It builds no syntax tree and keeps only the value and
- * where each item of a top-level list starts, which is all a valid file needs
- * (DesiredSshUser.source). For a 100k-item file, readYaml takes ~650 MB and seconds.
+ * where each item of a top-level list and each top-level key starts, which is all a valid file
+ * needs (DesiredSshUser.source, and where `prune:` or `policy:` is written). For a 100k-item file, readYaml takes ~650 MB and seconds.
  *
  * Returns undefined for anything outside that subset (anchors, aliases, tags, block scalars,
  * multi-line scalars, escapes, nulls, numbers other than plain integers, duplicate keys, tabs,
@@ -47,11 +47,15 @@ export function readPlainYaml(text: string, file: string, maxBytes: number = lim
     throw error;
   }
   const items = reader.items;
+  const keys = reader.keys;
   return {
     file,
     value,
     locate(path: DocPath, at: 'value' | 'key' = 'value'): SourcePosition {
       const [key, index] = path;
+      // A top-level key itself (`prune:`): where a section of the file is written.
+      const top = path.length === 1 && at === 'key' && typeof key === 'string' ? keys.get(key) : undefined;
+      if (top !== undefined) return { file, line: top[0], col: top[1] };
       const list = path.length === 2 && at === 'value' && typeof key === 'string' ? items.get(key) : undefined;
       if (list === undefined || typeof index !== 'number' || !(index >= 0 && 2 * index < list.length)) throw new PositionsNeeded();
       return { file, line: list[2 * index]!, col: list[2 * index + 1]! };
@@ -99,6 +103,8 @@ function isKeyChar(c: number, digits: boolean): boolean {
 class PlainReader {
   /** Per top-level key holding a block list: line and column of each item, interleaved. */
   readonly items = new Map<string, number[]>();
+  /** Line and column of each top-level key. */
+  readonly keys = new Map<string, [number, number]>();
   readonly #text: string;
   /** The current line: its number (1-based), first offset, end (before any CR) and next start. */
   #line = 0;
@@ -203,6 +209,7 @@ class PlainReader {
         break;
       }
       const key = newKey(found.key, out);
+      if (top) this.keys.set(key, [this.#line, at - this.#start + 1]);
       let rest = found.after;
       while (rest < this.#end && text.charCodeAt(rest) === SPACE) rest += 1;
       if (rest === this.#end || text.charCodeAt(rest) === HASH) {

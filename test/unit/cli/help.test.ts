@@ -62,6 +62,8 @@ const sample: Record<string, string> = {
   '--action': 'create',
   '--since': '24h',
   '--until': '2025-01-31T12:00:00Z',
+  '--approve': '3f9c0a1be27d4410',
+  '--approvals': 'approvals.yaml',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };

@@ -112,10 +112,29 @@ describe('the watch compares contents, not events', () => {
     expect(changes).toEqual([]);
   });
 
-  it('fingerprints say missing, not-a-file, or the content hash', async () => {
+  it('fingerprints say missing, the content hash, or of a folder (-f DIR) the hash of its listing', async () => {
     expect(await contentHash(join(dir, 'nope'))).toBe('missing');
-    expect(await contentHash(dir)).toBe('not-a-file');
+    const folder = join(dir, 'folder');
+    await mkdir(folder, { recursive: true });
+    const empty = await contentHash(folder);
+    expect(empty).toMatch(/^dir:[0-9a-f]{64}$/);
+    await writeFile(join(folder, '.swp'), 'x');
+    expect(await contentHash(folder)).toBe(empty);
+    await writeFile(join(folder, 'team.yaml'), 'x');
+    expect(await contentHash(folder)).not.toBe(empty);
     await writeFile(join(dir, 'f'), 'x');
     expect(await contentHash(join(dir, 'f'))).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('a folder in the watch reports a desired file added to it', async () => {
+    const folder = join(dir, 'teams');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'a.yaml'), 'a: 1\n');
+    const w = await start([folder, join(folder, 'a.yaml')]);
+    await writeFile(join(folder, 'b.yaml'), 'b: 1\n');
+    // The comparison the event started, or this one: either finds the listing changed.
+    const now = await w.check();
+    expect([...now, ...changes.flat()]).toContain(folder);
+    expect([...now, ...changes.flat()]).not.toContain(join(folder, 'a.yaml'));
   });
 });

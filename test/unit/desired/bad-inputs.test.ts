@@ -88,7 +88,7 @@ const badInputs: readonly BadInput[] = [
   { name: 'an empty file path', yaml: user('    password: { file: "" }\n'), code: 'out_of_range', message: 'must not be empty', at: '3:23' },
   { name: 'an empty literal password', yaml: user('    password: ""\n'), code: 'empty_password', message: 'password is empty', at: '3:15' },
   // the document itself
-  { name: 'a list at the top', yaml: '- username: deploy\n', code: 'not_a_mapping', message: 'the file must be a mapping with the keys sshUsers, apikeys, prune and protect; found a list', at: '1:1' },
+  { name: 'a list at the top', yaml: '- username: deploy\n', code: 'not_a_mapping', message: 'the file must be a mapping with the keys sshUsers, apikeys, prune, protect and policy; found a list', at: '1:1' },
   { name: 'a bare word', yaml: 'hello\n', code: 'not_a_mapping', message: "found the string 'hello'", at: '1:1' },
   { name: 'two YAML documents', yaml: 'sshUsers: []\n---\napikeys: []\n', code: 'multiple_documents', message: 'the file holds 2 YAML documents', at: '3:1' },
   { name: 'a key twice in one mapping', yaml: 'sshUsers:\n  - username: a\n    username: b\n', code: 'duplicate_key', message: "duplicate key 'username' in one mapping (first at line 2)", at: '3:5', path: 'sshUsers[0].username' },

@@ -64,8 +64,10 @@ describe('loadDesired reads the file, and only it touches the file system', () =
     expect(error.message).toContain('no such file');
   });
 
-  it('a directory', async () => {
-    expect((await loadError(join(dir, 'team'))).message).toContain('it is a directory');
+  it('a directory without a *.yaml or *.yml file (a folder of them is read: test/unit/desired/several-files.test.ts)', async () => {
+    const error = await loadError(join(dir, 'team', 'secrets'));
+    expect(error.message).toContain('holds no *.yaml or *.yml file');
+    expect(error.diagnostics[0]!.code).toBe('no_desired_files');
   });
 
   it('a file over 10 MB is refused without being read', async () => {

@@ -40,7 +40,7 @@ describe('a valid file becomes the DesiredState model', () => {
   });
 
   it('an empty file is a valid, empty desired state', () => {
-    expect(parse('')).toEqual({ value: emptyDesiredState, errors: [], warnings: [] });
+    expect(parse('')).toEqual({ value: emptyDesiredState, sections: {}, errors: [], warnings: [] });
   });
 
   it('a file of comments only, or with a lone document marker, is empty too', () => {

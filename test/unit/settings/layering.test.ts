@@ -66,8 +66,8 @@ describe('built-in defaults', () => {
     expect(Object.keys(parsed.value!.notify!).sort()).toEqual(Object.keys(defaultSettings.notify).sort());
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
-    // leaderElect has no default (off): written as null.
-    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect'].sort());
+    // leaderElect and approvalsFile have no default (off): written as null.
+    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect', 'approvalsFile'].sort());
     // Every key has a comment above it.
     for (const line of text.split('\n')) {
       const key = /^(\s*)([A-Za-z]+):/.exec(line);

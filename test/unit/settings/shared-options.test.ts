@@ -50,7 +50,7 @@ describe('the options shared by commands that talk to the service', () => {
       '--tokens-dir', 'tokens', '--state-file', 'st.json', '--log-level', 'debug', '--allow-insecure-http', '--ca-file', 'ca.pem',
     ]);
     expect(opts).toMatchObject({
-      file: 'team.yaml', url: 'https://access.example.com', tokenFile: 'tok', settings: 's.yaml', format: 'markdown', out: 'plan.json',
+      file: ['team.yaml'], url: 'https://access.example.com', tokenFile: 'tok', settings: 's.yaml', format: 'markdown', out: 'plan.json',
       detailedExitcode: true, maxDeletes: 0, prune: true, rate: 2.5, concurrency: 4, pageSize: 50, tokensDir: 'tokens', stateFile: 'st.json',
       logLevel: 'debug', allowInsecureHttp: true, caFile: 'ca.pem',
     });
