@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envNamePattern } from '../secrets/index.js';
 import { quote } from '../yaml/index.js';
+import { targetSelectorSchema } from './target-selector.js';
 
 /**
  * The desired-state file as written (DESIGN.md §3). This schema checks shapes and types and
@@ -42,6 +43,7 @@ export const sshUserSchema = z
     level: z.string().min(1).default('n1').meta({ description: 'Permission level. `n1` is the only level the service documents; another value is sent as written, with a warning.' }),
     password: secretInputSchema.optional(),
     ensure,
+    targets: targetSelectorSchema.optional(),
   })
   .meta({ title: 'SSH user' });
 
@@ -66,6 +68,7 @@ export const apikeySchema = z
       .default([])
       .meta({ description: 'Role ids or names (`[auditor, 7]`): the key gets exactly these roles (compared as a set of ids).' }),
     ensure,
+    targets: targetSelectorSchema.optional(),
   })
   .meta({ title: 'apikey (integration key)' });
 
@@ -91,6 +94,9 @@ export const desiredFileSchema = z
       .nullable()
       .default({ sshUsers: [], apikeys: [] })
       .meta({ description: 'Globs of usernames / apikey names that amsync never changes or deletes, prune or not.' }),
+    targets: targetSelectorSchema.optional().meta({
+      description: 'Fleet only (--targets): the targets of every item that names none, by name or by labels. Default: every target.',
+    }),
   })
   .meta({
     title: 'amsync desired state',

@@ -5,6 +5,7 @@ import { InvalidInputError } from '../errors.js';
 import type { DesiredState, Diagnostic } from '../model/index.js';
 import { decodeText, limits, readBounded } from '../yaml/index.js';
 import { parseDesired } from './parse-desired.js';
+import type { SelectableTarget } from './target-selector.js';
 
 export interface LoadedDesired {
   readonly value: DesiredState;
@@ -20,7 +21,7 @@ export interface LoadedDesired {
 export async function loadDesired(
   path: string,
   env: Readonly<Record<string, string | undefined>>,
-  options: { readonly secrets?: 'require' | 'warn' } = {},
+  options: { readonly secrets?: 'require' | 'warn'; readonly targets?: readonly SelectableTarget[] } = {},
 ): Promise<LoadedDesired> {
   const bytes = await readBounded(path);
   const fileHash = createHash('sha256').update(bytes).digest('hex');
