@@ -26,7 +26,9 @@ const allowed = {
   obs: ['model', 'secrets', 'text'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
   sync: ['model', 'errors', 'plan', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text'],
+  // Fleet (DESIGN.md §9): many targets of one desired file; cli and daemon drive it.
+  fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'fleet'],
   emulator: ['errors'],
 };
 
