@@ -51,6 +51,8 @@ export interface ContextOverrides {
   readonly logStream?: OutputStream;
   /** The client's clock (tests age access tokens without waiting). */
   readonly timers?: Timers;
+  /** Fleet: one target's settings, made from the command's (src/fleet/ targetSettings); not resolved again. */
+  readonly settings?: Settings;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -78,7 +80,7 @@ export const noUrlMessage =
 
 export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
   const env = io.env;
-  const settings = await resolveSettings(opts, env);
+  const settings = overrides.settings ?? (await resolveSettings(opts, env));
   const file = resolveDesiredFile(opts, env);
   const logger =
     overrides.logger ??

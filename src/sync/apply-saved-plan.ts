@@ -26,6 +26,12 @@ export interface ApplySavedInput {
   readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt). */
   readonly signal?: AbortSignal;
+  /**
+   * Fleet: called once every check passed (fresh listing, same changes, guards), with the lock
+   * held, before anything is written; false writes nothing (`cancelled`). A saved fleet plan
+   * waits here until every target is checked, so a stale one stops them all.
+   */
+  readonly beforeApply?: () => Promise<boolean>;
 }
 
 export interface ApplySavedOutcome {
@@ -40,6 +46,8 @@ export interface ApplySavedOutcome {
   readonly stateSaveError?: unknown;
   /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
   readonly tokenErrors: readonly TokenError[];
+  /** beforeApply said no: nothing was written. */
+  readonly cancelled?: boolean;
 }
 
 /**
@@ -93,6 +101,9 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
   await preflightScopes(saved.plan, input.service);
+  if (input.beforeApply && !(await input.beforeApply())) {
+    return { ...(roleNames === undefined ? {} : { roleNames }), plan: saved.plan, actual, policy, results: [], tokensWritten: 0, tokenErrors: [], cancelled: true };
+  }
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan: saved.plan,

@@ -57,6 +57,10 @@ const sample: Record<string, string> = {
   '--seed': '7',
   '--tenants': '3',
   '--tenant': 'blue',
+  '--targets': 'targets.yaml',
+  '--target': 'sp-1',
+  '--selector': 'site=sp',
+  '--target-concurrency': '4',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };
