@@ -13,3 +13,5 @@ export { Debouncer } from './debouncer.js';
 export { summariseSync, type RunSummary } from './run-summary.js';
 export type { SignalSource, DaemonSignal } from './signals.js';
 export type { LeaseElector } from './lease-elector.js';
+export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon, type TargetReadiness, type TargetService } from './fleet-daemon.js';
+export { createFleetTargetMetrics, type FleetTargetMetrics } from './fleet-metrics.js';

@@ -61,6 +61,8 @@ const sample: Record<string, string> = {
   '--target': 'sp-1',
   '--selector': 'site=sp',
   '--target-concurrency': '4',
+  '--shards': '3',
+  '--shard': '0/3',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };
