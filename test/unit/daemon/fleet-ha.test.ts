@@ -53,10 +53,10 @@ function cluster() {
 
   async function pod(who: string) {
     const scheduler = new FakeScheduler();
-    let daemon: RunningFleetDaemon | undefined;
-    const elector = new LeaseElector({ store: recorded(who), identity: who, timers, ...timings, onChange: (leading) => leading && daemon?.trigger('leader') });
+    const ref: { daemon?: RunningFleetDaemon } = {};
+    const elector = new LeaseElector({ store: recorded(who), identity: who, timers, ...timings, onChange: (leading) => leading && ref.daemon?.trigger('leader') });
     await elector.start();
-    daemon = await startFleetDaemon({
+    const daemon = await startFleetDaemon({
       loadFleet: async () => ({ targets: owned, desired: desiredWith(['deploy']), watchFiles: [] }),
       openTarget: (t) => ({
         sync: async (_d, o) => {
@@ -76,6 +76,7 @@ function cluster() {
       scheduler: scheduler.factory,
       watcher: new FakeWatcher().factory,
     });
+    ref.daemon = daemon;
     daemons.push(daemon);
     electors.push(elector);
     return { who, elector, daemon, scheduler };
