@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Diagnostic } from '../model/index.js';
 import { diagnosticCodes } from '../model/index.js';
 import { Secret } from '../secrets/index.js';
-import { describeValue, didYouMean, formatPath, issuesToDiagnostics, limits, quote, readYaml, sortDiagnostics, type DocPath, type Issue, type IssueWording, type YamlSource } from '../yaml/index.js';
+import { describeValue, didYouMean, formatPath, issuesToDiagnostics, limits, PositionsNeeded, quote, readPlainYaml, readYaml, sortDiagnostics, type DocPath, type Issue, type IssueWording, type YamlSource } from '../yaml/index.js';
 import type { Target, TargetCredentials } from './target.js';
 import { targetsFileSchema, type TargetsFileValue } from './targets-schema.js';
 
@@ -39,11 +39,25 @@ const credentialForms = '{ env: NAME } or { file: PATH }';
  * from all output from now on).
  */
 export function parseTargets(text: string, ctx: ParseTargetsContext): ParseTargetsResult {
+  // Fast path, as for the desired file: a plain file with nothing to report is read without a
+  // syntax tree (500 targets: ~5 ms instead of ~300). Anything else is read again with every position.
+  const plain = readPlainYaml(text, ctx.file);
+  if (plain) {
+    try {
+      const result = fromSource(plain, [], ctx);
+      if (result.value && result.errors.length === 0 && result.warnings.length === 0) return result;
+    } catch (error) {
+      if (!(error instanceof PositionsNeeded)) throw error;
+    }
+  }
   const read = readYaml(text, ctx.file);
   if (!read.source) return { errors: read.errors, warnings: read.warnings };
-  const source = read.source;
+  return fromSource(read.source, read.warnings, ctx);
+}
+
+function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx: ParseTargetsContext): ParseTargetsResult {
   const raw = source.value === null ? {} : source.value;
-  const diagnostics: Diagnostic[] = [...read.warnings];
+  const diagnostics: Diagnostic[] = [...yamlWarnings];
   const parsed = targetsFileSchema.safeParse(raw);
   if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, wording(source)));
   diagnostics.push(...crossChecks(raw, source));
