@@ -96,7 +96,10 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
             return c;
           }));
         return {
-          sync: async (desired, o) => (await open()).sync(desired, { dryRun: o.dryRun, pruneAll: opts.prune, signal: o.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
+          // Losing the shard's Lease cancels the requests in flight too, not only the writes to
+          // come: what may still land after the step-down is at most a request already sent.
+          sync: async (desired, o) =>
+            (await open()).sync(desired, { dryRun: o.dryRun, pruneAll: opts.prune, signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
           close: () => {
             void context?.then((c) => {
               detach?.();
