@@ -376,3 +376,17 @@ describe('amsync export --targets FILE --target NAME', () => {
     expect((await amsync(['export', '--targets', 'targets.yaml'])).code).toBe(64);
   });
 });
+
+describe('amsync daemon --targets: flags checked before anything starts', () => {
+  it('--shards needs a pod name ending in its ordinal, and a targets file (64)', async () => {
+    const noOrdinal = await amsync(['daemon', '--targets', 'targets.yaml', '--shards', '3', '--listen', '127.0.0.1:0'], { HOSTNAME: 'laptop' });
+    expect(noOrdinal.code).toBe(64);
+    expect(noOrdinal.stderr).toContain("--shards 3 takes this replica's shard from its pod name, which must end in -<ordinal> as a StatefulSet's do; got 'laptop'");
+    const outside = await amsync(['daemon', '--targets', 'targets.yaml', '--shards', '3', '--listen', '127.0.0.1:0'], { POD_NAME: 'amsync-fleet-3' });
+    expect(outside.code).toBe(64);
+    const single = await amsync(['daemon', '--shard', '0/3', '--url', emu.tenant('good').url], { AMSYNC_TOKEN: TOKEN });
+    expect(single.code).toBe(64);
+    expect(single.stderr).toContain('--shards and --shard split the targets of a fleet between replicas: give the targets file with --targets FILE');
+    for (const name of emu.tenantNames) expect(emu.tenant(name).requests()).toEqual([]);
+  });
+});
