@@ -30,7 +30,9 @@ const allowed = {
   notify: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'text', 'time'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
   sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml'],
+  // Fleet (DESIGN.md §9): many targets of one desired file; cli and daemon drive it.
+  fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet'],
   emulator: ['errors'],
 };
 

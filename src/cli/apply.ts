@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
 import { readSavedPlan, StalePlanError, type SavedPlan, renderStaleMarkdown } from '../saved-plan/index.js';
-import { SafetyError } from '../errors.js';
+import { SafetyError, UsageError } from '../errors.js';
 import { mdText, type Report } from '../report/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { CommandContext } from './command-context.js';
@@ -32,9 +32,13 @@ import { addReportOption, throwOnFailures, notifyFailure, notifyGraceMs } from '
 import { version } from './version.js';
 import { errText } from './output.js';
 import { throwOnAuditFailure } from './audit-failure.js';
+import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
+import { InvalidInputError } from '../errors.js';
 
-export interface ApplyCommandOptions extends ServiceOptions {
+export interface ApplyCommandOptions extends ServiceOptions, FleetOptions {
   readonly report?: string;
+  /** Fleet: apply the targets still fresh when others of the plan went stale. */
+  readonly partial?: boolean;
 }
 
 /** Flags that shape a new plan; a saved plan carries the values it was made with. */
@@ -68,8 +72,26 @@ export function registerApplyCommand(program: Command, ctx: CommandContext): voi
       flags: '--approve <HASH>',
       message: '--approve is not needed: the changes a saved plan records as needing approval were approved by its review, and `amsync apply` applies them (after checking the policy gates exactly these)',
     },
-  ]).action(async (planFile: string, opts: ApplyCommandOptions) => {
-    await runApplyCommand(planFile, opts, ctx.io);
+  ]);
+  addFleetOptions(cmd, { target: false, selector: false }).option('--partial', 'with a fleet plan: apply the targets that are still fresh when others went stale (default: refuse the whole plan, nothing written anywhere)');
+  cmd.action(async (planFile: string, opts: ApplyCommandOptions) => {
+    // Fleet (DESIGN.md §9): a saved fleet plan is applied with the targets file it was made with.
+    const targetsFile = resolveTargetsFile(opts, ctx.io.env);
+    checkFleetFlags(opts, targetsFile);
+    if (targetsFile !== undefined) {
+      const { runFleetApplyCommand } = await import('./fleet.js');
+      await runFleetApplyCommand(planFile, opts, ctx, targetsFile);
+      return;
+    }
+    if (opts.partial === true) throw new UsageError('--partial applies part of a saved fleet plan: give the targets file with --targets FILE', 'conflicting_flags');
+    await runApplyCommand(planFile, opts, ctx.io).catch(async (error: unknown) => {
+      // A fleet plan without --targets: say what is missing rather than "not an amsync plan".
+      if (error instanceof InvalidInputError && error.code === 'plan_foreign') {
+        const { isFleetPlanFile } = await import('../fleet/index.js');
+        if (await isFleetPlanFile(resolve(planFile))) throw new UsageError(`${planFile} is a saved fleet plan: apply it with the targets file it was made with (--targets FILE)`, 'conflicting_flags');
+      }
+      throw error;
+    });
   });
 }
 

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { AmClient, CredentialEvent } from '../api/index.js';
+import type { AmClient } from '../api/index.js';
 import type { DaemonRuntimeOptions, RunningDaemon, StopResult, LeaseElector, TriggerReason } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
-import type { Logger, AmsyncMetrics, ClientMetrics } from '../obs/index.js';
+import type { Logger, AmsyncMetrics } from '../obs/index.js';
 import { hostname } from 'node:os';
 import { systemTimers } from '../time/index.js';
 import { parseLeaseRef } from '../settings/index.js';
@@ -14,7 +14,16 @@ import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 import { notifyGraceMs } from './sync.js';
+import { attachClientMetrics, flushLogger, runtimeOptions } from './daemon-helpers.js';
+import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
+import type { FleetDaemonOptions } from './fleet-daemon.js';
 
+
+function shardsFlag(value: string): number {
+  const n = Number(value);
+  if (!/^\d{1,4}$/.test(value) || n < 1) throw new UsageError(`Expected \`--shards\` to be a whole number from 1 upwards, got ${JSON.stringify(value)}`, 'bad_flag_value');
+  return n;
+}
 
 /** Exit codes of a stop forced by a second signal: the shell's 128 + signal number. */
 const forcedExitCodes = { SIGINT: 130, SIGTERM: 143, stop: 1 } as const;
@@ -38,9 +47,18 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .option(
       '--approvals <FILE>',
       'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
-    )
-    .action(async (opts: ServiceOptions) => {
-      const code = await runDaemon(opts, ctx.io);
+    );
+  // Fleet (DESIGN.md §9): every target of a targets file, sharded across replicas.
+  addFleetOptions(cmd)
+    .option('--shards <N>', "with --targets: run the targets rendezvous hashing gives this replica's shard of N; the shard is the ordinal the pod name ends in (a StatefulSet's)", shardsFlag)
+    .option('--shard <I/N>', 'with --targets: this replica is shard I of N (instead of --shards)')
+    .action(async (opts: FleetDaemonOptions) => {
+      const targetsFile = resolveTargetsFile(opts, ctx.io.env);
+      checkFleetFlags(opts, targetsFile);
+      if (targetsFile === undefined && (opts.shards !== undefined || opts.shard !== undefined)) {
+        throw new UsageError('--shards and --shard split the targets of a fleet between replicas: give the targets file with --targets FILE', 'conflicting_flags');
+      }
+      const code = targetsFile === undefined ? await runDaemon(opts, ctx.io) : await (await import('./fleet-daemon.js')).runFleetDaemon(opts, ctx.io, targetsFile);
       if (code !== 0) ctx.setExitCode(code);
     });
 }
@@ -144,7 +162,7 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
   await elector?.stop();
   await service.closeNotifier(notifyGraceMs);
   service.close();
-  await flush(logger);
+  await flushLogger(logger);
   if (result.forced) return forcedExitCodes[result.reason];
   return result.finished ? 0 : 1;
 }
@@ -186,51 +204,4 @@ async function startLeaderElection(settings: Settings, env: Env, metrics: Amsync
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile } = settings.daemon;
-  // approvalsFile is always present: unset in the settings now means unset here.
-  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile };
-}
-
-/** The client's events feed the metrics; returns the unsubscribe. */
-function attachClientMetrics(client: AmClient, metrics: ClientMetrics): () => void {
-  const onRequest = (e: { method: string; route: string; status: number | undefined; error: string | undefined; durationMs: number; rate: number }) => {
-    metrics.observeApiRequest({ method: e.method, route: e.route, status: e.status, error: e.error, durationMs: e.durationMs });
-    metrics.setLimiterRate(client.limiter.rate);
-  };
-  const onRetry = (e: { method: string; route: string; reason: string }) => metrics.observeRetry({ method: e.method, route: e.route, reason: e.reason });
-  const onThrottle = (e: { method: string; route: string; status: number; rate: number }) => {
-    metrics.observeThrottle({ method: e.method, route: e.route, status: e.status });
-    metrics.setLimiterRate(e.rate);
-  };
-  const onCredential = (e: CredentialEvent) => metrics.observeCredential(e);
-  client.events.on('request', onRequest);
-  client.events.on('retry', onRetry);
-  client.events.on('throttle', onThrottle);
-  client.events.on('credential', onCredential);
-  metrics.setLimiterRate(client.limiter.rate);
-  return () => {
-    client.events.off('request', onRequest);
-    client.events.off('retry', onRetry);
-    client.events.off('throttle', onThrottle);
-    client.events.off('credential', onCredential);
-  };
-}
-
-/** Lets buffered log lines out before the entry exits; bounded, so a stuck transport cannot hold the exit. */
-function flush(logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, 1000);
-    try {
-      logger.flush(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    } catch {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
 }

@@ -12,8 +12,9 @@ import type { CommandContext } from './command-context.js';
 import type { CliIo } from './io.js';
 import { LiveOutput } from './live-output.js';
 import { addConnectionOptions, refuseOptions, type ServiceOptions } from './shared-options.js';
+import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 
-export interface ExportOptions extends ServiceOptions {
+export interface ExportOptions extends ServiceOptions, FleetOptions {
   readonly output?: string;
   readonly schema?: string;
   /** `--write-schema`: the JSON Schema beside the output, and `$schema` pointing at it. */
@@ -51,6 +52,7 @@ export function registerExportCommand(program: Command, ctx: CommandContext): vo
     .option('--schema <REF>', 'the `$schema` reference in the header (default: the installed config/access.schema.json, relative to the output, when it lies there)')
     .option('--role-names', "write apikey roles by name (GET /api/roles) instead of by id; ids where a name is not unique or the service has no roles listing")
     .option('--write-schema', `also write the JSON Schema beside the output, as ${schemaFileName}, and point \`$schema\` at it (needs -o)`);
+  addFleetOptions(cmd, { selector: false, concurrency: false });
   refuseOptions(
     cmd,
     unusedFlags.map(({ flags, flag, hint }) => ({ flags, message: `${flag} has no meaning for export: ${hint}` })),
@@ -63,11 +65,15 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   const output = opts.output;
   if (opts.writeSchema === true && output === undefined) throw new UsageError(`--write-schema writes ${schemaFileName} beside the export: name the export with -o FILE`, 'conflicting_flags');
   if (opts.writeSchema === true && opts.schema !== undefined) throw new UsageError('--write-schema and --schema both set the `$schema` reference: give one', 'conflicting_flags');
+  // Fleet: --targets FILE --target NAME exports that one target.
+  const targetsFile = resolveTargetsFile(opts, io.env);
+  checkFleetFlags(opts, targetsFile);
+  const settings = targetsFile === undefined ? undefined : await (await import('./fleet.js')).fleetExportSettings(opts, io.env, targetsFile);
   // The progress of a long listing, on a terminal; logs pass above it.
   const live = new LiveOutput(io, { streamResults: false, color: false });
   // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
   const { createServiceContext } = await import('./service-context.js');
-  const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
+  const context = await createServiceContext(opts, io, { logStream: live.logStream, ...(settings === undefined ? {} : { settings }) }).catch((error: unknown) => {
     live.close();
     throw error;
   });

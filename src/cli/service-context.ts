@@ -66,6 +66,10 @@ export interface ContextOverrides {
   readonly timers?: Timers;
   /** amsync_notifications_total, in the daemon. */
   readonly notificationMetrics?: NotificationMetrics;
+  /** Fleet: the target this context serves (audit lines and notifications name it). */
+  readonly target?: string;
+  /** Fleet: one target's settings, made from the command's (src/fleet/ targetSettings); not resolved again. */
+  readonly settings?: Settings;
 }
 
 /** What every command that talks to the service needs, built once from flags and env. */
@@ -107,7 +111,7 @@ export const noUrlMessage =
 
 export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
   const env = io.env;
-  const settings = await resolveSettings(opts, env);
+  const settings = overrides.settings ?? (await resolveSettings(opts, env));
   const source = resolveDesiredSource(opts, env);
   const file = describeSource(source);
   const logger =
@@ -161,7 +165,7 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
     });
   };
   const notifier = settings.notify.webhooks.length > 0 ? makeNotifier() : undefined;
-  const auditTrail = () => (settings.auditLog === undefined ? undefined : (audit ??= new AuditTrail(settings.auditLog, env, logger)));
+  const auditTrail = () => (settings.auditLog === undefined ? undefined : (audit ??= new AuditTrail(settings.auditLog, env, logger, overrides.target ?? null)));
 
   return {
     settings,
@@ -186,10 +190,10 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
     writerLock,
     auditTrail,
     notify(event) {
-      notifier?.notify(event);
+      notifier?.notify(overrides.target === undefined ? event : { target: overrides.target, ...event });
     },
     notifyOutcome(outcome, dryRun) {
-      if (notifier) for (const event of syncEvents(outcome, { dryRun })) notifier.notify(event);
+      if (notifier) for (const event of syncEvents(outcome, { dryRun, target: overrides.target ?? null })) notifier.notify(event);
     },
     async closeNotifier(ms) {
       if (!notifier) return;

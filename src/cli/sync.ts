@@ -32,8 +32,9 @@ import {
 } from './shared-options.js';
 import { version } from './version.js';
 import { throwOnAuditFailure } from './audit-failure.js';
+import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 
-export interface SyncCommandOptions extends ServiceOptions {
+export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly dryRun?: boolean;
   readonly rotatePasswords?: boolean;
   readonly allowEmptyPrune?: boolean;
@@ -65,6 +66,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
 /** The options of `plan`, and of `sync` besides its own. */
 export function addPlanCommandOptions(cmd: Command): Command {
   addPlanOutputOptions(addDeleteOptions(addOutputOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd))))));
+  addFleetOptions(cmd);
   return addReportOption(
     cmd
       .option('--rotate-passwords', 'set every declared password, whether or not it changed')
@@ -93,6 +95,14 @@ export function addReportOption(cmd: Command): Command {
 export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, ctx: CommandContext): Promise<void> {
   const { io } = ctx;
   const env = io.env;
+  // Fleet (DESIGN.md §9): --targets FILE (or AMSYNC_TARGETS) runs on every service it lists.
+  const targetsFile = resolveTargetsFile(opts, env);
+  checkFleetFlags(opts, targetsFile);
+  if (targetsFile !== undefined) {
+    const { runFleetSyncCommand } = await import('./fleet.js');
+    await runFleetSyncCommand(opts, dryRun, ctx, targetsFile);
+    return;
+  }
   const format = resolveFormat(opts);
   if (opts.out !== undefined && !dryRun) {
     throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');

@@ -10,6 +10,8 @@ export interface HealthServerOptions {
   readonly address: ListenAddress;
   /** Current readiness, computed on each request. */
   readiness(): Readiness;
+  /** Fleet: /readyz answers JSON, `{ready, reason, ...this}` (each target's readiness). */
+  readinessJson?(): Record<string, unknown>;
   /** Whether the process is alive (/healthz): not while a run abandoned at its deadline hangs on. */
   liveness(): Readiness;
   /** The Prometheus exposition text. */
@@ -77,6 +79,10 @@ async function handle(options: HealthServerOptions, req: IncomingMessage, res: S
     }
     case '/readyz': {
       const r = options.readiness();
+      if (options.readinessJson) {
+        send(res, r.ready ? 200 : 503, 'application/json; charset=utf-8', `${JSON.stringify({ ready: r.ready, reason: r.reason, ...options.readinessJson() }, null, 2)}\n`);
+        return;
+      }
       send(res, r.ready ? 200 : 503, 'text/plain; charset=utf-8', `${r.ready ? 'ready' : 'not ready'}: ${r.reason}\n`);
       return;
     }

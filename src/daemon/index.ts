@@ -15,3 +15,5 @@ export type { SignalSource, DaemonSignal } from './signals.js';
 export type { LeaseElector } from './lease-elector.js';
 export { parseApprovals, readApprovalsFile, type ApprovalsRead } from './approvals-file.js';
 export { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
+export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon, type TargetReadiness, type TargetService } from './fleet-daemon.js';
+export { createFleetTargetMetrics, type FleetTargetMetrics } from './fleet-metrics.js';

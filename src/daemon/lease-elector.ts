@@ -66,6 +66,8 @@ export class LeaseElector {
   #lastRenew = 0;
   #term: AbortController = abortedController('not the leader');
   #timer: unknown;
+  /** Fires renewDeadline after the last renewal: steps down even while a call to the API server hangs. */
+  #stepDown: unknown;
   #stopped = false;
   #tick: Promise<void> = Promise.resolve();
 
@@ -104,6 +106,7 @@ export class LeaseElector {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer !== undefined) this.#o.timers.clearTimeout(this.#timer);
+    this.#clearStepDown();
     await this.#tick;
     if (!this.#leading) return;
     this.#lose('stopping');
@@ -129,13 +132,17 @@ export class LeaseElector {
     const now = this.#o.timers.now();
     let renewed = false;
     try {
-      renewed = await this.#tryAcquireOrRenew(now);
+      // Bounded: a call that hangs (a partition that drops packets) must neither keep this
+      // replica leading nor stop it from trying again. A late answer is ignored; the Lease it
+      // may have written names this replica, which then renews or lets it expire.
+      renewed = await this.#bounded(this.#tryAcquireOrRenew(now));
     } catch (error) {
       if (!(error instanceof LeaseConflictError)) this.#o.onError?.(error);
     }
-    if (renewed) {
+    if (renewed && this.#o.timers.now() - now < this.#o.renewDeadlineMs) {
       this.#lastRenew = now;
       if (!this.#leading) this.#gain();
+      this.#armStepDown();
     } else if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
       this.#lose(`could not renew ${this.#o.store.describe} for ${Math.round(this.#o.renewDeadlineMs / 1000)} s`);
     } else if (this.#leading && !renewed && this.#observedHolder !== this.#o.identity && this.#observedHolder) {
@@ -145,6 +152,38 @@ export class LeaseElector {
   }
 
   #observedHolder: string | undefined;
+
+  /** The attempt, or an error once retryPeriod has passed without its answer. */
+  #bounded<T>(attempt: Promise<T>): Promise<T> {
+    let handle: unknown;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      handle = this.#o.timers.setTimeout(() => reject(new Error(`no answer from the API server about ${this.#o.store.describe} within ${Math.round(this.#o.retryPeriodMs / 1000)} s`)), this.#o.retryPeriodMs);
+    });
+    attempt.catch(() => undefined);
+    return Promise.race([attempt, timeout]).finally(() => this.#o.timers.clearTimeout(handle));
+  }
+
+  /**
+   * The leader's own deadline, on a timer rather than at the next attempt: renewDeadline after
+   * the last renewal (measured from before that renewal was sent) it stops writing, whatever
+   * its calls to the API server are doing, and so always before leaseDuration has passed for
+   * the others, who count from when they saw that renewal.
+   */
+  #armStepDown(): void {
+    this.#clearStepDown();
+    const at = this.#lastRenew + this.#o.renewDeadlineMs;
+    this.#stepDown = this.#o.timers.setTimeout(() => {
+      this.#stepDown = undefined;
+      if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
+        this.#lose(`could not renew ${this.#o.store.describe} for ${Math.round(this.#o.renewDeadlineMs / 1000)} s`);
+      }
+    }, Math.max(0, at - this.#o.timers.now()));
+  }
+
+  #clearStepDown(): void {
+    if (this.#stepDown !== undefined) this.#o.timers.clearTimeout(this.#stepDown);
+    this.#stepDown = undefined;
+  }
 
   async #tryAcquireOrRenew(now: number): Promise<boolean> {
     const { store, identity } = this.#o;
@@ -189,6 +228,7 @@ export class LeaseElector {
 
   #lose(why: string): void {
     if (!this.#leading) return;
+    this.#clearStepDown();
     this.#leading = false;
     this.#term.abort(new Error(`leadership lost: ${why}`));
     this.#o.onChange?.(false, why);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envNamePattern } from '../secrets/index.js';
 import { quote } from '../yaml/index.js';
+import { targetSelectorSchema } from './target-selector.js';
 
 /**
  * The desired-state file as written (DESIGN.md §3). This schema checks shapes and types and
@@ -54,6 +55,7 @@ export const sshUserSchema = z
     level: z.string().min(1).default('n1').meta({ description: 'Permission level. `n1` is the only level the service documents; another value is sent as written, with a warning.' }),
     password: secretInputSchema.optional(),
     ensure,
+    targets: targetSelectorSchema.optional(),
   })
   .meta({ title: 'SSH user' });
 
@@ -67,6 +69,7 @@ export const apikeySchema = z
       .default([])
       .meta({ description: 'Role ids or names (`[auditor, 7]`): the key gets exactly these roles (compared as a set of ids).' }),
     ensure,
+    targets: targetSelectorSchema.optional(),
   })
   .meta({ title: 'apikey (integration key)' });
 
@@ -128,6 +131,9 @@ export const desiredFileSchema = z
       .nullable()
       .optional()
       .meta({ description: 'Rules checked offline (validate) and on every plan, and which changes need an approval (DESIGN.md §10). In one file only when several are given.' }),
+    targets: targetSelectorSchema.optional().meta({
+      description: 'Fleet only (--targets): the targets of every item that names none, by name or by labels. Default: every target.',
+    }),
   })
   .meta({
     title: 'amsync desired state',

@@ -90,14 +90,38 @@ function explainRole(source: YamlSource) {
   };
 }
 
+/**
+ * `targets:` that is neither a list of names nor a label mapping: the branch of its shape
+ * says what is wrong inside it; anything else names both forms.
+ */
+function explainTargets(source: YamlSource) {
+  return (issue: Issue, path: DocPath, value: unknown, describe: (issue: Issue) => Diagnostic[]): Diagnostic[] | undefined => {
+    if (issue.code !== 'invalid_union' || path[path.length - 1] !== 'targets') return undefined;
+    if (Array.isArray(value) || asRecord(value)) {
+      const inner = issue.errors[Array.isArray(value) ? 0 : 1] ?? [];
+      return inner.flatMap((sub) => describe({ ...sub, path: [...path, ...sub.path] } as Issue));
+    }
+    return [
+      {
+        severity: 'error',
+        code: diagnosticCodes.invalidType,
+        message: `expected a list of target names ([sp-1, sp-2]) or labels ({site: sp}), got ${describeValue(value)}`,
+        path: formatPath(path),
+        position: source.locate(path),
+      },
+    ];
+  };
+}
+
 export function desiredWording(source: YamlSource): IssueWording {
   const secret = explainSecret(source);
   const role = explainRole(source);
+  const targets = explainTargets(source);
   return {
     schema: desiredFileSchema,
     rootWhat: 'the file must be a mapping with the keys sshUsers, apikeys, prune, protect and policy',
     isSensitive,
     unknownKeyHint,
-    explain: (issue, path, value, describe) => secret(issue, path, value, describe) ?? role(issue, path, value, describe),
+    explain: (issue, path, value, describe) => secret(issue, path, value, describe) ?? role(issue, path, value, describe) ?? targets(issue, path, value, describe),
   };
 }

@@ -10,3 +10,13 @@ export { knownLevels } from './check-desired.js';
 export { namesOf, resolveRoleNames, usesRoleNames, type RoleNameResolution } from './resolve-role-names.js';
 export { desiredFromActual } from './desired-from-actual.js';
 export type { DesiredFromActual, SkippedItem } from './desired-from-actual.js';
+export {
+  describeSelector,
+  labelKeyPattern,
+  labelsSchema,
+  labelValuePattern,
+  selectorMatches,
+  targetNamePattern,
+  targetNameSchema,
+  type SelectableTarget,
+} from './target-selector.js';

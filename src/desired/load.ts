@@ -10,6 +10,7 @@ import { decodeText, limits, readBounded, sortDiagnostics } from '../yaml/index.
 import { desiredFilesOf, type DesiredSource } from './desired-files.js';
 import { mergeDesired, type DesiredPart } from './merge-desired.js';
 import { parseDesired } from './parse-desired.js';
+import type { SelectableTarget } from './target-selector.js';
 
 /** One file a desired state was read from. */
 export interface LoadedFile {
@@ -41,7 +42,11 @@ const crossFileAdvisories: ReadonlySet<string> = new Set([diagnosticCodes.pruneE
  * only part of src/desired/ that touches the file system. Throws InvalidInputError (exit 65)
  * carrying every error and warning of every file.
  */
-export async function loadDesired(input: string | DesiredSource, env: Env, options: { readonly secrets?: 'require' | 'warn' } = {}): Promise<LoadedDesired> {
+export async function loadDesired(
+  input: string | DesiredSource,
+  env: Env,
+  options: { readonly secrets?: 'require' | 'warn'; readonly targets?: readonly SelectableTarget[] } = {},
+): Promise<LoadedDesired> {
   const source: DesiredSource = typeof input === 'string' ? { paths: [input] } : input;
   const files = await desiredFilesOf(source);
   const parts: DesiredPart[] = [];

@@ -1,4 +1,4 @@
-import type { DesiredOrigin, DesiredState, Diagnostic, SourcePosition } from '../model/index.js';
+import type { DesiredOrigin, DesiredState, Diagnostic, SourcePosition, TargetSelector } from '../model/index.js';
 import { diagnosticCodes } from '../model/index.js';
 import { quote } from '../yaml/index.js';
 import type { Sections } from './parse-desired.js';
@@ -71,14 +71,20 @@ export function mergeDesired(parts: readonly DesiredPart[]): { value: DesiredSta
 
   const empty = { sshUsers: false, apikeys: false };
   const value: DesiredState = {
-    sshUsers: parts.flatMap((p) => p.value.sshUsers),
-    apikeys: parts.flatMap((p) => p.value.apikeys),
+    // A file's top-level `targets:` (fleet) is the default of that file's items only: each
+    // team's file may aim at its own targets.
+    sshUsers: parts.flatMap((p) => withDefaultTargets(p.value.sshUsers, p.value.targets)),
+    apikeys: parts.flatMap((p) => withDefaultTargets(p.value.apikeys, p.value.targets)),
     prune: owner.prune?.value.prune ?? empty,
     protect: owner.protect?.value.protect ?? { sshUsers: [], apikeys: [] },
     ...(owner.policy?.value.policy ? { policy: owner.policy.value.policy } : {}),
     origin,
   };
   return { value, errors };
+}
+
+function withDefaultTargets<T extends { readonly targets?: TargetSelector }>(items: readonly T[], targets: TargetSelector | undefined): readonly T[] {
+  return targets === undefined ? items : items.map((item) => (item.targets === undefined ? { ...item, targets } : item));
 }
 
 function at(position: SourcePosition | undefined): string {

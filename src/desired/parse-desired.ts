@@ -1,6 +1,8 @@
 import { dirname } from 'node:path';
 import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
 import { checkDesired } from './check-desired.js';
+import { checkTargets } from './check-targets.js';
+import { toTargetSelector, type SelectableTarget } from './target-selector.js';
 import { sortDiagnostics, limits, PositionsNeeded, readPlainYaml, readYaml, type YamlSource, issuesToDiagnostics } from '../yaml/index.js';
 import { diagnosticCodes } from '../model/index.js';
 import { desiredFileSchema, type DesiredFile, type PolicyInput } from './desired-schema.js';
@@ -27,6 +29,11 @@ export interface ParseDesiredContext {
    * (which may be larger than a file amsync reads). @default limits.maxFileBytes
    */
   readonly maxBytes?: number;
+  /**
+   * The fleet `targets:` selects from (the targets file, `--targets`). Absent (no targets
+   * file), a `targets:` key is an error: it would silently mean nothing (DESIGN.md §9).
+   */
+  readonly targets?: readonly SelectableTarget[];
 }
 
 /** Where the file writes its `prune:`, `protect:` and `policy:` keys, those it has. */
@@ -77,6 +84,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   const diagnostics: Diagnostic[] = [...yamlWarnings];
   if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, desiredWording(source)));
   diagnostics.push(...checkDesired(raw, source));
+  diagnostics.push(...checkTargets(raw, source, ctx.targets));
   const { passwords, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
     env: ctx.env,
     baseDir: ctx.baseDir ?? dirname(ctx.file),
@@ -104,6 +112,7 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
       ...(password ? { password: password.secret, passwordRef: password.ref } : {}),
       ensure: u.ensure,
       source: source.locate(['sshUsers', i]),
+      ...(u.targets === undefined ? {} : { targets: toTargetSelector(u.targets) }),
     };
   });
   const apikeys = (file.apikeys ?? []).map((k, i): DesiredApikey => {
@@ -117,6 +126,7 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
       ...(roleNames.length > 0 ? { roleNames } : {}),
       ensure: k.ensure,
       source: source.locate(['apikeys', i]),
+      ...(k.targets === undefined ? {} : { targets: toTargetSelector(k.targets) }),
     };
   });
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
@@ -128,6 +138,7 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
     prune: { sshUsers: prune.sshUsers, apikeys: prune.apikeys },
     protect: { sshUsers: [...(protect.sshUsers ?? [])], apikeys: [...(protect.apikeys ?? [])] },
     ...(policy ? { policy } : {}),
+    ...(file.targets === undefined ? {} : { targets: toTargetSelector(file.targets) }),
   };
 }
 

@@ -3,6 +3,13 @@ import type { SourcePosition } from './source-position.js';
 
 export type Ensure = 'present' | 'absent';
 
+/**
+ * Which targets of a fleet an item is for (`targets:` in the desired file, DESIGN.md §9): a
+ * list of target names, or labels every selected target carries (ANDed). Only meaningful with
+ * a targets file (`--targets`); absent: every target.
+ */
+export type TargetSelector = { readonly names: readonly string[] } | { readonly labels: Readonly<Record<string, string>> };
+
 export interface DesiredSshUser {
   readonly username: string;
   /** Pins identity: adopt the item with this id, or rename it by id. */
@@ -14,6 +21,8 @@ export interface DesiredSshUser {
   readonly passwordRef?: SecretRef;
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
+  /** Fleet: the targets this user is for; absent, the file's default (`DesiredState.targets`). */
+  readonly targets?: TargetSelector;
 }
 
 /** A role the file names instead of giving its id (`roles: [auditor, 7]`). */
@@ -39,6 +48,8 @@ export interface DesiredApikey {
   readonly roleNames?: readonly RoleNameRef[];
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
+  /** Fleet: the targets this key is for; absent, the file's default (`DesiredState.targets`). */
+  readonly targets?: TargetSelector;
 }
 
 export interface PerKind<T> {
@@ -57,6 +68,8 @@ export interface DesiredState {
   readonly policy?: AccessPolicy;
   /** Where the state was written: its files, and which one holds each section. */
   readonly origin?: DesiredOrigin;
+  /** Fleet: the targets of items that name none (top-level `targets:`); absent, every target. */
+  readonly targets?: TargetSelector;
 }
 
 /**

@@ -55,6 +55,12 @@ export const diagnosticCodes = {
   // secret_file_unreadable, secret_file_empty
   ...secretCodes,
   tooManyProblems: 'too_many_problems',
+  // fleet: `targets:` in the desired file, and the targets file (DESIGN.md §9)
+  targetsNeedFleet: 'targets_need_fleet',
+  unknownTarget: 'unknown_target',
+  noTargetSelected: 'no_target_selected',
+  duplicateTarget: 'duplicate_target',
+  targetCredential: 'target_credential',
   // settings
   invalidEnv: 'invalid_env',
 } as const;

@@ -32,6 +32,12 @@ export interface ApplySavedInput {
   readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt). */
   readonly signal?: AbortSignal;
+  /**
+   * Fleet: called once every check passed (fresh listing, same changes, guards), with the lock
+   * held, before anything is written; false writes nothing (`cancelled`). A saved fleet plan
+   * waits here until every target is checked, so a stale one stops them all.
+   */
+  readonly beforeApply?: () => Promise<boolean>;
 }
 
 export interface ApplySavedOutcome {
@@ -48,6 +54,8 @@ export interface ApplySavedOutcome {
   readonly tokenErrors: readonly TokenError[];
   /** The changes the policy gates, all approved by the review of the saved plan. */
   readonly approval: ApprovalStatus;
+  /** beforeApply said no: nothing was written. */
+  readonly cancelled?: boolean;
 }
 
 /**
@@ -120,6 +128,9 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const approval = allApproved(saved.plan, actual, review);
   const part = applicablePart(saved.plan, approval);
   await preflightScopes(saved.plan, input.service);
+  if (input.beforeApply && !(await input.beforeApply())) {
+    return { ...(roleNames === undefined ? {} : { roleNames }), plan: saved.plan, actual, policy, results: [], tokensWritten: 0, tokenErrors: [], cancelled: true, approval };
+  }
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan: part.plan,

@@ -5,7 +5,7 @@ export interface RateCase {
 }
 
 /** `noop` includes the contrast; see run.ts for what each runs. */
-export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export'] as const;
+export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export', 'fleet'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
 export interface BenchConfig {
@@ -44,6 +44,8 @@ export interface BenchConfig {
   readonly coldRuns: number;
   /** Users and keys each of the export (scenario 11). */
   readonly exportItems: number;
+  /** The fleet scenario (12): targets, users and keys each per target, --target-concurrency. @default a small fleet */
+  readonly fleet?: FleetBenchSize;
   /** Scenarios to run; all when absent. */
   readonly only?: readonly ScenarioName[];
   /** Node flags for every measured amsync process (e.g. `--cpu-prof`, to find a cause). */
@@ -51,6 +53,19 @@ export interface BenchConfig {
   /** Progress lines. */
   readonly log?: (line: string) => void;
 }
+
+/** The fleet scenario's size (issue 18). */
+export interface FleetBenchSize {
+  readonly targets: number;
+  /** Users and keys each per target. */
+  readonly items: number;
+  readonly concurrency: number;
+}
+
+/** 500 targets × 200 items at --target-concurrency 32 (issue 18). */
+export const fullFleetSize: FleetBenchSize = { targets: 500, items: 100, concurrency: 32 };
+/** What the small benchmark (npm test) runs: the exact figures, quickly. */
+export const smallFleetSize: FleetBenchSize = { targets: 12, items: 30, concurrency: 4 };
 
 export const fullConfig: BenchConfig = {
   items: 20_000,
@@ -78,5 +93,6 @@ export const fullConfig: BenchConfig = {
   tokensItems: 100_000,
   coldRuns: 10,
   exportItems: 500_000,
+  fleet: fullFleetSize,
 };
 

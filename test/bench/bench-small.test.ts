@@ -65,6 +65,9 @@ describe('the benchmark, small', () => {
     // The export writes every item (and the tokensDir scenario checked its 300 files itself).
     expect(value('export.itemsWritten')).toBe(1);
 
+    // A fleet: every target gets exactly its pages, and with drift its changes and scope check.
+    for (const id of ['fleet.noop', 'fleet.drift', 'fleet.driftInitialRate100']) expect(value(`${id}.callsPerMinimum`)).toBe(1);
+
     // Every figure is a number, and the table and JSON render.
     for (const f of result.figures) expect(Number.isFinite(f.value), f.id).toBe(true);
     expect(renderTable(result.figures)).toContain('| 1 no-op sync');

@@ -25,6 +25,7 @@ import { refreshPerItem, type RefreshResult } from './per-item-refresh.js';
 import { rateScenarios } from './rate-scenarios.js';
 import { listRoutes, requestStats, type RequestStats } from './request-stats.js';
 import { exportScenario, largePages, planBesideBareListing, tokensDirScenario } from './scale-scenarios.js';
+import { fleetScenario } from './fleet-scenario.js';
 
 export { fullConfig, type BenchConfig } from './bench-config.js';
 
@@ -61,6 +62,7 @@ export async function runBench(config: BenchConfig): Promise<BenchResult> {
     ['tokens', tokensDirScenario],
     ['cold', coldStart],
     ['export', exportScenario],
+    ['fleet', fleetScenario],
   ];
   try {
     for (const [name, run] of scenarios) {

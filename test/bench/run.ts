@@ -5,7 +5,8 @@
  *
  *   npm run bench [-- --items N --changes N --rate R --latency-ms L --concurrency C
  *                     --footprint-items N --plan-items N --tokens-items N --export-items N
- *                     --only noop|apply|footprint|rates|pages|tokens|cold|export --cpu-prof DIR]
+ *                     --fleet-targets N --fleet-concurrency C
+ *                     --only noop|apply|footprint|rates|pages|tokens|cold|export|fleet --cpu-prof DIR]
  *
  * `--cpu-prof DIR` runs every measured amsync process under `node --cpu-prof` (profiles in DIR),
  * to find out why a target is missed. Exit code 1 when a target does not hold.
@@ -15,7 +16,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderNotes, renderTable } from './figures.js';
-import { scenarioNames, type ScenarioName } from './bench-config.js';
+import { fullFleetSize, scenarioNames, type ScenarioName } from './bench-config.js';
 import { fullConfig, runBench, type BenchConfig } from './run-bench.js';
 
 const { values } = parseArgs({
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     'tokens-items': { type: 'string' },
     'export-items': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'fleet-targets': { type: 'string' },
+    'fleet-concurrency': { type: 'string' },
     only: { type: 'string', multiple: true },
     out: { type: 'string', default: 'bench-results.json' },
   },
@@ -60,6 +63,11 @@ const config: BenchConfig = {
   planItems: number('plan-items', values['plan-items'], fullConfig.planItems)!,
   tokensItems: number('tokens-items', values['tokens-items'], fullConfig.tokensItems)!,
   exportItems: number('export-items', values['export-items'], fullConfig.exportItems)!,
+  fleet: {
+    ...fullFleetSize,
+    targets: number('fleet-targets', values['fleet-targets'], fullFleetSize.targets)!,
+    concurrency: number('fleet-concurrency', values['fleet-concurrency'], fullFleetSize.concurrency)!,
+  },
   ...(values.only === undefined ? {} : { only: values.only.map(scenarioName) }),
   ...(values['cpu-prof'] === undefined ? {} : { cliNodeFlags: ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] }),
   log: (line) => process.stderr.write(`bench: ${line}\n`),

@@ -64,6 +64,12 @@ const sample: Record<string, string> = {
   '--until': '2025-01-31T12:00:00Z',
   '--approve': '3f9c0a1be27d4410',
   '--approvals': 'approvals.yaml',
+  '--targets': 'targets.yaml',
+  '--target': 'sp-1',
+  '--selector': 'site=sp',
+  '--target-concurrency': '4',
+  '--shards': '3',
+  '--shard': '0/3',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };

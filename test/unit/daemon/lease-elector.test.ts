@@ -66,6 +66,44 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
     neverTwo();
   });
 
+  it('a leader whose calls to the API server hang (packets dropped, not refused) still steps down before another takes over', async () => {
+    const backend = new LeaseBackend();
+    const timers = new FakeTimers();
+    let hang = false;
+    const a = backend.storeFor('pod-a');
+    const hanging = { describe: a.describe, get: () => (hang ? new Promise<never>(() => {}) : a.get()), create: a.create, update: (r: Parameters<typeof a.update>[0]) => (hang ? new Promise<never>(() => {}) : a.update(r)) };
+    const spans: { who: string; from: number; to?: number }[] = [];
+    const make = (who: string, store: typeof a) =>
+      new LeaseElector({
+        store,
+        identity: who,
+        timers,
+        ...timings,
+        onChange: (leading) => {
+          if (leading) spans.push({ who, from: timers.now() });
+          else spans.filter((x) => x.who === who && x.to === undefined).forEach((x) => (x.to = timers.now()));
+        },
+      });
+    const ea = make('pod-a', hanging);
+    const eb = make('pod-b', backend.storeFor('pod-b'));
+    await ea.start();
+    await eb.start();
+    await timers.advance(25_000);
+    const term = ea.term;
+    hang = true;
+    await timers.advance(3 * 60_000);
+    expect(term.aborted).toBe(true);
+    expect(eb.leading).toBe(true);
+    const lostAt = spans.find((x) => x.who === 'pod-a')!.to!;
+    const wonAt = spans.find((x) => x.who === 'pod-b')!.from;
+    expect(wonAt).toBeGreaterThan(lostAt);
+    // Its calls answer again: it sees pod-b's claim and stays a follower.
+    hang = false;
+    await timers.advance(60_000);
+    expect(ea.leading).toBe(false);
+    expect(eb.leading).toBe(true);
+  });
+
   it('takeover after the holder is gone happens within the lease duration plus one retry period', async () => {
     const backend = new LeaseBackend();
     const timers = new FakeTimers();

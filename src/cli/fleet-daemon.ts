@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import type { LeaseElector, RunningFleetDaemon, TargetService } from '../daemon/index.js';
+import { secretFilesOf } from '../desired/index.js';
+import { UsageError } from '../errors.js';
+import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard } from '../fleet/index.js';
+import { createLogger, type Logger } from '../obs/index.js';
+import { parseLeaseRef, type LeaseRef, type Settings } from '../settings/index.js';
+import { systemTimers } from '../time/index.js';
+import { quote } from '../yaml/index.js';
+import { attachClientMetrics, flushLogger, runtimeOptions } from './daemon-helpers.js';
+import { defaultTargetConcurrency, type FleetOptions, fleetDesiredFile } from './fleet-options.js';
+import { loadFleet } from './fleet.js';
+import type { CliIo, Env } from './io.js';
+import { resolveSettings, type ServiceOptions } from './shared-options.js';
+import type { ServiceContext } from './service-context.js';
+import { version } from './version.js';
+
+export interface FleetDaemonOptions extends ServiceOptions, FleetOptions {
+  /** `--shards N`: this replica's shard is the ordinal its pod name ends in. */
+  readonly shards?: number;
+  /** `--shard I/N`. */
+  readonly shard?: string;
+}
+
+const forcedExitCodes = { SIGINT: 130, SIGTERM: 143, stop: 1 } as const;
+
+/**
+ * This replica's shard: `--shard I/N`, or `--shards N` with the ordinal of a StatefulSet pod's
+ * name (POD_NAME, else HOSTNAME, which Kubernetes sets to it: `amsync-fleet-2` is shard 2).
+ */
+export function resolveShard(opts: Pick<FleetDaemonOptions, 'shards' | 'shard'>, env: Env): Shard | undefined {
+  if (opts.shard !== undefined && opts.shards !== undefined) throw new UsageError('--shard I/N and --shards N both set the shard: give one', 'conflicting_flags');
+  if (opts.shard !== undefined) {
+    const shard = parseShard(opts.shard);
+    if (!shard) throw new UsageError(`Expected \`--shard\` to be I/N with 0 ≤ I < N (the replica's shard of N, e.g. 0/3), got ${quote(opts.shard)}`, 'bad_flag_value');
+    return shard;
+  }
+  if (opts.shards === undefined) return undefined;
+  const pod = env.POD_NAME || env.HOSTNAME || hostname();
+  const index = ordinalOf(pod);
+  if (index === undefined) throw new UsageError(`--shards ${opts.shards} takes this replica's shard from its pod name, which must end in -<ordinal> as a StatefulSet's do; got ${quote(pod)} (POD_NAME, else HOSTNAME); or give --shard I/N`, 'bad_flag_value');
+  if (index >= opts.shards) throw new UsageError(`this replica is ${quote(pod)}, ordinal ${index}, but --shards is ${opts.shards}: scale the StatefulSet and --shards together`, 'bad_flag_value');
+  return { index, count: opts.shards };
+}
+
+/** The shard's Lease: `lease:NS/NAME` gives `NAME-shard-I` in NS (one Lease per shard). */
+export function shardLease(ref: LeaseRef, shard: Shard | undefined): LeaseRef {
+  return shard === undefined ? ref : { namespace: ref.namespace, name: `${ref.name}-shard-${shard.index}` };
+}
+
+/**
+ * `amsync daemon --targets FILE`: the fleet daemon. Each owned target keeps one client across
+ * runs (its limiter, its login), opened again when its entry in the targets file changes or on
+ * SIGHUP. With `--shards`/`--shard`, only the targets rendezvous hashing gives this shard; with
+ * `--leader-elect`, the shard's Lease guards them: a second pod of the same shard waits.
+ */
+export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, targetsFile: string): Promise<number> {
+  const env = io.env;
+  const shard = resolveShard(opts, env);
+  const [{ DaemonError, startFleetDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([import('../daemon/index.js'), import('../obs/metrics.js'), import('./service-context.js')]);
+  let base = await resolveSettings(opts, env);
+  const logger = createLogger({ level: base.logLevel, destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
+  const log = logger.child({ component: 'daemon' });
+  const metrics = createMetrics({ version, processMetrics: true });
+  const desiredFile = fleetDesiredFile(opts, env);
+  if (shard !== undefined && base.daemon.leaderElect === undefined) {
+    log.warn({ shard: `${shard.index}/${shard.count}` }, 'sharded without --leader-elect: nothing stops a second pod of this shard from writing at the same time (apikeys could be duplicated); add --leader-elect lease:NAMESPACE/NAME');
+  }
+
+  let elector: LeaseElector | undefined;
+  let daemon: RunningFleetDaemon | undefined;
+  try {
+    elector = await startShardElection(base, shard, env, metrics, log, () => daemon?.trigger('leader'));
+    daemon = await startFleetDaemon({
+      loadFleet: async () => {
+        const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
+        const owned = shard === undefined ? fleet.selected : ownedTargets(fleet.selected, shard);
+        return {
+          targets: owned,
+          desired: fleet.desired,
+          watchFiles: [resolve(desiredFile), resolve(targetsFile), ...secretFilesOf(fleet.desired)],
+          warnings: fleet.warnings,
+          fileHash: createHash('sha256').update(`${fleet.desiredFileHash}\0${JSON.stringify(owned.map((t) => [t.name, t.url, t.labels]))}`).digest('hex'),
+        };
+      },
+      openTarget: (target): TargetService => {
+        const settings = targetSettings(base, target);
+        let context: Promise<ServiceContext> | undefined;
+        let detach: (() => void) | undefined;
+        const open = () =>
+          (context ??= createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name }).then((c) => {
+            // An unsendable token is this target's failure, retried with backoff like any other.
+            detach = attachClientMetrics(c.client(), metrics, { rate: false });
+            return c;
+          }));
+        return {
+          // Losing the shard's Lease cancels the requests in flight too, not only the writes to
+          // come: what may still land after the step-down is at most a request already sent.
+          sync: async (desired, o) =>
+            (await open()).sync(desired, { dryRun: o.dryRun, pruneAll: opts.prune, signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
+          close: () => {
+            void context?.then((c) => {
+              detach?.();
+              c.close();
+            }, () => undefined);
+          },
+        };
+      },
+      reloadSettings: async () => {
+        const next = await resolveSettings(opts, env);
+        logger.level = next.logLevel;
+        log.level = next.logLevel;
+        base = next;
+        return runtimeOptions(next);
+      },
+      ...(elector ? { mayWrite: () => elector!.leading } : {}),
+      logger: log,
+      metrics,
+      options: {
+        file: desiredFile,
+        targetsFile,
+        targetConcurrency: opts.targetConcurrency ?? defaultTargetConcurrency,
+        ...base.daemon,
+        ...(shard === undefined ? {} : { shard }),
+      },
+    });
+  } catch (error) {
+    await elector?.stop();
+    if (error instanceof DaemonError && error.code === 'daemon_options') throw new UsageError(error.message, 'bad_flag_value', { cause: error });
+    throw error;
+  }
+  const result = await daemon.stopped;
+  await elector?.stop();
+  await flushLogger(logger);
+  if (result.forced) return forcedExitCodes[result.reason];
+  return result.finished ? 0 : 1;
+}
+
+/** The elector of this replica's shard (or of the whole fleet when it is not sharded). */
+async function startShardElection(settings: Settings, shard: Shard | undefined, env: Env, metrics: { setLeader(on: boolean): void }, log: Logger, onLeading: () => void): Promise<LeaseElector | undefined> {
+  const configured = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
+  if (!configured) return undefined;
+  const ref = shardLease(configured, shard);
+  const identity = env.POD_NAME || env.HOSTNAME || hostname();
+  const [{ kubeLeaseStore }, { LeaseElector }] = await Promise.all([import('../daemon/kube-lease-store.js'), import('../daemon/lease-elector.js')]);
+  const store = await kubeLeaseStore({ ref });
+  const elector = new LeaseElector({
+    store,
+    identity,
+    timers: systemTimers,
+    onChange: (leading, detail) => {
+      metrics.setLeader(leading);
+      if (leading) {
+        log.info({ lease: store.describe, identity }, `leading: ${detail}; this replica reconciles its shard's targets`);
+        onLeading();
+      } else {
+        log.warn({ lease: store.describe, identity }, `not leading: ${detail}; this replica waits (runs nothing) until it holds the Lease`);
+      }
+    },
+    onError: (error) => log.warn({ lease: store.describe, err: error instanceof Error ? error.message : String(error) }, 'leader election: the Lease could not be read or written; retrying'),
+  });
+  metrics.setLeader(false);
+  await elector.start();
+  return elector;
+}

@@ -1,0 +1,338 @@
+import { createHash } from 'node:crypto';
+import { dirname, relative, resolve } from 'node:path';
+import { AmsyncError, InterruptedError, InvalidInputError, UsageError } from '../errors.js';
+import type { DesiredState, Diagnostic } from '../model/index.js';
+import { createLogger, type Logger } from '../obs/index.js';
+import { loadDesired } from '../desired/index.js';
+import {
+  applyFleetPlan,
+  desiredForTarget,
+  fleetExitCode,
+  fleetSummaryLine,
+  loadTargets,
+  parseSelectorFlag,
+  readFleetPlan,
+  renderFleetJson,
+  renderFleetMarkdown,
+  renderTargetText,
+  runFleetSync,
+  selectTargets,
+  summarizeFleet,
+  targetSettings,
+  toFleetJsonDocument,
+  writeFleetPlan,
+  type FleetReportContext,
+  type SavedFleetPlan,
+  type Target,
+  type TargetOutcome,
+} from '../fleet/index.js';
+import { passwordReferences, StalePlanError, toSavedPlan } from '../saved-plan/index.js';
+import type { Settings } from '../settings/index.js';
+import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type SyncOutcome } from '../sync/index.js';
+import { readBounded } from '../yaml/index.js';
+import { annotateDiagnostics } from './annotations.js';
+import type { CommandContext } from './command-context.js';
+import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
+import { formatDiagnostic } from './format-diagnostic.js';
+import { catchInterrupts } from './interrupts.js';
+import { isInteractive, useColor, type CliIo } from './io.js';
+import { errText } from './output.js';
+import { markdownMaxChars } from './render-report.js';
+import { appendStepSummary, writeReportFile } from './report-outputs.js';
+import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
+import { version } from './version.js';
+
+/** The desired file loaded against a targets file: the names and labels `targets:` refers to. */
+export interface LoadedFleet {
+  readonly targetsFile: string;
+  readonly targets: readonly Target[];
+  /** The targets this run covers (`--target`, `--selector`), in the file's order. */
+  readonly selected: readonly Target[];
+  readonly desiredFile: string;
+  readonly desired: DesiredState;
+  readonly desiredFileHash: string;
+  readonly warnings: readonly Diagnostic[];
+}
+
+/** Reads the targets file, then the desired file against it; exit 65 for either, nothing sent. */
+export async function loadFleet(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<LoadedFleet> {
+  const targets = await loadTargets(targetsFile, env);
+  const desiredFile = fleetDesiredFile(opts, env);
+  const loaded = await loadDesired(desiredFile, env, { targets: targets.targets });
+  const labels = Object.fromEntries((opts.selector ?? []).map(parseSelectorFlag));
+  const selected = selectTargets(targets.targets, { names: opts.target ?? [], labels }, targetsFile);
+  return { targetsFile, targets: targets.targets, selected, desiredFile, desired: loaded.value, desiredFileHash: loaded.fileHash, warnings: [...targets.warnings, ...loaded.warnings] };
+}
+
+function fleetLogger(settings: Settings, io: Pick<CliIo, 'env' | 'stderr'>): Logger {
+  return createLogger({ level: settings.logLevel, destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !io.env.NO_COLOR });
+}
+
+/** The options of `plan` and `sync` a fleet run reads (sync.ts's FleetSyncOptions has them all). */
+export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
+  readonly rotatePasswords?: boolean;
+  readonly allowEmptyPrune?: boolean;
+  readonly deleteDuplicateApikeys?: boolean;
+  readonly report?: string;
+  readonly autoApprove?: boolean;
+}
+
+/**
+ * `plan` / `sync` with `--targets`: each selected target planned (and applied, unless a
+ * dry-run) with its own client, state file, token folder and writer lock, up to
+ * `--target-concurrency` at once. Text output streams one section per target in the file's
+ * order, then the fleet's summary line; `--json` and `--format markdown` print one document.
+ */
+export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions, dryRun: boolean, ctx: CommandContext, targetsFile: string): Promise<void> {
+  const { io } = ctx;
+  const env = io.env;
+  const format = resolveFormat(opts);
+  if (opts.out !== undefined && !dryRun) {
+    throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
+  }
+  if (!dryRun && opts.autoApprove !== true && isInteractive(io)) {
+    // One question for a whole fleet would have to wait for every target's plan; a reviewed
+    // saved plan is the way to look before writing.
+    throw new UsageError('a fleet sync does not ask for approval: add --auto-approve, or plan first (amsync plan --targets FILE --out plan.json) and apply that plan (amsync apply plan.json --targets FILE)', 'approval_needed');
+  }
+  const base = await resolveSettings(opts, env);
+  const fleet = await loadFleet(opts, env, targetsFile);
+  for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
+  annotateDiagnostics(io, fleet.warnings);
+  const logger = fleetLogger(base, io);
+  const color = useColor(io.stdout, env);
+  const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
+  const interrupts = dryRun ? undefined : catchInterrupts(process, (text) => io.stderr.write(text));
+  const { createServiceContext } = await import('./service-context.js');
+  try {
+    const { outcomes, syncs } = await runFleetSync({
+      targets: fleet.selected,
+      desired: fleet.desired,
+      concurrency: opts.targetConcurrency ?? defaultTargetConcurrency,
+      ...(interrupts ? { signal: interrupts.signal } : {}),
+      stateFileOf: (target) => targetSettings(base, target).stateFile,
+      syncTarget: async (target, desired) => {
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name });
+        try {
+          service.client(); // an unsendable token is this target's failure, before any request
+          return await service.sync(desired, {
+            dryRun,
+            rotatePasswords: opts.rotatePasswords,
+            pruneAll: opts.prune,
+            allowEmptyPrune: opts.allowEmptyPrune,
+            deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+            ...(interrupts ? { stopWrites: interrupts.signal } : {}),
+          });
+        } finally {
+          service.close();
+        }
+      },
+      onTargetDone: (outcome) => {
+        if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
+        logTargetDone(logger, outcome);
+      },
+    });
+
+    const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
+    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts);
+    const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
+    io.stdout.write(renderFleet(outcomes, withPlan, format, { color, reportFile: opts.report }));
+    await publishFleetReport(outcomes, withPlan, env, opts.report);
+    if (planFile !== undefined) io.stderr.write(`Saved the fleet plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile} --targets ${fleet.targetsFile}\n`);
+    if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: not every target could be planned (a fleet plan holds every target's; narrow the run with --target or --selector to leave one out).\n`);
+    finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts?.received);
+  } finally {
+    interrupts?.dispose();
+  }
+}
+
+/** Only a fleet whose every target planned cleanly is saved: a reviewed plan is the whole fleet's. */
+function savable(outcomes: readonly TargetOutcome[]): boolean {
+  return outcomes.every((o) => (o.status === 'changed' || o.status === 'unchanged') && o.plan !== undefined && o.plan.problems.length === 0);
+}
+
+function renderFleet(outcomes: readonly TargetOutcome[], context: FleetReportContext, format: OutputFormat, options: { color: boolean; reportFile?: string | undefined }): string {
+  if (format === 'json') return renderFleetJson(outcomes, context);
+  if (format === 'markdown') return renderFleetMarkdown(outcomes, context, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) });
+  // The sections streamed already: the summary line is what is left.
+  return fleetSummaryLine(summarizeFleet(outcomes));
+}
+
+/** GITHUB_STEP_SUMMARY and `--report FILE`, as for a single service. */
+async function publishFleetReport(outcomes: readonly TargetOutcome[], context: FleetReportContext, env: CliIo['env'], reportFile: string | undefined): Promise<void> {
+  await appendStepSummary(env, renderFleetMarkdown(outcomes, context, { maxChars: markdownMaxChars, ...(reportFile === undefined ? {} : { reportFile }) }));
+  if (reportFile === undefined) return;
+  const { formatVersion, ...rest } = toFleetJsonDocument(outcomes, context);
+  await writeReportFile(reportFile, { formatVersion, timestamp: new Date().toISOString(), ...rest });
+}
+
+/**
+ * The fleet's exit code (1 if any target failed, else 3 if any was refused, else 2 for pending
+ * changes with --detailed-exitcode), with one stderr line naming the targets that failed or
+ * were refused. An interrupt wins: 130 / 143, as for a single service.
+ */
+function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupted: 'SIGINT' | 'SIGTERM' | undefined): void {
+  const summary = summarizeFleet(outcomes);
+  const names = (status: TargetOutcome['status']) => outcomes.filter((o) => o.status === status).map((o) => o.name);
+  const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
+  const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
+  if (interrupted) throw new InterruptedError(interrupted, `interrupted by ${interrupted}: no change was started after it; the results above were applied and saved`);
+  if (parts.length > 0) ctx.io.stderr.write(`error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n`);
+  const code = fleetExitCode(summary, options);
+  if (code !== 0) ctx.setExitCode(code);
+}
+
+function logTargetDone(logger: Logger, outcome: TargetOutcome): void {
+  const fields = { target: outcome.name, status: outcome.status, changes: outcome.plan?.changes.length ?? 0, ...(outcome.error ? { code: outcome.error.code } : {}) };
+  if (outcome.status === 'failed' || outcome.status === 'refused') logger.warn(fields, `target ${outcome.name}: ${outcome.status}: ${outcome.error?.message ?? ''}`);
+  else logger.debug(fields, `target ${outcome.name}: ${outcome.status}`);
+}
+
+/** `--out` for a fleet: every target's saved plan, made exactly as `plan --out` makes one. */
+async function saveFleetPlan(
+  planFile: string,
+  fleet: LoadedFleet,
+  base: Settings,
+  syncs: readonly (SyncOutcome | undefined)[],
+  opts: FleetSyncOptions,
+): Promise<void> {
+  const desiredDir = dirname(resolve(fleet.desiredFile));
+  const createdAt = new Date().toISOString();
+  const saved: SavedFleetPlan = {
+    formatVersion: 1,
+    kind: 'amsync-fleet-plan',
+    amsyncVersion: version,
+    createdAt,
+    desiredFile: fleet.desiredFile,
+    desiredFileHash: fleet.desiredFileHash,
+    targetsFile: fleet.targetsFile,
+    targets: fleet.selected.map((target, i) => {
+      const sync = syncs[i]!;
+      const plan = toSavedPlan({
+        amsyncVersion: version,
+        createdAt,
+        desiredFile: fleet.desiredFile,
+        desiredFileHash: fleet.desiredFileHash,
+        serviceUrl: target.url,
+        settings: {
+          prune: sync.policy.prune,
+          rotatePasswords: opts.rotatePasswords === true,
+          passwordMode: sync.policy.passwords.mode,
+          allowEmptyPrune: opts.allowEmptyPrune === true,
+          maxDeletes: base.maxDeletes,
+          ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
+        },
+        actualFingerprint: sync.actualFingerprint,
+        plan: sync.plan,
+        passwords: passwordReferences(sync.plan, desiredForTarget(fleet.desired, target), (abs) => relative(desiredDir, abs).split('\\').join('/')),
+        actual: sync.actual,
+      });
+      return { name: target.name, url: target.url, plan };
+    }),
+  };
+  try {
+    await writeFleetPlan(resolve(planFile), saved);
+  } catch (error) {
+    throw new AmsyncError('plan_unwritable', `cannot write the plan file ${planFile}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+  }
+}
+
+export interface FleetApplyOptions extends ServiceOptions, FleetOptions {
+  readonly report?: string;
+  readonly partial?: boolean;
+}
+
+/**
+ * `amsync apply FLEETPLAN --targets FILE`: refuses before any request when the desired file
+ * changed or a plan is damaged or of another version; then checks every target with changes
+ * and writes only when all are fresh (or, with --partial, to the fresh ones).
+ */
+export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOptions, ctx: CommandContext, targetsFile: string): Promise<void> {
+  const { io } = ctx;
+  const env = io.env;
+  const format = resolveFormat(opts);
+  const saved = await readFleetPlan(resolve(planFile), planFile);
+  for (const t of saved.targets) checkSavedPlan(t.plan, `${planFile} (target ${t.name})`, version);
+  const desiredFile = opts.file === undefined ? saved.desiredFile : fleetDesiredFile(opts, env);
+  const before = await hashIfReadable(desiredFile);
+  if (before !== undefined && before !== saved.desiredFileHash) throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile });
+  const base = await resolveSettings(opts, env);
+  const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
+  checkDesiredFileHash(saved.targets[0]!.plan, planFile, desiredFile, fleet.desiredFileHash);
+  for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
+  const logger = fleetLogger(base, io);
+  const color = useColor(io.stdout, env);
+  const context: FleetReportContext = { command: 'apply', dryRun: false, file: desiredFile, planFile };
+  const interrupts = catchInterrupts(process, (text) => io.stderr.write(text));
+  const { createServiceContext } = await import('./service-context.js');
+  try {
+    const outcomes = await applyFleetPlan({
+      saved,
+      planFile,
+      targets: fleet.targets,
+      concurrency: opts.targetConcurrency ?? defaultTargetConcurrency,
+      partial: opts.partial === true,
+      signal: interrupts.signal,
+      stateFileOf: (target) => targetSettings(base, target).stateFile,
+      applyTarget: async (target, plan, beforeApply) => {
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name });
+        try {
+          service.client();
+          return await applySavedPlan({
+            saved: plan,
+            planFile,
+            desiredFile,
+            desired: desiredForTarget(fleet.desired, target),
+            desiredFileHash: fleet.desiredFileHash,
+            service: service.service(),
+            passwordState: () => service.passwordState(),
+            tokenSink: service.tokenSink(),
+            acquireLock: service.writerLock,
+            maxInFlight: service.settings.concurrency,
+            signal: interrupts.signal,
+            beforeApply,
+          });
+        } finally {
+          service.close();
+        }
+      },
+      onTargetDone: (outcome) => {
+        if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
+        logTargetDone(logger, outcome);
+      },
+    });
+    io.stdout.write(renderFleet(outcomes, context, format, { color, reportFile: opts.report }));
+    await publishFleetReport(outcomes, context, env, opts.report);
+    finish(outcomes, ctx, { dryRun: false }, interrupts.received);
+  } finally {
+    interrupts.dispose();
+  }
+}
+
+async function hashIfReadable(path: string): Promise<string | undefined> {
+  try {
+    return createHash('sha256').update(await readBounded(path)).digest('hex');
+  } catch {
+    return undefined; // loading it says why (exit 65)
+  }
+}
+
+/** `export --targets FILE --target NAME`: the one target's settings, for the export's service context. */
+export async function fleetExportSettings(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<Settings> {
+  const names = opts.target ?? [];
+  if (names.length !== 1) throw new UsageError(`export writes one service's state: with --targets, name exactly one target with --target NAME${names.length > 1 ? ` (got ${names.length})` : ''}`, 'conflicting_flags');
+  const targets = await loadTargets(targetsFile, env);
+  const [target] = selectTargets(targets.targets, { names }, targetsFile);
+  return targetSettings(await resolveSettings(opts, env), target!);
+}
+
+/** validate --targets: the targets file, then the desired file against it (secrets as warnings unless required). */
+export async function validateFleet(targetsFile: string, env: CliIo['env'], secrets: 'require' | 'warn'): Promise<{ targets?: readonly Target[]; diagnostics: readonly Diagnostic[] }> {
+  try {
+    const targets = await loadTargets(targetsFile, env, { secrets });
+    return { targets: targets.targets, diagnostics: targets.warnings };
+  } catch (error) {
+    if (error instanceof InvalidInputError) return { diagnostics: error.diagnostics };
+    throw error;
+  }
+}

@@ -1,0 +1,258 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
+import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
+import type { Target } from '../../../src/fleet/index.js';
+import type { DesiredState } from '../../../src/model/index.js';
+import { createMetrics } from '../../../src/obs/metrics.js';
+import { Secret } from '../../../src/secrets/index.js';
+import type { SyncOutcome } from '../../../src/sync/run-sync.js';
+import { deferred } from '../../helpers/daemon-deferred.js';
+import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
+import { desiredWith, fakeSignals, FakeScheduler, FakeWatcher, logSink, outcome } from '../../helpers/daemon-fakes.js';
+import { parseExposition } from '../../helpers/daemon-prom-parse.js';
+
+/**
+ * `amsync daemon --targets FILE` (DESIGN.md §9): every target reconciled on the schedule and on
+ * changes of either file, each in a loop of its own; /readyz lists every target; metrics are
+ * labelled by target; a stuck target is abandoned at its deadline while the others go on.
+ * Virtual time, fake watcher and scheduler, fake services: no real timer is raced.
+ */
+
+const target = (name: string, labels: Record<string, string> = {}): Target => ({
+  name,
+  url: `https://${name}.example.com`,
+  labels,
+  credentials: { kind: 'token', token: new Secret(`token-of-${name}`) },
+  overrides: {},
+});
+
+type SyncFn = (desired: DesiredState, o: { dryRun: boolean; signal: AbortSignal }) => Promise<SyncOutcome>;
+
+interface Call {
+  readonly target: string;
+  readonly users: string[];
+  readonly dryRun: boolean;
+}
+
+async function harness(options: Partial<FleetDaemonOptions> = {}) {
+  const timers = new FakeTimers();
+  const scheduler = new FakeScheduler();
+  const watcher = new FakeWatcher();
+  const log = logSink();
+  const metrics = createMetrics({ version: 'test' });
+  const calls: Call[] = [];
+  const opened: string[] = [];
+  const closed: string[] = [];
+  const h = {
+    timers,
+    scheduler,
+    watcher,
+    log,
+    calls,
+    opened,
+    closed,
+    leading: true,
+    input: { targets: [target('sp-1', { site: 'sp' }), target('sp-2', { site: 'sp' }), target('rj-1', { site: 'rj' })], desired: desiredWith(['deploy']), watchFiles: ['access.yaml', 'targets.yaml'] } as FleetInput,
+    load: undefined as undefined | (() => Promise<FleetInput>),
+    sync: {} as Record<string, SyncFn>,
+    daemon: undefined as unknown as RunningFleetDaemon,
+    async get(path: string) {
+      const res = await fetch(`${h.daemon.url}${path}`);
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    },
+    async readyz() {
+      const r = await h.get('/readyz');
+      return { status: r.status, type: r.type, body: JSON.parse(r.text) as { ready: boolean; reason: string; targets: { name: string; ready: boolean; attempted: boolean; lastOutcome: string | null; reason: string }[] } };
+    },
+    async scrape() {
+      return parseExposition((await h.get('/metrics')).text);
+    },
+  };
+  h.daemon = await startFleetDaemon({
+    loadFleet: async () => (h.load ? h.load() : h.input),
+    openTarget: (t) => {
+      opened.push(t.name);
+      return {
+        sync: (desired, o) => {
+          calls.push({ target: t.name, users: desired.sshUsers.map((u) => u.username), dryRun: o.dryRun });
+          return (h.sync[t.name] ?? (async (_d, so) => outcome({ dryRun: so.dryRun })))(desired, o);
+        },
+        close: () => closed.push(t.name),
+      };
+    },
+    mayWrite: () => h.leading,
+    logger: log.logger,
+    metrics,
+    options: {
+      file: 'access.yaml',
+      targetsFile: 'targets.yaml',
+      targetConcurrency: 8,
+      schedule: '*/5 * * * *',
+      listen: '127.0.0.1:0',
+      mode: 'apply',
+      debounceMs: 100,
+      shutdownGraceMs: 5000,
+      ...options,
+    },
+    timers,
+    random: () => 1,
+    signals: fakeSignals(),
+    scheduler: scheduler.factory,
+    watcher: watcher.factory,
+  });
+  running.push(h.daemon);
+  return h;
+}
+
+const running: RunningFleetDaemon[] = [];
+afterEach(async () => {
+  for (const d of running.splice(0)) await d.stop();
+});
+
+describe('every target is reconciled at start, on a change of either file, and on the schedule', () => {
+  it('runs each target once at start with its part of the file; watches both files', async () => {
+    const h = await harness();
+    h.input = { ...h.input, desired: { ...desiredWith(['deploy', 'sp-only']), sshUsers: [...desiredWith(['deploy']).sshUsers, { ...desiredWith(['sp-only']).sshUsers[0]!, targets: { labels: { site: 'sp' } } }] } };
+    h.daemon.trigger('file');
+    await h.daemon.idle();
+    const last = (name: string) => h.calls.filter((c) => c.target === name).at(-1);
+    expect(last('sp-1')).toEqual({ target: 'sp-1', users: ['deploy', 'sp-only'], dryRun: false });
+    expect(last('rj-1')).toEqual({ target: 'rj-1', users: ['deploy'], dryRun: false });
+    expect(h.watcher.files).toEqual(['access.yaml', 'targets.yaml', 'access.yaml', 'targets.yaml']);
+    expect(h.opened).toEqual(['sp-1', 'sp-2', 'rj-1']);
+  });
+
+  it('a file change or the schedule runs every target again; a target keeps its service between runs', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.watcher.change(['targets.yaml']);
+    await h.daemon.idle();
+    h.scheduler.fire();
+    await h.daemon.idle();
+    expect(h.calls.filter((c) => c.target === 'sp-2')).toHaveLength(3);
+    expect(h.opened).toEqual(['sp-1', 'sp-2', 'rj-1']);
+  });
+
+  it('the targets file changing adds, removes and reopens targets', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.input = { ...h.input, targets: [target('sp-1', { site: 'sp' }), { ...target('sp-2'), url: 'https://sp-2-new.example.com' }, target('new-1')] };
+    h.watcher.change(['targets.yaml']);
+    await h.daemon.idle();
+    expect(h.closed.sort()).toEqual(['rj-1', 'sp-2']);
+    expect(h.opened).toEqual(['sp-1', 'sp-2', 'rj-1', 'sp-2', 'new-1']);
+    expect(h.daemon.status().targets.map((t) => t.name)).toEqual(['sp-1', 'sp-2', 'new-1']);
+    const e = await h.scrape();
+    expect(e.value('amsync_fleet_targets')).toBe(3);
+    expect(e.value('amsync_target_ready', { target: 'rj-1' })).toBeUndefined();
+    expect(e.value('amsync_target_ready', { target: 'new-1' })).toBe(1);
+  });
+
+  it('an invalid file keeps the last good version: targets are planned, nothing applied, the findings logged once', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.load = async () => {
+      throw new InvalidInputError('targets.yaml is not a valid targets file (1 error); nothing was sent', [{ severity: 'error', code: 'unknown_key', message: "unknown key 'lables'", path: 'targets[0].lables', position: { file: 'targets.yaml', line: 5, col: 5 } }], 'targets_invalid');
+    };
+    h.calls.length = 0;
+    h.watcher.change(['targets.yaml']);
+    await h.daemon.idle();
+    expect(h.calls.map((c) => [c.target, c.dryRun])).toEqual([
+      ['sp-1', true],
+      ['sp-2', true],
+      ['rj-1', true],
+    ]);
+    expect(h.log.lines.filter((l) => String(l.msg).includes("unknown key 'lables'"))).toHaveLength(1);
+    expect((await h.scrape()).value('amsync_config_valid')).toBe(0);
+    expect((await h.readyz()).body).toMatchObject({ ready: true, configValid: false });
+  });
+});
+
+describe('/readyz: ready once every target has had a run; a failing target is listed but does not make the fleet unready', () => {
+  it('answers JSON listing every target', async () => {
+    const h = await harness();
+    h.sync['rj-1'] = async () => {
+      throw new AmsyncError('listing_incomplete', 'nothing listens at https://rj-1.example.com');
+    };
+    await h.daemon.idle();
+    const r = await h.readyz();
+    expect(r.status).toBe(200);
+    expect(r.type).toContain('application/json');
+    expect(r.body.ready).toBe(true);
+    expect(r.body.reason).toBe('ok (1 of 3 targets not ready: rj-1)');
+    expect(r.body.targets.map((t) => [t.name, t.ready, t.attempted, t.lastOutcome])).toEqual([
+      ['sp-1', true, true, 'success'],
+      ['sp-2', true, true, 'success'],
+      ['rj-1', false, true, 'failure'],
+    ]);
+    const e = await h.scrape();
+    expect(e.value('amsync_ready')).toBe(1);
+    expect(e.value('amsync_target_sync_runs_total', { target: 'rj-1', outcome: 'failure' })).toBe(1);
+    expect(e.value('amsync_target_sync_runs_total', { target: 'sp-1', outcome: 'success' })).toBe(1);
+    expect(e.value('amsync_sync_runs_total', { outcome: 'success' })).toBe(2);
+    // The failing one retries with its own backoff; the others are not run again.
+    await h.timers.advance(5_000);
+    await h.daemon.idle();
+    expect(h.calls.map((c) => c.target)).toEqual(['sp-1', 'sp-2', 'rj-1', 'rj-1']);
+  });
+
+  it('not ready until every target has completed a run attempt', async () => {
+    const h = await harness();
+    const gate = deferred<SyncOutcome>();
+    h.sync['sp-2'] = () => gate.promise;
+    await settle();
+    const r = await h.readyz();
+    expect(r.status).toBe(503);
+    expect(r.body.reason).toBe('waiting for the first run of 1 of 3 targets');
+    gate.resolve(outcome());
+    await h.daemon.idle();
+    expect((await h.readyz()).status).toBe(200);
+  });
+
+  it('a standby (another replica holds the shard\'s Lease) runs nothing and says so', async () => {
+    const h = await harness({ shard: { index: 1, count: 3 } });
+    await h.daemon.idle();
+    h.calls.length = 0;
+    h.leading = false;
+    h.scheduler.fire();
+    await h.daemon.idle();
+    expect(h.calls).toEqual([]);
+    const r = await h.readyz();
+    expect(r.body).toMatchObject({ ready: true, leading: false, shard: { index: 1, count: 3 } });
+    expect(r.body.reason).toMatch(/^standby/);
+  });
+});
+
+describe('a stuck target is abandoned at the run deadline without delaying the others', () => {
+  it('the others complete at once; the stuck one is abandoned at its deadline and retried', async () => {
+    const deadline = 60_000;
+    const h = await harness({ runDeadlineMs: deadline, targetConcurrency: 2 });
+    let aborted = false;
+    h.sync['sp-1'] = (_d, o) =>
+      new Promise((_resolve, reject) => {
+        o.signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(new Error('aborted'));
+        });
+      });
+    await settle();
+    await h.timers.advance(1);
+    // With two slots and sp-1 holding one, sp-2 and rj-1 have run in the other, before any deadline.
+    expect(h.calls.map((c) => c.target)).toEqual(['sp-1', 'sp-2', 'rj-1']);
+    expect(h.daemon.status().targets.map((t) => [t.name, t.attempted])).toEqual([
+      ['sp-1', false],
+      ['sp-2', true],
+      ['rj-1', true],
+    ]);
+    await h.timers.advance(deadline);
+    await settle();
+    expect(aborted).toBe(true);
+    const st = h.daemon.status().targets[0]!;
+    expect(st).toMatchObject({ name: 'sp-1', attempted: true, ready: false });
+    expect(st.reason).toContain('passed its deadline');
+    const e = await h.scrape();
+    expect(e.value('amsync_target_sync_runs_abandoned_total', { target: 'sp-1' })).toBe(1);
+    expect(e.value('amsync_target_sync_runs_abandoned_total', { target: 'sp-2' })).toBe(0);
+    expect((await h.readyz()).body.ready).toBe(true);
+  });
+});
