@@ -54,3 +54,13 @@ export function flushLogger(logger: Logger): Promise<void> {
     }
   });
 }
+
+/**
+ * What cancels a run's requests: its deadline, and for a run that writes under leader election
+ * the end of the term too, so no request of a deposed leader outlives its lease. A run that
+ * only observes (every run of a replica that does not lead) keeps the deadline alone: the term
+ * of a follower is aborted from the start.
+ */
+export function runSignal(deadline: AbortSignal, term: AbortSignal | undefined, dryRun: boolean): AbortSignal {
+  return term === undefined || dryRun ? deadline : AbortSignal.any([deadline, term]);
+}

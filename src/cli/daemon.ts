@@ -14,7 +14,7 @@ import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 import { notifyGraceMs } from './sync.js';
-import { attachClientMetrics, flushLogger, runtimeOptions } from './daemon-helpers.js';
+import { attachClientMetrics, flushLogger, runSignal, runtimeOptions } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';
 
@@ -95,12 +95,14 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
     daemon = await startDaemon({
       loadDesired: () => service.loadDesired(),
       // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
-      // term's signal, so no write starts after it.
+      // term's signal: no write starts after it, and the requests of a writing run in flight are
+      // cancelled too, so none outlives the lease into a new leader's term (the elector steps
+      // down at its renew deadline, before the lease can expire for the others).
       sync: (desired, options) =>
         service.sync(desired, {
           dryRun: options.dryRun,
           pruneAll: opts.prune,
-          signal: options.signal,
+          signal: runSignal(options.signal, elector?.term, options.dryRun),
           approvals: options.approvals,
           trigger: auditTrigger(options.reasons),
           ...(elector ? { stopWrites: elector.term } : {}),
