@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertBuilt } from '../helpers/cli.js';
+import { assertBuilt } from '../helpers/spawn.js';
 import { renderTable, type Figure } from './figures.js';
 import { runBench, type BenchConfig } from './run-bench.js';
 

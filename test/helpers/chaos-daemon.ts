@@ -1,9 +1,9 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEmulator, type RequestLogEntry } from '../../src/emulator/index.js';
 import { waitFor } from './daemon-deferred.js';
-import { startDaemonProcess, type DaemonProcess, type LogLine } from './daemon-process.js';
+import { peakRssKiB, spawnAmsync, startDaemonProcess, type DaemonProcess, type LogLine } from './spawn.js';
 import {
   canariesFound,
   deletesOfDeclared,
@@ -30,7 +30,6 @@ import {
   readTracked,
   Recorder,
   renamesMade,
-  spawnAmsync,
   T1,
   T2,
   tokenFileProblems,
@@ -75,17 +74,6 @@ function runsOf(logs: readonly LogLine[], processIndex: number, until: number): 
 }
 
 const arrival = (e: RequestLogEntry): number => Date.parse(e.time);
-
-/** The daemon's peak resident memory so far, in KiB (Linux: VmHWM); undefined where /proc has none. */
-function peakRssKiB(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> {
   const schedule = makeSchedule(seed);

@@ -1,12 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
-import { bin } from './cli.js';
+import { spawnAmsync, type AmsyncRun } from './spawn.js';
 import {
   canariesFound,
   deletesOfDeclared,
@@ -97,87 +97,6 @@ export class Recorder {
     this.outcome.checks += 1;
     for (const detail of problems) this.outcome.violations.push({ invariant, detail });
   }
-}
-
-export interface AmsyncRun {
-  readonly code: number | null;
-  /** SIGKILLed by the kill family (not by the time bound). */
-  readonly killed: boolean;
-  /** Still running at the time bound, and killed for it: a wait without a bound. */
-  readonly timedOut: boolean;
-  /** Signals sent by `poll` (SIGINT for the interrupt family). */
-  readonly signals: readonly NodeJS.Signals[];
-  /** Peak resident memory in KiB (Linux: VmHWM), when `sampleMemory` asked for it. */
-  readonly peakRssKiB?: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** The peak resident memory of a process, in KiB; undefined where /proc has none. */
-function peakRssKiB(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `amsync ARGS` as a child process with only the environment given (plus PATH). `poll` is
- * called every few milliseconds while it runs and may signal the child: SIGKILL (the kill
- * family), SIGINT (interrupt), or rotate a token file. Bounded by `timeoutMs`, after which the
- * child is killed and the run marked as timed out.
- */
-export function spawnAmsync(
-  args: readonly string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; poll?: (child: ChildProcess) => void; sampleMemory?: boolean },
-): Promise<AmsyncRun> {
-  const child = spawn(process.execPath, [amsyncBin(), ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let timedOut = false;
-  let peak: number | undefined;
-  const signals: NodeJS.Signals[] = [];
-  // Decoded as a stream: a character split between two chunks stays whole (canaries are not ASCII).
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const kill = child.kill.bind(child);
-  child.kill = (signal: NodeJS.Signals | number = 'SIGTERM') => {
-    if (typeof signal === 'string') signals.push(signal);
-    return kill(signal);
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill('SIGKILL');
-  }, options.timeoutMs ?? 90_000);
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const poller =
-    options.poll &&
-    setInterval(() => {
-      if (running()) options.poll!(child);
-    }, 4);
-  const sampler =
-    options.sampleMemory &&
-    setInterval(() => {
-      const now = running() ? peakRssKiB(child.pid) : undefined;
-      if (now !== undefined) peak = Math.max(peak ?? 0, now);
-    }, 20);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (poller) clearInterval(poller);
-      if (sampler) clearInterval(sampler);
-      const killed = signal === 'SIGKILL' && !timedOut;
-      resolve({ code, killed, timedOut, signals, ...(peak === undefined ? {} : { peakRssKiB: peak }), stdout, stderr });
-    });
-  });
-}
-
-/** The CLI to run: the chaos run's snapshot of the build (AMSYNC_BIN), else the package's own. */
-export function amsyncBin(): string {
-  return process.env.AMSYNC_BIN ?? bin;
 }
 
 /** Waits until the emulator answers nothing (held and delayed requests have landed). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ESLint } from 'eslint';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 
 /**
  * `npm run lint` is what keeps the layout of DESIGN.md §2: these plant the mistakes it must
