@@ -1,11 +1,12 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
+import { runInProcess } from './in-process.js';
 import { spawnAmsync, type AmsyncRun } from './spawn.js';
 import {
   canariesFound,
@@ -29,9 +30,10 @@ import {
 import { ENDLESS_LABEL, HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule, type Rename } from './chaos-schedule.js';
 
 /**
- * Runs one chaos schedule end to end: the built CLI as a child process against an in-process
- * emulator on 127.0.0.1, then every invariant of DESIGN.md §8 checked from the request log
- * and the emulator's state. Every wait is bounded in count and time.
+ * Runs one chaos schedule end to end against an in-process emulator on 127.0.0.1: the built
+ * CLI as a child process under faults (killed, interrupted, two at once, its memory sampled),
+ * the runs before and after the faults in-process; then every invariant of DESIGN.md §8
+ * checked from the request log and the emulator's state. Every wait is bounded in count and time.
  */
 
 export interface Violation {
@@ -288,6 +290,27 @@ interface RunSpec {
   readonly name: string;
   readonly args: readonly string[];
   readonly poll?: (child: ChildProcess) => void;
+  /**
+   * Run through `run(argv, io)` in this process instead of the built binary: the runs before
+   * and after the faults, which no signal, kill or memory bound is about.
+   */
+  readonly inProcess?: boolean;
+}
+
+/** `amsync ARGS` in-process, as a run of the harness: bounded in time as a child is. */
+async function runInProcessBounded(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<AmsyncRun> {
+  let stdout = '';
+  let stderr = '';
+  const running = runInProcess(args, { cwd: options.cwd, env: options.env, onStdout: (_c, all) => (stdout = all), onStderr: (_c, all) => (stderr = all) });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), options.timeoutMs ?? 90_000)));
+  try {
+    const result = await Promise.race([running, bound]);
+    if (result === 'timed out') return { code: null, killed: false, timedOut: true, signals: [], stdout, stderr };
+    return { code: result.code, killed: false, timedOut: false, signals: [], stdout: result.stdout, stderr: result.stderr };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Largest peak resident memory a run may reach (a sidecar's memory limit, with room). */
@@ -320,7 +343,13 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     const runAll = async (specs: readonly RunSpec[]): Promise<RunRecord[]> => {
       emu.clearRequests();
       const before = lastState;
-      const results = await Promise.all(specs.map((spec) => spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) })));
+      const results = await Promise.all(
+        specs.map((spec) =>
+          spec.inProcess === true
+            ? runInProcessBounded([...spec.args, ...common], { cwd: dir, env })
+            : spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) }),
+        ),
+      );
       await waitIdle(emu);
       const requests = emu.requests();
       const state = emu.state();
@@ -342,7 +371,8 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
         return { ...result, name, requests: own, before, state, tracked, tokenFiles, together: specs.length > 1 };
       });
     };
-    const run = async (name: string, args: string[], poll?: (child: ChildProcess) => void) => (await runAll([{ name, args, ...(poll ? { poll } : {}) }]))[0]!;
+    // The runs before and after the faults go in-process; those under faults are processes.
+    const run = async (name: string, args: string[]) => (await runAll([{ name, args, inProcess: true }]))[0]!;
 
     // 1. The plan before any fault: the delete set every later run must stay within.
     const plan = await run('plan', ['plan', '--json', '--out', 'plan.tfplan', '--report', 'plan-report.json']);
@@ -429,10 +459,22 @@ async function runFaulted(schedule: ChaosSchedule, emu: RunningEmulator, dir: st
   }
   const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll }]);
   if (faulted[0]!.killed || faulted[0]!.signals.includes('SIGINT')) {
+    // A run killed mid-apply leaves its writer lock behind; nothing refreshes it, and the next
+    // run takes it over once it is stale (10 s). Its age is set as 10 s of waiting would leave
+    // it: the takeover is the same, the wait is not spent.
+    if (faulted[0]!.killed) await ageDeadLock(join(dir, 'state.json.lock'));
     emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL && r.label !== INTERRUPT_LABEL) });
     faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json'] }])));
   }
   return faulted;
+}
+
+/** Dates a dead run's writer lock (if it left one) back past proper-lockfile's stale time. */
+export async function ageDeadLock(path: string): Promise<void> {
+  const past = new Date(Date.now() - 11_000);
+  await utimes(path, past, past).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
 }
 
 /**
