@@ -28,6 +28,8 @@ const small: BenchConfig = {
   tokensItems: 300,
   coldRuns: 1,
   exportItems: 300,
+  // Only the CLI runs as a process (its calls, RSS and CPU are what is measured).
+  emulatorInProcess: true,
 };
 
 describe('the benchmark, small', () => {
