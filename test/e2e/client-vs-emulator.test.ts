@@ -169,7 +169,7 @@ describe('the adaptive limiter against a rate limit of 100/s', () => {
   let time: VirtualTime;
   let limited: RunningEmulator;
   beforeEach(async () => {
-    time = new VirtualTime();
+    time = new VirtualTime({ runsByItself: true });
     limited = await startEmulator({ tokens: [TOKEN], seed: 42, rateLimit: 100, faultClock: time.wallNow });
   });
   afterEach(async () => {
