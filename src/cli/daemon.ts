@@ -151,6 +151,8 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
       logger: log,
       metrics,
       options: { file: service.file, watch: service.source.paths, ...service.settings.daemon },
+      ...(io.signals ? { signals: io.signals } : {}),
+      ...(io.scheduler ? { scheduler: io.scheduler } : {}),
     });
   } catch (error) {
     await elector?.stop();

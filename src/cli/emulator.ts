@@ -82,7 +82,7 @@ export function registerEmulatorCommand(program: Command, ctx: CommandContext): 
         ctx.io.stdout.write(`tenants: ${emulator.tenantNames.length} (${describeTenantNames(emulator.tenantNames)}) under /t/<name>/\n`);
       }
       ctx.io.stderr.write(`${describe(options, emulator.seedValue, emulator.url)}\n`);
-      await untilSignal();
+      await untilSignal(ctx.io.signals ?? process);
       ctx.io.stderr.write('amsync emulator: stopping\n');
       await emulator.close();
     });
@@ -196,15 +196,15 @@ function describe(o: EmulatorOptions, seed: number, url: string): string {
   return `amsync emulator: ${parts.join('; ')}`;
 }
 
-function untilSignal(): Promise<void> {
+function untilSignal(signals: NodeJS.EventEmitter): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      signals.off('SIGINT', stop);
+      signals.off('SIGTERM', stop);
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    signals.on('SIGINT', stop);
+    signals.on('SIGTERM', stop);
   });
 }
 

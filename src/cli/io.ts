@@ -1,3 +1,4 @@
+import type { ScheduleFactory } from '../daemon/index.js';
 import { systemTimers, type Timers } from '../time/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -27,6 +28,13 @@ export interface CliIo {
   readonly env: Env;
   /** The clock of "still creating… [10s elapsed]" and the progress line; tests drive it. */
   readonly timers: Timers;
+  /**
+   * Where SIGINT, SIGTERM and SIGHUP come from (Ctrl-C during sync or apply, the daemon's and
+   * the emulator's stop); tests that run the CLI in-process send them. @default process
+   */
+  readonly signals?: NodeJS.EventEmitter;
+  /** The daemon's cron; tests fire it by hand. @default node-cron */
+  readonly scheduler?: ScheduleFactory;
 }
 
 export function processIo(): CliIo {

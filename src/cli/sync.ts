@@ -121,7 +121,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     throw error;
   });
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
-  const interrupts = dryRun ? undefined : catchInterrupts(process, (text) => live.printError(text));
+  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text));
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));

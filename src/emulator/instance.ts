@@ -85,7 +85,7 @@ export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): 
   if (setup.initialData) store.importData(setup.initialData);
   let faults: FaultController;
   try {
-    faults = new FaultController(o.faults, rng, Date.now);
+    faults = new FaultController(o.faults, rng, o.faultClock);
   } catch (error) {
     throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
   }

@@ -27,6 +27,11 @@ export interface EmulatorOptions {
    * clock they move, instead of waiting. @default Date.now
    */
   clock?: () => number;
+  /**
+   * Epoch milliseconds of the rate limit's token bucket and of the faults' timing (maintenance
+   * windows, Retry-After dates). A test in virtual time passes its client's clock. @default Date.now
+   */
+  faultClock?: () => number;
   /** Load at start, persist after every write; in memory when absent. */
   dataFile?: string;
   /** Roles and their scopes. @default defaultRoles: 1 viewer, 2 operator, 3 auditor, 4 admin */
@@ -86,6 +91,7 @@ export interface ResolvedOptions {
   rotateRefreshTokens: boolean;
   refreshTokenGraceSeconds: number;
   clock: () => number;
+  faultClock: () => number;
   dataFile: string | undefined;
   roles: RoleInput[];
   pageSizeDefault: number;
@@ -142,6 +148,7 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     rotateRefreshTokens: o.rotateRefreshTokens ?? false,
     refreshTokenGraceSeconds,
     clock: o.clock ?? Date.now,
+    faultClock: o.faultClock ?? Date.now,
     dataFile: o.dataFile,
     roles: checkRoles(o.roles ?? defaultRoles),
     pageSizeDefault,

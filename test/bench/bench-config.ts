@@ -48,6 +48,11 @@ export interface BenchConfig {
   readonly fleet?: FleetBenchSize;
   /** Scenarios to run; all when absent. */
   readonly only?: readonly ScenarioName[];
+  /**
+   * The emulator in the runner's process rather than a child of its own (the small version:
+   * its figures are about the CLI's calls, not the emulator's memory). @default false
+   */
+  readonly emulatorInProcess?: boolean;
   /** Node flags for every measured amsync process (e.g. `--cpu-prof`, to find a cause). */
   readonly cliNodeFlags?: readonly string[];
   /** Progress lines. */

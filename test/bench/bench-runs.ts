@@ -13,7 +13,9 @@ export const PASSWORD = 'bench-password-0c7e';
 type Log = (line: string) => void;
 export const logOf = (config: BenchConfig): Log => config.log ?? (() => undefined);
 
+/** A fresh emulator for one scenario: a child process, or in this process where the config says so. */
 export async function withEmulator<T>(
+  config: Pick<BenchConfig, 'emulatorInProcess'>,
   options: { latencyMs: number; rateLimit?: number | undefined; pageSizeMax?: number },
   use: (emu: EmulatorProcess) => Promise<T>,
 ): Promise<T> {
@@ -22,6 +24,7 @@ export async function withEmulator<T>(
     latencyMs: options.latencyMs,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     pageSizeMax: options.pageSizeMax ?? 100,
+    inProcess: config.emulatorInProcess === true,
   });
   try {
     return await use(emu);

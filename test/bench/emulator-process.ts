@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startEmulator } from '../../src/emulator/index.js';
 
 /** The repository's CLI launcher; the benchmark runs the built CLI (`npm run bench` builds first). */
 export const amsyncBin = fileURLToPath(new URL('../../bin/amsync.js', import.meta.url));
@@ -15,6 +16,11 @@ export interface EmulatorProcessOptions {
   readonly pageSizeMax?: number;
   /** Seed of the emulator's jitter, so runs are comparable. @default 1 */
   readonly seed?: number;
+  /**
+   * In this process instead of a child (the small benchmark inside `npm test`: a few hundred
+   * items, and no figure about the emulator's own process). @default false
+   */
+  readonly inProcess?: boolean;
 }
 
 /** One entry of the emulator's request log (`GET /_emulator/requests`). */
@@ -47,6 +53,7 @@ export interface EmulatorProcess {
  * hundreds of MB, which must not count against the process being measured.
  */
 export async function startEmulatorProcess(options: EmulatorProcessOptions): Promise<EmulatorProcess> {
+  if (options.inProcess === true) return startInProcess(options);
   const args = [amsyncBin, 'emulator', '--port', '0', '--token', options.token, '--seed', String(options.seed ?? 1)];
   args.push('--page-size-max', String(options.pageSizeMax ?? 100));
   if (options.rateLimit !== undefined) args.push('--rate-limit', String(options.rateLimit));
@@ -98,5 +105,34 @@ export async function startEmulatorProcess(options: EmulatorProcessOptions): Pro
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
     },
+  };
+}
+
+/** The same emulator and control operations, in this process. */
+async function startInProcess(options: EmulatorProcessOptions): Promise<EmulatorProcess> {
+  const emu = await startEmulator({
+    tokens: [options.token],
+    seed: options.seed ?? 1,
+    pageSizeMax: options.pageSizeMax ?? 100,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.latencyMs === undefined || options.latencyMs <= 0 ? {} : { latencyMs: options.latencyMs }),
+  });
+  return {
+    url: emu.url,
+    pid: process.pid,
+    async reset() {
+      emu.reset();
+      emu.clearRequests();
+    },
+    async seed(counts) {
+      emu.seed({ count: counts });
+    },
+    async clearRequests() {
+      emu.clearRequests();
+    },
+    async requests() {
+      return emu.requests().map((r) => ({ seq: r.seq, method: r.method, path: r.path, query: r.query, status: r.status, time: r.time, durationMs: r.durationMs }));
+    },
+    close: () => emu.close(),
   };
 }

@@ -19,7 +19,7 @@ export async function rateScenarios(config: BenchConfig, workDir: string, figure
     const scenario = `${c.configured ? `6 --rate ${c.rate}` : '7 hidden R'}, R·L ${formatRl(rl)}`;
     const id = `${c.configured ? 'rateConfigured' : 'rateDiscovered'}.R${c.rate}L${c.latencyMs}`;
     logOf(config)(`${scenario}: ${config.rateChanges} changes over ${config.rateItems} + ${config.rateItems} items, server R = ${c.rate}/s (one-second burst), L = ${c.latencyMs} ms`);
-    const outcome = await withEmulator({ latencyMs: c.latencyMs, rateLimit: c.rate }, (emu) =>
+    const outcome = await withEmulator(config, { latencyMs: c.latencyMs, rateLimit: c.rate }, (emu) =>
       applyChanges(
         emu,
         config,

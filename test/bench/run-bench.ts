@@ -89,7 +89,7 @@ export async function runBench(config: BenchConfig): Promise<BenchResult> {
 async function noopAndContrast(config: BenchConfig, workDir: string, figures: Figure[], details: Record<string, unknown>): Promise<void> {
   const log = logOf(config);
   log(`1 no-op sync: ${config.items} users and ${config.items} keys, L = ${config.latencyMs} ms`);
-  const noop = await withEmulator({ latencyMs: config.latencyMs }, async (emu) => {
+  const noop = await withEmulator(config, { latencyMs: config.latencyMs }, async (emu) => {
     const outcome = await noopSync(emu, config, config.items, join(workDir, 'noop'));
     log(`5 per-item refresh of the same ${2 * config.items} items, parallelism ${config.refreshParallelism}`);
     await emu.clearRequests();
@@ -114,7 +114,7 @@ async function applyScenarios(config: BenchConfig, workDir: string, figures: Fig
     ['3 apply, no --rate', 'applyDiscovered', undefined],
   ] as const) {
     logOf(config)(`${scenario}: ${config.changes} changes over ${config.items} + ${config.items} items, server R = ${config.serverRate ?? 'none'}`);
-    const applied = await withEmulator({ latencyMs: config.latencyMs, rateLimit: config.serverRate }, (emu) => applySync(emu, config, clientRate, join(workDir, id)));
+    const applied = await withEmulator(config, { latencyMs: config.latencyMs, rateLimit: config.serverRate }, (emu) => applySync(emu, config, clientRate, join(workDir, id)));
     figures.push(...applyFigures(scenario, id, config, clientRate !== undefined, applied));
     details[id] = { wallMs: applied.run.wallMs, cpuMs: applied.run.cpuMs, stats: applied.stats, mix: applied.mix };
   }
@@ -130,7 +130,7 @@ async function footprint(config: BenchConfig, workDir: string, figures: Figure[]
   const planCpu = measurePlanCpu(config.planItems);
   log(`4 footprint: peak RSS of \`amsync sync\`, ${config.footprintItems} users and ${config.footprintItems} keys, then again with the heap bounded`);
   const dir = join(workDir, 'footprint');
-  const [big, bounded, planned] = await withEmulator({ latencyMs: config.latencyMs }, async (emu) => {
+  const [big, bounded, planned] = await withEmulator(config, { latencyMs: config.latencyMs }, async (emu) => {
     const first = await noopSync(emu, config, config.footprintItems, dir);
     const second = await noopAgain(emu, config, config.footprintItems, dir, { nodeFlags: [`--max-old-space-size=${boundedHeapMb}`] });
     log(`4 footprint: \`amsync plan\` beside a bare node:http + JSON.parse listing of the same pages`);

@@ -69,7 +69,7 @@ export async function largePages(config: BenchConfig, workDir: string, figures: 
   const max = config.largePageMax;
   const scenario = `8 server page max ${count(max)}`;
   logOf(config)(`${scenario}: no-op sync of ${items} users and ${items} keys without --page-size, L = ${config.latencyMs} ms`);
-  const outcome = await withEmulator({ latencyMs: config.latencyMs, pageSizeMax: max }, (emu) => noopSync(emu, config, items, join(workDir, 'pages'), { pageSize: null }));
+  const outcome = await withEmulator(config, { latencyMs: config.latencyMs, pageSizeMax: max }, (emu) => noopSync(emu, config, items, join(workDir, 'pages'), { pageSize: null }));
   const { stats, run } = outcome;
   const floor = 2 * pagesOf(items, max);
   const listCalls = stats.listCalls.sshUsers + stats.listCalls.apikeys;
@@ -99,7 +99,7 @@ export async function tokensDirScenario(config: BenchConfig, workDir: string, fi
   // The quadratic matching this scenario was made for took minutes at 100k: let it finish, to be measured.
   const timeoutMs = 1_800_000;
   logOf(config)(`${scenario}: no-op sync of ${items} users and ${items} keys with and without --tokens-dir, L = ${config.latencyMs} ms`);
-  const [first, without, withTokens] = await withEmulator({ latencyMs: config.latencyMs }, async (emu) => {
+  const [first, without, withTokens] = await withEmulator(config, { latencyMs: config.latencyMs }, async (emu) => {
     const writing = await noopSync(emu, config, items, dir, { args: tokensArgs, timeoutMs });
     const plain = await noopAgain(emu, config, items, dir);
     return [writing, plain, await noopAgain(emu, config, items, dir, { args: tokensArgs, timeoutMs })] as const;
@@ -143,7 +143,7 @@ export async function exportScenario(config: BenchConfig, workDir: string, figur
   const scenario = `11 export ${count(2 * items)} items`;
   const dir = join(workDir, 'export');
   logOf(config)(`${scenario}: ${items} users and ${items} keys, page size ${pageSize}, L = ${config.latencyMs} ms`);
-  const run = await withEmulator({ latencyMs: config.latencyMs, pageSizeMax: pageSize }, async (emu) => {
+  const run = await withEmulator(config, { latencyMs: config.latencyMs, pageSizeMax: pageSize }, async (emu) => {
     await emu.reset();
     await emu.seed({ sshUsers: items, apikeys: items });
     await mkdir(dir, { recursive: true });

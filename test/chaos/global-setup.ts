@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { describeFigures, readFigures } from '../helpers/chaos-figures.js';
-import { root } from '../helpers/cli.js';
+import { root } from '../helpers/paths.js';
 
 /**
  * Global setup of `npm run chaos`:
@@ -18,7 +18,7 @@ export function setup(project: TestProject): () => void {
   for (const part of ['bin', 'dist', 'config', 'examples']) cpSync(join(root, part), join(build, part), { recursive: true });
   copyFileSync(join(root, 'package.json'), join(build, 'package.json'));
   symlinkSync(join(root, 'node_modules'), join(build, 'node_modules'), 'dir');
-  // Read by test/helpers (cli.ts callers in the chaos helpers, daemon-process.ts) in the workers.
+  // Read by test/helpers/paths.ts (and so spawn.ts) in the workers.
   process.env.AMSYNC_BIN = join(build, 'bin', 'amsync.js');
   const file = join(dir, 'figures.jsonl');
   project.provide('chaosFiguresFile', file);

@@ -1,9 +1,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sameService } from '../../src/cli/apply.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 import { startHostileService, type HostileService } from '../helpers/hostile-service.js';
 
 const TOKEN = 'CANARY-bearer-apply-url-6a0d';
@@ -11,9 +11,6 @@ const TOKEN = 'CANARY-bearer-apply-url-6a0d';
 let dir: string;
 let services: HostileService[] = [];
 
-beforeAll(() => {
-  assertBuilt();
-});
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'amsync-apply-url-'));
   await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci\n    roles: [1]\n');
@@ -30,7 +27,7 @@ async function service(): Promise<HostileService> {
   return s;
 }
 
-const amsync = (args: string[], url?: string) => runCli(args, { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, AMSYNC_URL: url } });
+const amsync = (args: string[], url?: string) => runInProcess(args, { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, AMSYNC_URL: url } });
 
 /** A plan saved against `made`, then its serviceUrl rewritten to `named` (an edited CI artifact). */
 async function planFor(made: HostileService, named?: HostileService): Promise<void> {

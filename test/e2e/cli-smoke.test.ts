@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { assertBuilt, spawnAmsync } from '../helpers/spawn.js';
 
 /**
  * The built binary, as a user runs it: a handful of smoke tests of the launcher, the exit
@@ -31,38 +31,38 @@ const env = () => ({ AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: 
 
 describe('the amsync binary', () => {
   it('prints its version and, bare, its help on stdout: exit 0', async () => {
-    const run = await runCli(['--version']);
+    const run = await spawnAmsync(['--version']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-    const bare = await runCli([]);
+    const bare = await spawnAmsync([]);
     expect(bare.code).toBe(0);
     expect(bare.stdout).toContain('Usage: amsync [options] [command]');
     expect(bare.stderr).toBe('');
   });
 
   it('reports an invalid file with file:line:col (65)', async () => {
-    const bad = await runCli(['validate', '-f', 'test/fixtures/desired/unknown-key.yaml']);
+    const bad = await spawnAmsync(['validate', '-f', 'test/fixtures/desired/unknown-key.yaml']);
     expect(bad.code).toBe(65);
     expect(bad.stderr).toContain('test/fixtures/desired/unknown-key.yaml:4:5: error:');
   });
 
   it('plans with --detailed-exitcode (2), and applies without asking when not at a terminal (0)', async () => {
-    expect((await runCli(['plan', '--detailed-exitcode'], { cwd: dir, env: env() })).code).toBe(2);
-    const sync = await runCli(['sync'], { cwd: dir, env: env() });
+    expect((await spawnAmsync(['plan', '--detailed-exitcode'], { cwd: dir, env: env() })).code).toBe(2);
+    const sync = await spawnAmsync(['sync'], { cwd: dir, env: env() });
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toContain('✓ created sshUser "deploy"');
     expect(sync.stdout).not.toContain('Do you want to perform these actions?');
   });
 
   it('prints one JSON document, and never a secret', async () => {
-    const run = await runCli(['sync', '--json', '--log-level', 'trace'], { cwd: dir, env: env() });
+    const run = await spawnAmsync(['sync', '--json', '--log-level', 'trace'], { cwd: dir, env: env() });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ formatVersion: 1, dryRun: false });
     for (const canary of [TOKEN, PASSWORD]) expect(run.stdout + run.stderr).not.toContain(canary);
   });
 
   it('a bad command line is 64', async () => {
-    const run = await runCli(['plan', '--bogus']);
+    const run = await spawnAmsync(['plan', '--bogus']);
     expect(run.code).toBe(64);
     expect(run.stderr).toContain("unknown option '--bogus'");
   });

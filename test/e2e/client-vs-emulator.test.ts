@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ApiError, createClient, ListingIncompleteError, type AmClient, type ClientOptions, type ThrottleEvent } from '../../src/api/index.js';
 import { defaultFaultSettings, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { Secret } from '../../src/secrets/secret.js';
+import { VirtualTime } from '../helpers/virtual-time.js';
 
 /**
  * The client against the real emulator over loopback: the contract end to end, faults the
@@ -162,23 +163,34 @@ describe('faults the emulator injects', () => {
 
 describe('the adaptive limiter against a rate limit of 100/s', () => {
   const writes = 600;
+  // One clock for both sides: the client's pacing and backoff and the emulator's token bucket
+  // run in virtual time (test/helpers/virtual-time.ts), so a limit of 100/s costs no seconds
+  // and a busy machine cannot make the client slower than the limit.
+  let time: VirtualTime;
+  let limited: RunningEmulator;
+  beforeEach(async () => {
+    time = new VirtualTime({ runsByItself: true });
+    limited = await startEmulator({ tokens: [TOKEN], seed: 42, rateLimit: 100, faultClock: time.wallNow });
+  });
+  afterEach(async () => {
+    await limited.close();
+  });
 
   async function createMany(client: AmClient): Promise<number> {
     const password = new Secret('Bulk-pass-123!');
     await Promise.all(Array.from({ length: writes }, (_, i) => client.createSshUser({ username: `bulk-${i}`, level: 'n1', password })));
-    return emulator.requests().filter((entry) => entry.status === 503).length;
+    return limited.requests().filter((entry) => entry.status === 503).length;
   }
 
-  it('discovers the limit: every write succeeds, few 503s, and the estimate lands near the limit', { timeout: 60_000 }, async () => {
-    emulator.setFaults({ rateLimit: 100 });
-    const client = connect({ initialRate: undefined });
+  it('discovers the limit: every write succeeds, few 503s, and the estimate lands near the limit', async () => {
+    const client = connect({ url: limited.url, timers: time, initialRate: undefined });
     const throttled = await createMany(client);
     expect((await client.listAllSshUsers()).length).toBe(writes);
-    // Few, not a figure: real time on a shared machine. `npm run bench` measures the rate of 503s.
+    // Few, not a figure: `npm run bench` measures the rate of 503s.
     expect(throttled).toBeLessThanOrEqual(20);
     // Loose: after a slow-start overshoot the estimate needs a few 503s to come all the way
     // down, and 600 writes may end before it has. A 503 came (the limit was found) unless the
-    // machine was too busy to ever exceed the limit.
+    // limit was never exceeded.
     const estimate = client.limiter.limitEstimate;
     if (estimate !== undefined) {
       expect(estimate).toBeGreaterThan(50);
@@ -187,9 +199,8 @@ describe('the adaptive limiter against a rate limit of 100/s', () => {
     expect(client.limiter.rate).toBeGreaterThan(30);
   });
 
-  it('with the limit configured as --rate 100: no 503 provoked, and the rate stays at the ceiling', { timeout: 60_000 }, async () => {
-    emulator.setFaults({ rateLimit: 100 });
-    const client = connect({ rate: 100 });
+  it('with the limit configured as --rate 100: no 503 provoked, and the rate stays at the ceiling', async () => {
+    const client = connect({ url: limited.url, timers: time, rate: 100 });
     const throttled = await createMany(client);
     expect(throttled).toBeLessThanOrEqual(1);
     expect(client.limiter.rate).toBeLessThanOrEqual(100);

@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/daemon-deferred.js';
-import { bin, root, startDaemonProcess, type DaemonProcess } from '../helpers/daemon-process.js';
+import { startDaemonInProcess, type InProcessDaemon } from '../helpers/in-process.js';
 import { parseExposition } from '../helpers/daemon-prom-parse.js';
 import { cursor, json, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -18,14 +17,10 @@ import { cursor, json, startHostileServer, type HostileServer } from '../helpers
 const TOKEN = 'deadline-e2e-token-51c0';
 let dir: string | undefined;
 let server: HostileServer | undefined;
-let daemon: DaemonProcess | undefined;
+let daemon: InProcessDaemon | undefined;
 
-beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) throw new Error('The daemon tests run the build: run `npm run build` (npm test does) first.');
-  expect(existsSync(bin)).toBe(true);
-});
 afterEach(async () => {
-  await daemon?.kill();
+  await daemon?.stop();
   await server?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
   daemon = server = dir = undefined;
@@ -44,11 +39,10 @@ describe('amsync daemon: a run past its deadline', () => {
     });
     dir = await mkdtemp(join(tmpdir(), 'amsync-deadline-'));
     await writeFile(join(dir, 'access.yaml'), 'sshUsers: []\napikeys: []\n');
-    daemon = await startDaemonProcess(
+    daemon = await startDaemonInProcess(
       ['-f', 'access.yaml', '--url', server.url, '--listen', '127.0.0.1:0', '--schedule', '0 0 1 1 *', '--state-file', 'state.json', '--run-deadline-ms', '1500'],
       // The client's own timeout is far longer: only the run deadline can end this run.
-      { AMSYNC_TOKEN: TOKEN, AMSYNC_HTTP_TIMEOUT_MS: '600000' },
-      dir,
+      { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, AMSYNC_HTTP_TIMEOUT_MS: '600000' } },
     );
     const d = daemon;
     await d.waitForLog((l) => l.code === 'run_deadline' && String(l.msg).includes('abandoned'), 'the run to be abandoned');
@@ -65,7 +59,7 @@ describe('amsync daemon: a run past its deadline', () => {
     answering = true;
     for (const res of held.splice(0)) res.destroy();
     const before = d.logs.length;
-    d.child.kill('SIGHUP');
+    d.signal('SIGHUP');
     await d.waitForLog((l) => l.msg === 'sync finished' && l.outcome === 'success', 'the next run to succeed', 15_000, before);
     await waitFor(async () => (await d.get('/readyz')).status === 200, '/readyz to be green again');
   });

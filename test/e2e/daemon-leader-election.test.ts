@@ -3,19 +3,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt } from '../helpers/cli.js';
-import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon-process.js';
 import { LeaseBackend, startLeaseApi } from '../helpers/fake-lease-api.js';
+import { startDaemonInProcess, type InProcessDaemon } from '../helpers/in-process.js';
+
+/**
+ * Two replicas in one process (in-process daemons), each with its own identity (POD_NAME),
+ * state file and health port, sharing one Lease on a fake API server. The Kubernetes client
+ * finds its kubeconfig as kubectl does, through the process's KUBECONFIG: set here for both.
+ */
 
 const TOKEN = 'leader-election-token';
 let emu: RunningEmulator;
 let api: Awaited<ReturnType<typeof startLeaseApi>>;
 let dir: string;
 const backend = new LeaseBackend();
-const daemons: DaemonProcess[] = [];
+const daemons: InProcessDaemon[] = [];
+const kubeconfigBefore = process.env.KUBECONFIG;
 
 beforeAll(async () => {
-  assertBuilt();
   emu = await startEmulator({ tokens: [TOKEN] });
   api = await startLeaseApi(backend, 'amsync', 'amsync-leader');
   dir = await mkdtemp(join(tmpdir(), 'amsync-leader-'));
@@ -33,24 +38,26 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  process.env.KUBECONFIG = join(dir, 'kubeconfig');
 });
 afterAll(async () => {
-  for (const d of daemons) await d.kill();
+  for (const d of daemons) await d.stop();
+  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
+  else process.env.KUBECONFIG = kubeconfigBefore;
   await api.close();
   await emu.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 /** The value of `amsync_leader` on a replica's /metrics. */
-const leaderGauge = async (d: DaemonProcess) => Number(/^amsync_leader (\d+)$/m.exec((await d.get('/metrics')).text)?.[1]);
+const leaderGauge = async (d: InProcessDaemon) => Number(/^amsync_leader (\d+)$/m.exec((await d.get('/metrics')).text)?.[1]);
 
 describe('two daemon replicas with --leader-elect: one writes, the other observes', () => {
   it('only the Lease holder applies; the other reports amsync_leader 0 and plans only', async () => {
     const start = (pod: string, stateDir: string) =>
-      startDaemonProcess(
+      startDaemonInProcess(
         ['-f', join(dir, 'access.yaml'), '--url', emu.url, '--listen', '127.0.0.1:0', '--leader-elect', 'lease:amsync/amsync-leader', '--state-file', join(dir, stateDir, 'state.json')],
-        { AMSYNC_TOKEN: TOKEN, KUBECONFIG: join(dir, 'kubeconfig'), POD_NAME: pod },
-        dir,
+        { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, KUBECONFIG: join(dir, 'kubeconfig'), POD_NAME: pod } },
       );
     const a = await start('pod-a', 'a');
     daemons.push(a);

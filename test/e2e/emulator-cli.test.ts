@@ -1,72 +1,60 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/daemon-deferred.js';
 import { call } from '../helpers/emulator-client.js';
+import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
+import { assertBuilt, startEmulatorProcess } from '../helpers/spawn.js';
 
-/** `amsync emulator` as a user runs it: a child process, its first stdout line, signals, exit codes. */
+/**
+ * `amsync emulator` as a user runs it: its first stdout line, its flags, signals and exit
+ * codes. One smoke test runs the built binary and stops it with a real SIGTERM; the others
+ * run the command in-process (`run(argv, io)`) and send the signal through the test's source.
+ */
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-// AMSYNC_BIN lets the test run a build placed elsewhere; by default the package's own launcher.
-const bin = process.env.AMSYNC_BIN ?? join(root, 'bin', 'amsync.js');
 const CANARY = 'canary-token-7f3a91';
 
 interface Running {
-  child: ChildProcess;
-  firstLine: string;
-  /** The first `lines` lines of stdout (startCli's second argument). */
-  lines: string[];
-  output: () => string;
-  exit: Promise<number | null>;
+  /** The first `count` lines of stdout. */
+  readonly lines: string[];
+  readonly firstLine: string;
+  /** stdout and stderr so far. */
+  output(): string;
+  signal(name: 'SIGINT' | 'SIGTERM'): void;
+  readonly exit: Promise<InProcessRun>;
 }
 
-function exitOf(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-}
-
-/** Starts `amsync emulator ARGS`; resolves once stdout has shown `count` lines. */
-function startCli(args: string[], count = 1): Promise<Running> {
-  const child = spawn(process.execPath, [bin, 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `amsync emulator ARGS` in-process; resolves once stdout has shown `count` lines. */
+async function startInProcess(args: string[], count = 1): Promise<Running> {
+  const signals = new EventEmitter();
   let all = '';
-  child.stderr!.on('data', (c: Buffer) => (all += c.toString()));
-  const exit = exitOf(child);
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => reject(new Error(`no first line; output so far: ${all}`)), 15_000);
-    const first: string[] = [];
-    lines.on('line', (line) => {
-      all += `${line}\n`;
-      first.push(line);
-      if (first.length !== count) return;
-      clearTimeout(timer);
-      resolve({ child, firstLine: first[0] as string, lines: [...first], output: () => all, exit });
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening: ${all}`));
-    });
+  let stdout = '';
+  const exit = runInProcess(['emulator', ...args], {
+    signals,
+    onStdout: (chunk, text) => {
+      all += chunk;
+      stdout = text;
+    },
+    onStderr: (chunk) => (all += chunk),
   });
+  let ended = false;
+  void exit.finally(() => (ended = true));
+  const lines = await waitFor(() => {
+    const done = stdout.split('\n').slice(0, -1);
+    if (done.length >= count) return done.slice(0, count);
+    if (ended) throw new Error(`exited before listening: ${all}`);
+    return undefined;
+  }, 'the emulator to listen');
+  return { lines, firstLine: lines[0]!, output: () => all, signal: (name) => void signals.emit(name, name), exit };
 }
 
-function runToExit(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, [bin, 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  let stdout = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  return exitOf(child).then((code) => ({ code, stderr, stdout }));
-}
+const runToExit = (args: string[]) => runInProcess(['emulator', ...args]);
 
 let dir: string;
 
 beforeAll(async () => {
-  if (!existsSync(bin) || (!process.env.AMSYNC_BIN && !existsSync(join(root, 'dist', 'cli', 'main.js')))) {
-    throw new Error('The CLI tests run the build: run `npm run build` (npm test does) first.');
-  }
   dir = await mkdtemp(join(tmpdir(), 'amsync-emulator-cli-'));
 });
 
@@ -75,11 +63,13 @@ afterAll(async () => {
 });
 
 describe('amsync emulator (process)', () => {
-  it('prints its address first, serves the API, and exits 0 on SIGTERM without printing tokens', async () => {
-    const run = await startCli(['--port', '0', '--token', CANARY, '--read-only-token', 'ro']);
+  it('prints its address first, serves the API, and exits 0 on SIGTERM without printing tokens (the built binary, a real signal)', async () => {
+    assertBuilt();
+    const run = await startEmulatorProcess(['--port', '0', '--token', CANARY, '--read-only-token', 'ro']);
+    const firstLine = run.lines[0]!;
     try {
-      expect(run.firstLine).toMatch(/^amsync emulator listening on http:\/\/127\.0\.0\.1:\d+$/);
-      const url = run.firstLine.slice('amsync emulator listening on '.length);
+      expect(firstLine).toMatch(/^amsync emulator listening on http:\/\/127\.0\.0\.1:\d+$/);
+      const url = firstLine.slice('amsync emulator listening on '.length);
       const created = await call(url, 'POST', '/api/sshusers', { token: CANARY, body: { username: 'deploy', level: 'n1', password: 'pw' } });
       expect(created.status).toBe(200);
       const list = await call(url, 'GET', '/api/sshusers?cursor=0', { token: CANARY });
@@ -100,7 +90,7 @@ describe('amsync emulator (process)', () => {
     await writeFile(roles, '- { id: 7, name: seven, scopes: [{ name: sshusers, read: true, write: true }] }\n- { id: 8, name: eight }\n');
     const data = join(dir, 'state.json');
     const args = ['--port', '0', '--token', 't', '--roles', roles, '--data', data, '--page-size-default', '1', '--no-control', '--seed', '5'];
-    const run = await startCli(args);
+    const run = await startInProcess(args);
     let url = '';
     try {
       url = run.firstLine.slice('amsync emulator listening on '.length);
@@ -115,23 +105,23 @@ describe('amsync emulator (process)', () => {
       expect(((await call(url, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: unknown[] }).apikeys).toHaveLength(1);
       expect((await call(url, 'GET', '/_emulator/state', { token: 't' })).status).toBe(404);
     } finally {
-      run.child.kill('SIGINT');
+      run.signal('SIGINT');
     }
-    expect(await run.exit).toBe(0);
+    expect((await run.exit).code).toBe(0);
     // The same data file on the next start brings the keys back.
-    const again = await startCli(['--port', '0', '--token', 't', '--roles', roles, '--data', data]);
+    const again = await startInProcess(['--port', '0', '--token', 't', '--roles', roles, '--data', data]);
     try {
       const url2 = again.firstLine.slice('amsync emulator listening on '.length);
       expect(((await call(url2, 'GET', '/api/3rdparty/apikeys', { token: 't' })).json as { apikeys: { name: string }[] }).apikeys.map((k) => k.name)).toEqual(['a', 'b']);
     } finally {
-      again.child.kill('SIGTERM');
+      again.signal('SIGTERM');
     }
-    expect(await again.exit).toBe(0);
+    expect((await again.exit).code).toBe(0);
   });
 
   it('--refresh-token enables the token endpoint; --access-token-ttl and --rotate-refresh-tokens shape it; keys are never printed', async () => {
     const key = 'ik-canary-5d21';
-    const run = await startCli(['--port', '0', '--refresh-token', key, '--access-token-ttl', '2', '--rotate-refresh-tokens']);
+    const run = await startInProcess(['--port', '0', '--refresh-token', key, '--access-token-ttl', '2', '--rotate-refresh-tokens']);
     try {
       const url = run.firstLine.slice('amsync emulator listening on '.length);
       const res = await call(url, 'POST', '/api/v1/oauth2/token', { token: null, body: { grant_type: 'refresh_token', refresh_token: key } });
@@ -141,15 +131,15 @@ describe('amsync emulator (process)', () => {
       expect(answer.refresh_token).not.toBe(key);
       expect((await call(url, 'GET', '/api/sshusers', { token: answer.access_token })).status).toBe(200);
     } finally {
-      run.child.kill('SIGTERM');
+      run.signal('SIGTERM');
     }
-    expect(await run.exit).toBe(0);
+    expect((await run.exit).code).toBe(0);
     expect(run.output()).toContain('1 integrator key(s): access tokens live 2 s, refresh tokens rotate');
     expect(run.output()).not.toContain(key);
   });
 
   it('--tenants N serves t1 … tN under /t/<name>/ and says so on a second stdout line', async () => {
-    const run = await startCli(['--port', '0', '--token', 't', '--tenants', '3'], 2);
+    const run = await startInProcess(['--port', '0', '--token', 't', '--tenants', '3'], 2);
     try {
       expect(run.firstLine).toMatch(/^amsync emulator listening on http:\/\/127\.0\.0\.1:\d+$/);
       expect(run.lines[1]).toBe('tenants: 3 (t1 … t3) under /t/<name>/');
@@ -159,9 +149,9 @@ describe('amsync emulator (process)', () => {
       expect(((await call(url, 'GET', '/t/t1/_emulator/state', { token: null })).json as { sshUsers: unknown[] }).sshUsers).toHaveLength(0);
       expect((await call(url, 'GET', '/api/sshusers', { token: 't' })).status).toBe(404);
     } finally {
-      run.child.kill('SIGTERM');
+      run.signal('SIGTERM');
     }
-    expect(await run.exit).toBe(0);
+    expect((await run.exit).code).toBe(0);
     expect(run.output()).toMatch(/control API at http:\/\/127\.0\.0\.1:\d+\/t\/<name>\/_emulator\//);
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defaultFaultSettings, startEmulator, type RunningTenants } from '../../src/emulator/index.js';
-import { root } from '../helpers/cli.js';
+import { root } from '../helpers/paths.js';
 import { call, errorsOf, RO_TOKEN, RW_TOKEN } from '../helpers/emulator-client.js';
 import { runInProcess } from '../helpers/in-process.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 /**
  * What a person (stderr) and a program (`--json` on stdout) get when a command fails: one
@@ -18,7 +18,6 @@ let dir: string;
 let closedPort: number;
 
 beforeAll(async () => {
-  assertBuilt();
   emu = await startEmulator({ tokens: [TOKEN] });
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -42,7 +41,7 @@ const declared = 'sshUsers:\n  - username: deploy\napikeys: []\n';
 async function amsync(args: string[], env: Record<string, string> = {}, file: string | null = declared) {
   if (file !== null) await writeFile(join(dir, 'access.yaml'), file);
   // Two attempts keep the connect retries short in wall-clock time; the budget itself is unit-tested.
-  return runCli(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_RETRY_MAX_ATTEMPTS: '2', ...env } });
+  return runInProcess(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_RETRY_MAX_ATTEMPTS: '2', ...env } });
 }
 
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');

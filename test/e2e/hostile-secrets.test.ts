@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, runCli, type CliRun } from '../helpers/cli.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 import { forms } from '../helpers/encodings.js';
 import { echoingBodies, startHostileService, type HostileAnswer, type HostileService, type SeenRequest } from '../helpers/hostile-service.js';
 
@@ -29,9 +29,6 @@ apikeys:
 let dir: string;
 let service: HostileService | undefined;
 
-beforeAll(() => {
-  assertBuilt();
-});
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'amsync-hostile-'));
   await mkdir(join(dir, 'secrets'));
@@ -58,7 +55,7 @@ async function hostile(answerWrite: (request: SeenRequest) => HostileAnswer | un
 }
 
 function amsync(args: string[], url: string, env: Record<string, string> = {}): Promise<CliRun> {
-  return runCli(args, {
+  return runInProcess(args, {
     cwd: dir,
     env: { AMSYNC_URL: url, AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: ENV_PASSWORD, AMSYNC_RETRY_MAX_ATTEMPTS: '1', AMSYNC_STATE_FILE: join(dir, 'state.json'), ...env },
   });

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, root } from '../helpers/cli.js';
-import { runActionStep, spawnCollect, type ActionRun } from '../helpers/github-action.js';
+import { runActionStep, type ActionRun } from '../helpers/github-action.js';
+import { assertBuilt, root, spawnCollect } from '../helpers/spawn.js';
 
 /**
  * The install steps of the CI examples, run for real: the tarball `npm pack` makes from this

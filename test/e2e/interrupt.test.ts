@@ -1,20 +1,19 @@
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, bin, runCli } from '../helpers/cli.js';
-import { waitFor } from '../helpers/daemon-deferred.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { assertBuilt, spawnAmsync } from '../helpers/spawn.js';
 
 const TOKEN = 'interrupt-token';
 const USERS = 120;
 let emu: RunningEmulator;
 let dir: string;
-const env = () => ({ PATH: process.env.PATH ?? '', NO_COLOR: '1', AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, PW: 'pw-interrupt-1', AMSYNC_STATE_KEY: 'k' });
+const env = () => ({ AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, PW: 'pw-interrupt-1', AMSYNC_STATE_KEY: 'k' });
 
 beforeAll(async () => {
-  assertBuilt();
   // Slow writes, so the signal lands mid-apply.
   emu = await startEmulator({ tokens: [TOKEN], latencyMs: 20 });
   dir = await mkdtemp(join(tmpdir(), 'amsync-interrupt-'));
@@ -26,23 +25,19 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function startSync(args: string[]) {
-  const child = spawn(process.execPath, [bin, 'sync', ...args], { cwd: dir, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
-}
-
 describe('Ctrl-C during sync: nothing already applied is lost', () => {
   it('stops starting writes, saves fingerprints, prints the results so far and the report, exits 130; the next run converges', async () => {
+    // The built binary and a real SIGINT, once twenty creates have reached the service.
+    assertBuilt();
     const posts = () => emu.requests().filter((r) => r.method === 'POST').length;
-    const run = startSync(['--report', 'report.json', '--concurrency', '4', '--rate', '40']);
-    await waitFor(() => posts() >= 20, 'twenty creates to reach the service', 30_000);
-    run.child.kill('SIGINT');
-    const result = await run.done;
+    const result = await spawnAmsync(['sync', '--report', 'report.json', '--concurrency', '4', '--rate', '40'], {
+      cwd: dir,
+      env: env(),
+      poll: (child) => {
+        if (posts() >= 20 && child.signalCode === null && !child.killed) child.kill('SIGINT');
+      },
+    });
+    expect(result.signals).toEqual(['SIGINT']);
     expect(result.code).toBe(130);
     const created = emu.state().sshUsers.length;
     expect(created).toBeGreaterThanOrEqual(20);
@@ -58,10 +53,10 @@ describe('Ctrl-C during sync: nothing already applied is lost', () => {
     const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8'));
     expect(report.results.filter((r: { status: string }) => r.status === 'applied')).toHaveLength(created);
 
-    const again = await runCli(['sync'], { cwd: dir, env: env() });
+    const again = await runInProcess(['sync'], { cwd: dir, env: env() });
     expect(again.code).toBe(0);
     expect(emu.state().sshUsers).toHaveLength(USERS);
-    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd: dir, env: env() });
+    const plan = await runInProcess(['plan', '--detailed-exitcode'], { cwd: dir, env: env() });
     expect(plan.code).toBe(0);
     expect(plan.stdout).not.toContain('drift cannot be detected');
   });
@@ -72,13 +67,21 @@ describe('the state file cannot be written after writes were applied', () => {
     emu.reset();
     emu.clearRequests();
     const stateDir = join(dir, 'gone');
-    await mkdir(stateDir, { recursive: true });
-    const run = startSync(['--state-file', join(stateDir, 'state.json'), '--report', 'report2.json', '--rate', '40']);
-    await waitFor(() => emu.requests().some((r) => r.method === 'POST'), 'the first create', 30_000);
-    // The folder of the state file turns into a file: every save from now on fails.
-    await rename(stateDir, `${stateDir}-moved`);
-    await writeFile(stateDir, 'not a folder');
-    const result = await run.done;
+    mkdirSync(stateDir, { recursive: true });
+    let moved = false;
+    const result = await runInProcess(['sync', '--state-file', join(stateDir, 'state.json'), '--report', 'report2.json'], {
+      cwd: dir,
+      env: env(),
+      // Once the first create is reported, the folder of the state file turns into a file:
+      // every save from then on fails.
+      onStdout: (chunk) => {
+        if (moved || !chunk.includes('✓ created sshUser')) return;
+        moved = true;
+        renameSync(stateDir, `${stateDir}-moved`);
+        writeFileSync(stateDir, 'not a folder');
+      },
+    });
+    expect(moved).toBe(true);
     expect(result.code).toBe(1);
     expect(emu.state().sshUsers).toHaveLength(USERS);
     expect(result.stdout.match(/✓ created sshUser/g)?.length).toBe(USERS);

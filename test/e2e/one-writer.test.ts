@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
+
+/**
+ * Two runs at once on one state file, in-process: both go through the writer lock
+ * (proper-lockfile's atomic mkdir), which no more knows a process from a run than the file
+ * system does; runs in one working directory overlap (test/helpers/in-process.ts).
+ */
 
 const TOKEN = 'one-writer-token';
 let emu: RunningEmulator;
@@ -13,7 +19,6 @@ let dir: string;
 const file = `apikeys:\n${Array.from({ length: 8 }, (_, i) => `  - name: key-${i}\n`).join('')}`;
 
 beforeAll(async () => {
-  assertBuilt();
   // Latency makes the two runs overlap for certain: each listing and create takes a while.
   emu = await startEmulator({ tokens: [TOKEN], latencyMs: 150 });
   dir = await mkdtemp(join(tmpdir(), 'amsync-one-writer-'));
@@ -24,7 +29,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const sync = (extra: string[] = []) => runCli(['sync', ...extra], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
+const sync = (extra: string[] = []) => runInProcess(['sync', ...extra], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
 
 describe('two writers sharing a state file never duplicate apikeys', () => {
   it('run at once, one writes and the other is refused (exit 3, nothing written); or waits with --lock-timeout', async () => {
@@ -49,7 +54,7 @@ describe('two writers sharing a state file never duplicate apikeys', () => {
 
   it('a dry-run takes no lock: plans run beside a writer', async () => {
     emu.reset();
-    const [w, p] = await Promise.all([sync(), runCli(['plan'], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } })]);
+    const [w, p] = await Promise.all([sync(), runInProcess(['plan'], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } })]);
     expect(w.code).toBe(0);
     expect(p.code).toBe(0);
   });
@@ -65,13 +70,13 @@ describe('the second writer reads the state file once it holds the lock', () => 
     // The first writer's first create fails, so the second (which waited) has one to make.
     emu.setFaults({ rules: [{ method: 'POST', path: '^/api/sshusers$', times: 1, status: 400 }] });
     const wait = ['sync', '--lock-timeout', '60000'];
-    const [a, b] = await Promise.all([runCli(wait, { cwd: stateDir, env }), runCli(wait, { cwd: stateDir, env })]);
+    const [a, b] = await Promise.all([runInProcess(wait, { cwd: stateDir, env }), runInProcess(wait, { cwd: stateDir, env })]);
     emu.setFaults({ rules: [] });
     expect([a.code, b.code].sort()).toEqual([0, 1]);
     expect(emu.state().sshUsers).toHaveLength(6);
     const state = JSON.parse(await readFile(join(stateDir, '.amsync', 'state.json'), 'utf8')) as { services: Record<string, { sshUserPasswords: Record<string, string> }> };
     expect(Object.keys(Object.values(state.services)[0]!.sshUserPasswords).sort()).toEqual(emu.state().sshUsers.map((u) => String(u.id)).sort());
-    const plan = await runCli(['plan', '--detailed-exitcode'], { cwd: stateDir, env });
+    const plan = await runInProcess(['plan', '--detailed-exitcode'], { cwd: stateDir, env });
     expect(plan.stdout).not.toContain('drift cannot be detected');
     expect(plan.code).toBe(0);
     await rm(stateDir, { recursive: true, force: true });

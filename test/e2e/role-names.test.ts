@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultFaultSettings, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 /**
  * Roles by name (DESIGN.md §3), as a user runs amsync against the emulator: names resolved
@@ -22,7 +22,6 @@ let dir: string;
 let emu: RunningEmulator;
 
 beforeAll(async () => {
-  assertBuilt();
   dir = await mkdtemp(join(tmpdir(), 'amsync-role-names-'));
   emu = await startEmulator({ tokens: [TOKEN], roles });
 });
@@ -44,7 +43,7 @@ async function file(name: string, text: string): Promise<string> {
   return path;
 }
 
-const amsync = (args: string[]) => runCli(args, { env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
+const amsync = (args: string[]) => runInProcess(args, { env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
 const roleRequests = () => emu.requests().filter((r) => r.path === '/api/roles');
 const writes = () => emu.requests().filter((r) => r.method !== 'GET');
 
@@ -81,7 +80,7 @@ describe('roles by name', () => {
     const twins = await startEmulator({ tokens: [TOKEN], roles: [{ id: 5, name: 'ops' }, { id: 6, name: 'ops' }] });
     try {
       const f = await file('ambiguous.yaml', 'apikeys:\n  - name: ci\n    roles: [ops]\n');
-      const run = await runCli(['sync', '-f', f], { env: { AMSYNC_URL: twins.url, AMSYNC_TOKEN: TOKEN, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
+      const run = await runInProcess(['sync', '-f', f], { env: { AMSYNC_URL: twins.url, AMSYNC_TOKEN: TOKEN, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
       expect(run.code).toBe(65);
       expect(run.stderr).toContain("3:13: error: role name 'ops' is ambiguous: roles 5 and 6 are all named so; write the id instead");
       expect(twins.requests().filter((r) => r.method !== 'GET')).toEqual([]);

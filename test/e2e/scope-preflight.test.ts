@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultFaultSettings, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 /**
  * The scope preflight (DESIGN.md §1): where GET /api/user/info answers, a token that may not
@@ -18,7 +18,6 @@ let emu: RunningEmulator;
 let access: string;
 
 beforeAll(async () => {
-  assertBuilt();
   dir = await mkdtemp(join(tmpdir(), 'amsync-preflight-'));
   emu = await startEmulator({ tokens: [RW], readOnlyTokens: [RO] });
   access = join(dir, 'access.yaml');
@@ -37,7 +36,7 @@ afterAll(async () => {
 });
 
 const sync = (token: string, extra: string[] = []) =>
-  runCli(['sync', '-f', access, ...extra], { env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: token, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
+  runInProcess(['sync', '-f', access, ...extra], { env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: token, AMSYNC_STATE_FILE: join(dir, 'state.json') }, cwd: dir });
 const writes = () => emu.requests().filter((r) => r.method !== 'GET');
 
 describe('scope preflight', () => {

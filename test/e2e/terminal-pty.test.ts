@@ -1,10 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, bin } from '../helpers/cli.js';
+import { assertBuilt, bin, spawnCollect } from '../helpers/spawn.js';
 import { screen } from '../helpers/terminal-screen.js';
 
 /**
@@ -36,25 +36,21 @@ afterAll(async () => {
 });
 
 /** Runs `amsync ARGS` on a pseudo-terminal; types `answer` once the question is on the screen. */
-function onTerminal(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
+async function onTerminal(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, bin, ...args].map((a) => `'${a}'`).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+  let answered = false;
+  let shown = '';
+  const run = await spawnCollect('script', ['-qfec', command, '/dev/null'], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, PW: 'pw-pty', AMSYNC_CONCURRENCY: '1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let answered = false;
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    if (!answered && output.includes('Enter a value: ')) {
+    onOutput: (output, child) => {
+      shown = output;
+      if (answered || !output.includes('Enter a value: ')) return;
       answered = true;
-      child.stdin.write(`${answer}\n`);
-    }
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+      child.stdin!.write(`${answer}\n`);
+    },
+  });
+  return { code: run.code, output: shown };
 }
 
 describe.skipIf(!hasScript)('amsync sync on a pseudo-terminal', () => {

@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startEmulator } from '../../src/emulator/index.js';
 import { createRng } from '../../src/emulator/rng.js';
-import { amsyncBin } from './chaos-run.js';
 import { waitFor } from './daemon-deferred.js';
+import { runInProcess } from './in-process.js';
 
 /**
  * The corpus of bad input: desired files, settings files, flags and environment that amsync
@@ -179,8 +179,9 @@ export interface BadInputOutcome {
 }
 
 /**
- * Runs one bad input end to end: the built CLI against its own emulator (so a request it
- * should not have sent is counted against it alone), in a folder holding the case's files.
+ * Runs one bad input end to end: the CLI in-process (`run(argv, io)`, as the binary runs it)
+ * against its own emulator (so a request it should not have sent is counted against it
+ * alone), in a folder holding the case's files.
  */
 export async function runBadInput(c: BadInput): Promise<BadInputOutcome> {
   const emu = await startEmulator({ tokens: [CANARY_TOKEN] });
@@ -194,7 +195,7 @@ export async function runBadInput(c: BadInput): Promise<BadInputOutcome> {
       else if ('symlink' in content) await symlink(content.symlink, path);
       else await mkdir(path, { recursive: true });
     }
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', NO_COLOR: '1', AMSYNC_URL: emu.url, AMSYNC_TOKEN: CANARY_TOKEN, DEPLOY_PASSWORD: CANARY_PASSWORD };
+    const env: Record<string, string> = { NO_COLOR: '1', AMSYNC_URL: emu.url, AMSYNC_TOKEN: CANARY_TOKEN, DEPLOY_PASSWORD: CANARY_PASSWORD };
     for (const [k, v] of Object.entries(c.env ?? {})) {
       if (v === undefined) delete env[k];
       else env[k] = v;
@@ -202,30 +203,26 @@ export async function runBadInput(c: BadInput): Promise<BadInputOutcome> {
     const settings = c.files?.['settings.yaml'] !== undefined && !(c.args ?? []).includes('--settings') ? ['--settings', 'settings.yaml'] : [];
     const daemonDefaults = c.command === 'daemon' ? ['--listen', '127.0.0.1:0', '--schedule', '0 0 1 1 *'] : [];
     const argv = c.argv ?? [c.command, ...daemonDefaults, ...settings, ...(c.args ?? [])];
-    const child = spawn(process.execPath, [amsyncBin(), ...argv], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
+    // In-process (the same code as the binary): the daemon's signals come from the test.
+    const signals = new EventEmitter();
     let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const running = runInProcess(argv, { cwd: dir, env, signals, onStderr: (_chunk, all) => (stderr = all) });
     let result: number | null | 'kept running';
+    let stdout: string;
     if (c.expect === 'keeps running') {
       // Alive, with the error logged: then asked to stop, which it must do gracefully.
+      const exited = running.then((r) => r.code);
       const ended = await Promise.race([
         waitFor(() => /"msg":"daemon started"/.test(stderr) && c.message.test(stderr), `the daemon to log ${c.message}`, 20_000).then(() => 'logged' as const),
         exited.then(() => 'exited' as const),
       ]).catch(() => 'timed out' as const);
-      if (ended === 'logged') {
-        child.kill('SIGTERM');
-        result = (await exited) === 0 ? 'kept running' : null;
-      } else {
-        child.kill('SIGKILL');
-        result = await exited;
-      }
+      if (ended !== 'exited') signals.emit('SIGTERM', 'SIGTERM');
+      const run = await running;
+      result = ended === 'timed out' ? null : ended === 'logged' && run.code === 0 ? 'kept running' : run.code;
+      ({ stdout, stderr } = run);
     } else {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      result = await exited;
-      clearTimeout(timer);
+      const run = await running;
+      ({ code: result, stdout, stderr } = run);
     }
     return { result, stdout, stderr, requests: emu.requests().length };
   } finally {

@@ -1,9 +1,9 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEmulator, type RequestLogEntry } from '../../src/emulator/index.js';
 import { waitFor } from './daemon-deferred.js';
-import { startDaemonProcess, type DaemonProcess, type LogLine } from './daemon-process.js';
+import { peakRssKiB, spawnAmsync, startDaemonProcess, type DaemonProcess, type LogLine } from './spawn.js';
 import {
   canariesFound,
   deletesOfDeclared,
@@ -18,6 +18,7 @@ import {
   writesToProtected,
 } from './chaos-invariants.js';
 import {
+  ageDeadLock,
   checkPassword,
   countFired,
   invariants,
@@ -30,7 +31,6 @@ import {
   readTracked,
   Recorder,
   renamesMade,
-  spawnAmsync,
   T1,
   T2,
   tokenFileProblems,
@@ -75,17 +75,6 @@ function runsOf(logs: readonly LogLine[], processIndex: number, until: number): 
 }
 
 const arrival = (e: RequestLogEntry): number => Date.parse(e.time);
-
-/** The daemon's peak resident memory so far, in KiB (Linux: VmHWM); undefined where /proc has none. */
-function peakRssKiB(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> {
   const schedule = makeSchedule(seed);
@@ -177,6 +166,8 @@ export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> 
       // lands first. A request still in flight at the service when its client died is beyond
       // any client's reach: a new process cannot see it until it has landed.
       await waitIdle(emu);
+      // The dead daemon's writer lock, aged as the restart's wait for it to go stale would leave it.
+      if (killedAt !== undefined) await ageDeadLock(join(dir, 'state.json.lock'));
       emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL && r.label !== INTERRUPT_LABEL) });
       current = await start();
       await waitFor(() => finishedRuns(current) >= 2, 'two runs after the restart', 60_000);

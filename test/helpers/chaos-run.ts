@@ -1,12 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
-import { bin } from './cli.js';
+import { runInProcess } from './in-process.js';
+import { spawnAmsync, type AmsyncRun } from './spawn.js';
 import {
   canariesFound,
   deletesOfDeclared,
@@ -29,9 +30,10 @@ import {
 import { ENDLESS_LABEL, HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule, type Rename } from './chaos-schedule.js';
 
 /**
- * Runs one chaos schedule end to end: the built CLI as a child process against an in-process
- * emulator on 127.0.0.1, then every invariant of DESIGN.md §8 checked from the request log
- * and the emulator's state. Every wait is bounded in count and time.
+ * Runs one chaos schedule end to end against an in-process emulator on 127.0.0.1: the built
+ * CLI as a child process under faults (killed, interrupted, two at once, its memory sampled),
+ * the runs before and after the faults in-process; then every invariant of DESIGN.md §8
+ * checked from the request log and the emulator's state. Every wait is bounded in count and time.
  */
 
 export interface Violation {
@@ -97,87 +99,6 @@ export class Recorder {
     this.outcome.checks += 1;
     for (const detail of problems) this.outcome.violations.push({ invariant, detail });
   }
-}
-
-export interface AmsyncRun {
-  readonly code: number | null;
-  /** SIGKILLed by the kill family (not by the time bound). */
-  readonly killed: boolean;
-  /** Still running at the time bound, and killed for it: a wait without a bound. */
-  readonly timedOut: boolean;
-  /** Signals sent by `poll` (SIGINT for the interrupt family). */
-  readonly signals: readonly NodeJS.Signals[];
-  /** Peak resident memory in KiB (Linux: VmHWM), when `sampleMemory` asked for it. */
-  readonly peakRssKiB?: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** The peak resident memory of a process, in KiB; undefined where /proc has none. */
-function peakRssKiB(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `amsync ARGS` as a child process with only the environment given (plus PATH). `poll` is
- * called every few milliseconds while it runs and may signal the child: SIGKILL (the kill
- * family), SIGINT (interrupt), or rotate a token file. Bounded by `timeoutMs`, after which the
- * child is killed and the run marked as timed out.
- */
-export function spawnAmsync(
-  args: readonly string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; poll?: (child: ChildProcess) => void; sampleMemory?: boolean },
-): Promise<AmsyncRun> {
-  const child = spawn(process.execPath, [amsyncBin(), ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let timedOut = false;
-  let peak: number | undefined;
-  const signals: NodeJS.Signals[] = [];
-  // Decoded as a stream: a character split between two chunks stays whole (canaries are not ASCII).
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const kill = child.kill.bind(child);
-  child.kill = (signal: NodeJS.Signals | number = 'SIGTERM') => {
-    if (typeof signal === 'string') signals.push(signal);
-    return kill(signal);
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill('SIGKILL');
-  }, options.timeoutMs ?? 90_000);
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const poller =
-    options.poll &&
-    setInterval(() => {
-      if (running()) options.poll!(child);
-    }, 4);
-  const sampler =
-    options.sampleMemory &&
-    setInterval(() => {
-      const now = running() ? peakRssKiB(child.pid) : undefined;
-      if (now !== undefined) peak = Math.max(peak ?? 0, now);
-    }, 20);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (poller) clearInterval(poller);
-      if (sampler) clearInterval(sampler);
-      const killed = signal === 'SIGKILL' && !timedOut;
-      resolve({ code, killed, timedOut, signals, ...(peak === undefined ? {} : { peakRssKiB: peak }), stdout, stderr });
-    });
-  });
-}
-
-/** The CLI to run: the chaos run's snapshot of the build (AMSYNC_BIN), else the package's own. */
-export function amsyncBin(): string {
-  return process.env.AMSYNC_BIN ?? bin;
 }
 
 /** Waits until the emulator answers nothing (held and delayed requests have landed). */
@@ -369,6 +290,27 @@ interface RunSpec {
   readonly name: string;
   readonly args: readonly string[];
   readonly poll?: (child: ChildProcess) => void;
+  /**
+   * Run through `run(argv, io)` in this process instead of the built binary: the runs before
+   * and after the faults, which no signal, kill or memory bound is about.
+   */
+  readonly inProcess?: boolean;
+}
+
+/** `amsync ARGS` in-process, as a run of the harness: bounded in time as a child is. */
+async function runInProcessBounded(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<AmsyncRun> {
+  let stdout = '';
+  let stderr = '';
+  const running = runInProcess(args, { cwd: options.cwd, env: options.env, onStdout: (_c, all) => (stdout = all), onStderr: (_c, all) => (stderr = all) });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), options.timeoutMs ?? 90_000)));
+  try {
+    const result = await Promise.race([running, bound]);
+    if (result === 'timed out') return { code: null, killed: false, timedOut: true, signals: [], stdout, stderr };
+    return { code: result.code, killed: false, timedOut: false, signals: [], stdout: result.stdout, stderr: result.stderr };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Largest peak resident memory a run may reach (a sidecar's memory limit, with room). */
@@ -401,7 +343,13 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     const runAll = async (specs: readonly RunSpec[]): Promise<RunRecord[]> => {
       emu.clearRequests();
       const before = lastState;
-      const results = await Promise.all(specs.map((spec) => spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) })));
+      const results = await Promise.all(
+        specs.map((spec) =>
+          spec.inProcess === true
+            ? runInProcessBounded([...spec.args, ...common], { cwd: dir, env })
+            : spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) }),
+        ),
+      );
       await waitIdle(emu);
       const requests = emu.requests();
       const state = emu.state();
@@ -423,7 +371,8 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
         return { ...result, name, requests: own, before, state, tracked, tokenFiles, together: specs.length > 1 };
       });
     };
-    const run = async (name: string, args: string[], poll?: (child: ChildProcess) => void) => (await runAll([{ name, args, ...(poll ? { poll } : {}) }]))[0]!;
+    // The runs before and after the faults go in-process; those under faults are processes.
+    const run = async (name: string, args: string[]) => (await runAll([{ name, args, inProcess: true }]))[0]!;
 
     // 1. The plan before any fault: the delete set every later run must stay within.
     const plan = await run('plan', ['plan', '--json', '--out', 'plan.tfplan', '--report', 'plan-report.json']);
@@ -510,10 +459,22 @@ async function runFaulted(schedule: ChaosSchedule, emu: RunningEmulator, dir: st
   }
   const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll }]);
   if (faulted[0]!.killed || faulted[0]!.signals.includes('SIGINT')) {
+    // A run killed mid-apply leaves its writer lock behind; nothing refreshes it, and the next
+    // run takes it over once it is stale (10 s). Its age is set as 10 s of waiting would leave
+    // it: the takeover is the same, the wait is not spent.
+    if (faulted[0]!.killed) await ageDeadLock(join(dir, 'state.json.lock'));
     emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL && r.label !== INTERRUPT_LABEL) });
     faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json'] }])));
   }
   return faulted;
+}
+
+/** Dates a dead run's writer lock (if it left one) back past proper-lockfile's stale time. */
+export async function ageDeadLock(path: string): Promise<void> {
+  const past = new Date(Date.now() - 11_000);
+  await utimes(path, past, past).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import { fuzzEmulator } from './chaos-fuzz-run.js';
 import { describeOutcome, invariants, replayHint, runCliSchedule, type ScheduleOutcome } from './chaos-run.js';
 import { faultFamilies, firedAs, makeSchedule } from './chaos-schedule.js';
 import { seedsFor, type ChaosSeedSet } from './chaos-seeds.js';
-import { assertBuilt } from './cli.js';
+import { assertBuilt } from './spawn.js';
 
 /**
  * The chaos suites, shared by the fast subset (test/chaos, inside `npm test`) and the full run

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { root } from './cli.js';
+import { root } from './paths.js';
+import { spawnCollect } from './spawn.js';
 
 /**
  * Runs the steps of the amsync GitHub Action (scripts/github-action.sh, which action.yml calls)
@@ -78,23 +78,4 @@ export async function installFakeAmsync(runnerTemp: string, version = '0.1.0'): 
         .filter(Boolean)
         .map((l) => JSON.parse(l) as string[]),
   };
-}
-
-export function spawnCollect(
-  command: string,
-  args: readonly string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }

@@ -1,8 +1,13 @@
+import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { systemTimers, type Timers } from '../../src/time/timers.js';
 import type { CliIo, OutputStream } from '../../src/cli/io.js';
+import type { ScheduleFactory } from '../../src/daemon/index.js';
 import { run } from '../../src/cli/main.js';
-import { root } from './cli.js';
+import { waitFor } from './daemon-deferred.js';
+import { FakeScheduler } from './daemon-fakes.js';
+import { root } from './paths.js';
+import type { LogLine } from './spawn.js';
 
 export interface InProcessRun {
   readonly code: number;
@@ -21,8 +26,14 @@ export interface InProcessOptions {
   readonly tty?: boolean;
   /** The clock of the live output; a test's fake drives "still creating…". @default the system's */
   readonly timers?: Timers;
+  /** Where SIGINT, SIGTERM and SIGHUP come from: the test emits them. @default process */
+  readonly signals?: NodeJS.EventEmitter;
+  /** The daemon's cron: the test fires it (FakeScheduler). @default node-cron */
+  readonly scheduler?: ScheduleFactory;
   /** Called with each chunk as it is written (a test that waits for a line). */
   readonly onStdout?: (chunk: string, all: string) => void;
+  /** The same for stderr (the daemon's log lines). */
+  readonly onStderr?: (chunk: string, all: string) => void;
   readonly columns?: number;
 }
 
@@ -47,32 +58,144 @@ export class CaptureStream implements OutputStream {
   }
 }
 
-// One run at a time: the working directory belongs to the whole process.
-let queue: Promise<unknown> = Promise.resolve();
+/**
+ * The working directory belongs to the whole process: runs in the same directory may overlap
+ * (two writers on one state file, a daemon beside a sync), a run elsewhere waits until they
+ * are done.
+ */
+let current: { cwd: string; runs: number; previous: string } | undefined;
+const waiting: (() => void)[] = [];
+
+async function enter(cwd: string): Promise<void> {
+  while (current !== undefined && current.cwd !== cwd) await new Promise<void>((resolve) => waiting.push(resolve));
+  if (current === undefined) {
+    current = { cwd, runs: 0, previous: process.cwd() };
+    process.chdir(cwd);
+  }
+  current.runs += 1;
+}
+
+function leave(): void {
+  if (current === undefined) return;
+  current.runs -= 1;
+  if (current.runs > 0) return;
+  process.chdir(current.previous);
+  current = undefined;
+  for (const wake of waiting.splice(0)) wake();
+}
 
 /**
  * Runs `amsync ARGS` in this process through `run(argv, io)`: the same code as the binary,
- * with the streams, the environment, the terminal and the clock given here. A few smoke tests
- * still spawn the real binary (test/helpers/cli.ts, runCli).
+ * with the streams, the environment, the terminal, the clock and the signals given here. A
+ * few smoke tests still spawn the real binary (test/helpers/spawn.ts).
  */
-export function runInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<InProcessRun> {
-  const next = queue.then(() => runNow(args, options));
-  queue = next.catch(() => undefined);
-  return next;
-}
-
-async function runNow(args: readonly string[], options: InProcessOptions): Promise<InProcessRun> {
+export async function runInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<InProcessRun> {
   const tty = options.tty === true;
   const stdout = new CaptureStream(tty, options.columns, options.onStdout);
-  const stderr = new CaptureStream(tty, options.columns);
+  const stderr = new CaptureStream(tty, options.columns, options.onStderr);
   const stdin = Object.assign(typeof options.stdin === 'object' ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]), { isTTY: tty });
-  const io: CliIo = { stdout, stderr, stdin, env: { NO_COLOR: '1', ...options.env }, timers: options.timers ?? systemTimers };
-  const previous = process.cwd();
-  process.chdir(options.cwd ?? root);
+  const io: CliIo = {
+    stdout,
+    stderr,
+    stdin,
+    env: { NO_COLOR: '1', ...options.env },
+    timers: options.timers ?? systemTimers,
+    ...(options.signals ? { signals: options.signals } : {}),
+    ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+  };
+  await enter(options.cwd ?? root);
   try {
     const code = await run(['node', 'amsync', ...args], io);
     return { code, stdout: stdout.text, stderr: stderr.text };
   } finally {
-    process.chdir(previous);
+    leave();
   }
+}
+
+/** `amsync daemon`, run in this process: its JSON log lines, its signals and its schedule in the test's hands. */
+export interface InProcessDaemon {
+  /** `http://127.0.0.1:PORT` of /healthz, /readyz, /metrics. */
+  readonly url: string;
+  /** Every JSON log line so far (stderr). */
+  readonly logs: LogLine[];
+  /** stdout and stderr so far. */
+  output(): string;
+  /** The exit code once the daemon has stopped. */
+  readonly exit: Promise<number>;
+  /** Waits for a log line that matches, from the `from`-th on; returns it. */
+  waitForLog(match: (line: LogLine) => boolean, what: string, timeoutMs?: number, from?: number): Promise<LogLine>;
+  get(path: string): Promise<{ status: number; text: string }>;
+  /** SIGTERM, SIGINT or SIGHUP, as the kubelet or a person sends them. */
+  signal(name: 'SIGTERM' | 'SIGINT' | 'SIGHUP'): void;
+  /** The cron schedule fires (there is no real cron: the test says when). */
+  fireSchedule(): void;
+  /** Cleanup: SIGTERM, then SIGINT (a second signal: at once), and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `amsync daemon ARGS` in-process; resolves once it logs that it started. */
+export async function startDaemonInProcess(args: readonly string[], options: Pick<InProcessOptions, 'env' | 'cwd'> = {}): Promise<InProcessDaemon> {
+  const signals = new EventEmitter();
+  const scheduler = new FakeScheduler();
+  const logs: LogLine[] = [];
+  let raw = '';
+  let partial = '';
+  let exited = false;
+  const onLine = (line: string) => {
+    try {
+      logs.push(JSON.parse(line) as LogLine);
+    } catch {
+      // not a log line (an error printed by the CLI entry)
+    }
+  };
+  const running = runInProcess(['daemon', ...args], {
+    ...options,
+    signals,
+    scheduler: scheduler.factory,
+    onStdout: (chunk) => (raw += chunk),
+    onStderr: (chunk) => {
+      raw += chunk;
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    },
+  });
+  const exit = running.then(
+    (r) => {
+      exited = true;
+      return r.code;
+    },
+    (error: unknown) => {
+      exited = true;
+      throw error;
+    },
+  );
+  const waitForLog: InProcessDaemon['waitForLog'] = (match, what, timeoutMs = 15_000, from = 0) =>
+    waitFor(() => {
+      const found = logs.slice(from).find(match);
+      if (found) return found;
+      if (exited) throw new Error(`the daemon exited while waiting for ${what}:\n${raw}`);
+      return undefined;
+    }, `${what}; output so far:\n${raw.slice(-4000)}`, timeoutMs);
+  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
+  const url = String(started.url);
+  return {
+    url,
+    logs,
+    output: () => raw,
+    exit,
+    waitForLog,
+    async get(path) {
+      const res = await fetch(`${url}${path}`);
+      return { status: res.status, text: await res.text() };
+    },
+    signal: (name) => void signals.emit(name, name),
+    fireSchedule: () => scheduler.fire(),
+    async stop() {
+      if (exited) return;
+      signals.emit('SIGTERM', 'SIGTERM');
+      signals.emit('SIGINT', 'SIGINT');
+      await exit.catch(() => undefined);
+    },
+  };
 }

@@ -90,7 +90,7 @@ async function failure(promise: Promise<unknown>): Promise<ApiError> {
 describe('nothing listens at the URL', () => {
   it('fails within the two-second connect budget with one line: URL, cause and hint', async () => {
     const port = await closedPort();
-    const time = new VirtualTime();
+    const time = new VirtualTime({ runsByItself: true });
     const { client: c, events } = connect(`http://127.0.0.1:${port}`, time);
     const error = await failure(c.fetchSshUser(7));
     expect(error.code).toBe('network');
@@ -106,7 +106,7 @@ describe('nothing listens at the URL', () => {
 
   it('a listing says it once: no route prefix repeated around it', async () => {
     const port = await closedPort();
-    const { client: c } = connect(`http://127.0.0.1:${port}`, new VirtualTime());
+    const { client: c } = connect(`http://127.0.0.1:${port}`, new VirtualTime({ runsByItself: true }));
     const error = await c.listAllSshUsers().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ListingIncompleteError);
     const { message } = error as ListingIncompleteError;
@@ -117,7 +117,7 @@ describe('nothing listens at the URL', () => {
 
   it('once the service has answered, a refused connection is a restart: the whole retry budget applies', async () => {
     const service = await plainService();
-    const time = new VirtualTime();
+    const time = new VirtualTime({ runsByItself: true });
     const { client: c } = connect(`http://127.0.0.1:${service.port}`, time, { random: () => 0.5 });
     await c.fetchSshUser(7);
     await new Promise<void>((resolve) => servers[0]!.close(() => resolve()));
@@ -133,7 +133,7 @@ describe('nothing listens at the URL', () => {
 describe('the host name does not resolve', () => {
   // .invalid never resolves (RFC 6761): no network is needed to get the failure.
   it('fails within the connect budget, naming the host and the URL', async () => {
-    const time = new VirtualTime();
+    const time = new VirtualTime({ runsByItself: true });
     const { client: c } = connect('https://amsync-test.invalid', time);
     const error = await failure(c.fetchSshUser(7));
     expect(error.code).toBe('network');
@@ -146,7 +146,7 @@ describe('the host name does not resolve', () => {
 describe('https:// to a plain-http service', () => {
   it('fails at once (never retried) and suggests http://', async () => {
     const service = await plainService();
-    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime());
+    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime({ runsByItself: true }));
     const error = await failure(c.fetchSshUser(7));
     expect(error).toMatchObject({ code: 'tls', attempts: 1 });
     expect(error.message).toBe(
@@ -159,7 +159,7 @@ describe('https:// to a plain-http service', () => {
 describe('certificates that are not trusted fail at once and say why', () => {
   it('self-signed: names the URL and --ca-file; a POST is not an unknown outcome (nothing was sent)', async () => {
     const service = await tlsService(certs.selfSigned);
-    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime());
+    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime({ runsByItself: true }));
     const error = await failure(c.fetchSshUser(7));
     expect(error).toMatchObject({ code: 'tls', attempts: 1 });
     expect(error.message).toBe(
@@ -172,30 +172,30 @@ describe('certificates that are not trusted fail at once and say why', () => {
 
   it('with the certificate as --ca-file, the same service is trusted', async () => {
     const service = await tlsService(certs.selfSigned);
-    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime(), { caFile: certs.selfSigned.certFile });
+    const { client: c } = connect(`https://127.0.0.1:${service.port}`, new VirtualTime({ runsByItself: true }), { caFile: certs.selfSigned.certFile });
     await expect(c.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
   });
 
   it('issued by a CA that is not given: issuer unknown; with the CA it works', async () => {
     const service = await tlsService(certs.signedByCa);
     const url = `https://127.0.0.1:${service.port}`;
-    const error = await failure(connect(url, new VirtualTime()).client.fetchSshUser(7));
+    const error = await failure(connect(url, new VirtualTime({ runsByItself: true })).client.fetchSshUser(7));
     expect(error.message).toBe(`TLS certificate of ${url} not trusted (issued by an unknown CA): pass the CA that signed it with --ca-file (AMSYNC_CA_FILE)`);
     client?.close();
-    await expect(connect(url, new VirtualTime(), { caFile: certs.ca.certFile }).client.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+    await expect(connect(url, new VirtualTime({ runsByItself: true }), { caFile: certs.ca.certFile }).client.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
   });
 
   it('a --ca-file that did not sign it is named', async () => {
     const service = await tlsService(certs.selfSigned);
     const url = `https://127.0.0.1:${service.port}`;
-    const error = await failure(connect(url, new VirtualTime(), { caFile: certs.ca.certFile }).client.fetchSshUser(7));
+    const error = await failure(connect(url, new VirtualTime({ runsByItself: true }), { caFile: certs.ca.certFile }).client.fetchSshUser(7));
     expect(error.message).toBe(`TLS certificate of ${url} not trusted (self-signed): the CA in --ca-file ${certs.ca.certFile} did not sign it; pass the one that did`);
   });
 
   it('a certificate for another host name says which host it lacks', async () => {
     const service = await tlsService(certs.localhostOnly);
     const url = `https://127.0.0.1:${service.port}`;
-    const error = await failure(connect(url, new VirtualTime(), { caFile: certs.localhostOnly.certFile }).client.fetchSshUser(7));
+    const error = await failure(connect(url, new VirtualTime({ runsByItself: true }), { caFile: certs.localhostOnly.certFile }).client.fetchSshUser(7));
     expect(error).toMatchObject({ code: 'tls', attempts: 1 });
     expect(error.message).toBe(`TLS certificate of ${url} is not issued for 127.0.0.1: use a host name the certificate names in --url`);
   });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, type AmClient, type RetryEvent, type ThrottleEvent } from '../../src/api/index.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { mockClient, service, useStrictHttpMock } from '../helpers/http-mock.js';
+import { VirtualTime } from '../helpers/virtual-time.js';
 
 useStrictHttpMock();
 
@@ -25,20 +26,24 @@ function record(c: AmClient): { retries: RetryEvent[]; throttles: ThrottleEvent[
 }
 
 describe('Retry-After is honoured in both forms and pauses the whole limiter', () => {
+  // The waits pass in virtual time: the client's clock is the test's.
   it('delay-seconds: waits that long and pauses the limiter', async () => {
     service().get('/api/sshusers/7').reply(503, '', { 'Retry-After': '1' }).get('/api/sshusers/7').reply(200, user);
-    client = mockClient();
+    const time = new VirtualTime({ runsByItself: true });
+    client = mockClient({ timers: time });
     const { retries, throttles } = record(client);
     await expect(client.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+    expect(time.now()).toBeGreaterThanOrEqual(1000);
     expect(retries).toEqual([expect.objectContaining({ attempt: 1, delayMs: 1000, source: 'retry_after', reason: 'unavailable', status: 503 })]);
     expect(throttles).toEqual([expect.objectContaining({ status: 503, pauseMs: 1000, decreased: true })]);
     expect(throttles[0]!.rate).toBeLessThan(throttles[0]!.previousRate);
   });
 
   it('HTTP-date: waits until then', async () => {
-    const at = new Date(Date.now() + 2000).toUTCString();
+    const time = new VirtualTime({ runsByItself: true });
+    const at = new Date(time.wallNow() + 2000).toUTCString();
     service().get('/api/sshusers/7').reply(429, '', { 'Retry-After': at }).get('/api/sshusers/7').reply(200, user);
-    client = mockClient();
+    client = mockClient({ timers: time });
     const { retries, throttles } = record(client);
     await client.fetchSshUser(7);
     // Second resolution of the date: between 1 and 2 seconds from the answer.

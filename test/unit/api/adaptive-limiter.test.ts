@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimiter, LimiterClosedError } from '../../../src/api/adaptive-limiter.js';
 import type { DispatchStamp } from '../../../src/api/rate-controller.js';
-import { flush, VirtualTimers } from './limiter-simulator.js';
+import { settle, VirtualTime } from '../../helpers/virtual-time.js';
 
 /** Schedules `count` tasks that record when they start and take `holdMs` of virtual time. */
-function load(limiter: AdaptiveLimiter, timers: VirtualTimers, count: number, holdMs = 0, priority = 0): { starts: number[]; done: Promise<unknown> } {
+function load(limiter: AdaptiveLimiter, timers: VirtualTime, count: number, holdMs = 0, priority = 0): { starts: number[]; done: Promise<unknown> } {
   const starts: number[] = [];
   const done = Promise.all(
     Array.from({ length: count }, () =>
@@ -19,7 +19,7 @@ function load(limiter: AdaptiveLimiter, timers: VirtualTimers, count: number, ho
 
 describe('pacing: evenly spaced at the current rate, not in bursts', () => {
   it('lets requests through every 1000/rate ms', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 10, timers });
     const { starts, done } = load(limiter, timers, 5);
     await timers.advance(1000);
@@ -28,7 +28,7 @@ describe('pacing: evenly spaced at the current rate, not in bursts', () => {
   });
 
   it('a rate change applies from the next slot', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 10, timers });
     const { starts } = load(limiter, timers, 4);
     await timers.advance(0);
@@ -45,7 +45,7 @@ describe('pacing: evenly spaced at the current rate, not in bursts', () => {
 
 describe('concurrency bounds the requests in flight', () => {
   it('never has more than `concurrency` running', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 1000, concurrency: 2, timers });
     let running = 0;
     let peak = 0;
@@ -74,7 +74,7 @@ describe('concurrency bounds the requests in flight', () => {
 
 describe('a Retry-After pauses the whole limiter', () => {
   it('holds every queued request until the pause ends', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 100, timers });
     const first = load(limiter, timers, 1);
     await timers.advance(0);
@@ -89,7 +89,7 @@ describe('a Retry-After pauses the whole limiter', () => {
   });
 
   it('a shorter pause never shortens a longer one', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 100, timers });
     limiter.pause(3000);
     limiter.pause(1000);
@@ -102,7 +102,7 @@ describe('a Retry-After pauses the whole limiter', () => {
 
 describe('retries go first', () => {
   it('a higher priority call is let through before those queued earlier', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 10, concurrency: 1, timers });
     const order: string[] = [];
     const run = (name: string, priority: number) =>
@@ -118,11 +118,11 @@ describe('retries go first', () => {
 
 describe('closing', () => {
   it('fails calls still waiting for a slot', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 1, timers });
     const first = limiter.schedule(async () => 'sent');
     const second = limiter.schedule(async () => 'sent');
-    await flush();
+    await settle(1);
     limiter.close();
     await expect(first).resolves.toBe('sent');
     await expect(second).rejects.toBeInstanceOf(LimiterClosedError);
@@ -133,7 +133,7 @@ describe('closing', () => {
 
 describe('closing, while no limit is known', () => {
   it('a call made after closing fails, though it would have gone out unpaced', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ timers });
     limiter.close();
     await expect(limiter.schedule(async () => 'late')).rejects.toBeInstanceOf(LimiterClosedError);
@@ -142,7 +142,7 @@ describe('closing, while no limit is known', () => {
 
 describe('the rate adapts to the answers', () => {
   it('rises on paced successes and falls on a throttle', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ timers });
     expect(limiter.rate).toBe(10);
     const stamps: DispatchStamp[] = [];
@@ -159,7 +159,7 @@ describe('the rate adapts to the answers', () => {
 
 describe("requests in flight follow Little's law: rate × round trip, within --concurrency", () => {
   /** Runs `count` calls that each take `latencyMs`, reporting success; returns the peak in flight and the window at the end. */
-  async function run(limiter: AdaptiveLimiter, timers: VirtualTimers, count: number, latencyMs: number): Promise<{ peak: number; window: number; seconds: number }> {
+  async function run(limiter: AdaptiveLimiter, timers: VirtualTime, count: number, latencyMs: number): Promise<{ peak: number; window: number; seconds: number }> {
     let peak = 0;
     const all = Promise.all(
       Array.from({ length: count }, () =>
@@ -176,7 +176,7 @@ describe("requests in flight follow Little's law: rate × round trip, within --c
   }
 
   it('at 200/s and 100 ms, about 20 in flight: the window grows past the old fixed 8', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 200, timers });
     const { peak, window } = await run(limiter, timers, 1000, 100);
     expect(limiter.concurrency).toBe(64);
@@ -186,7 +186,7 @@ describe("requests in flight follow Little's law: rate × round trip, within --c
   });
 
   it('--concurrency stays a ceiling', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 200, concurrency: 8, timers });
     const { peak, window } = await run(limiter, timers, 200, 100);
     expect(peak).toBe(8);
@@ -194,7 +194,7 @@ describe("requests in flight follow Little's law: rate × round trip, within --c
   });
 
   it('a short round trip needs few: the window stays small', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 100, timers });
     const { window } = await run(limiter, timers, 300, 5);
     expect(window).toBe(3);
@@ -204,7 +204,7 @@ describe("requests in flight follow Little's law: rate × round trip, within --c
 describe('a stall is made up in a small bounded burst', () => {
   it('slots missed while the event loop was held are sent back to back, at most 4 at once, and the rate holds', async () => {
     // Every timer fires 35 ms late (a busy machine), at 100/s: 3.5 slots missed each time.
-    const late = new VirtualTimers(() => 35);
+    const late = new VirtualTime({ settleRounds: 1, stall: () => 35 });
     const limiter = new AdaptiveLimiter({ rate: 100, timers: late });
     const { starts, done } = load(limiter, late, 100);
     await late.advance(10_000);
@@ -218,7 +218,7 @@ describe('a stall is made up in a small bounded burst', () => {
   });
 
   it('an idle spell banks nothing: the first call after it goes at once, the next one a slot later', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ rate: 10, timers });
     await timers.advance(5000);
     const { starts, done } = load(limiter, timers, 3);
@@ -230,7 +230,7 @@ describe('a stall is made up in a small bounded burst', () => {
 
 describe('while no limit is known, calls that do not queue up go out unpaced', () => {
   it('two serial chains (a listing) are not held to the start rate of 10/s', async () => {
-    const timers = new VirtualTimers();
+    const timers = new VirtualTime({ settleRounds: 1 });
     const limiter = new AdaptiveLimiter({ timers });
     const chain = async (): Promise<number> => {
       for (let page = 0; page < 20; page += 1) {

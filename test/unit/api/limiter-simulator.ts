@@ -8,7 +8,8 @@
  * when more than `queueLimit` wait) — the second shows rising latency before any 503.
  */
 import { AdaptiveLimiter } from '../../../src/api/adaptive-limiter.js';
-import type { Timers } from '../../../src/time/timers.js';
+import { createRng } from '../../../src/emulator/rng.js';
+import { settle, VirtualTime } from '../../helpers/virtual-time.js';
 
 export interface SimulationOptions {
   /** Server limit, requests per second. */
@@ -65,108 +66,10 @@ export interface SimulationResult {
   readonly maxInFlight: number;
 }
 
-/** Lets every settled promise run its continuations. */
-export const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-interface TimerEvent {
-  readonly at: number;
-  readonly id: number;
-  readonly callback: () => void;
-}
-
-const earlier = (a: TimerEvent, b: TimerEvent): boolean => a.at < b.at || (a.at === b.at && a.id < b.id);
-
-/** Timers on a virtual clock: nothing waits for real, events run in time order (a binary heap). */
-export class VirtualTimers implements Timers {
-  #now = 0;
-  #seq = 0;
-  readonly #stall: (() => number) | undefined;
-  readonly #heap: TimerEvent[] = [];
-  readonly #live = new Set<number>();
-  /** `stall`, when given, is called before each event: ms the event loop is held up first (a busy machine). */
-  constructor(stall?: () => number) {
-    this.#stall = stall;
-  }
-  now(): number {
-    return this.#now;
-  }
-  wallNow(): number {
-    return 1_700_000_000_000 + this.#now;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = ++this.#seq;
-    this.#live.add(id);
-    this.#push({ at: this.#now + Math.max(0, ms), id, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#live.delete(handle as number);
-  }
-  get pending(): number {
-    return this.#live.size;
-  }
-  /** Runs the earliest event, if it is due by `until`; false when none is. */
-  step(until = Number.POSITIVE_INFINITY): boolean {
-    while (this.#heap.length > 0 && !this.#live.has(this.#heap[0]!.id)) this.#pop();
-    const first = this.#heap[0];
-    if (first === undefined || first.at > until) return false;
-    this.#pop();
-    this.#live.delete(first.id);
-    this.#now = Math.max(this.#now, first.at) + (this.#stall?.() ?? 0);
-    first.callback();
-    return true;
-  }
-  /** Moves the clock forward by `ms`, running every event due on the way (and the promises they settle). */
-  async advance(ms: number): Promise<void> {
-    const until = this.#now + ms;
-    await flush();
-    for (let guard = 0; guard < 1_000_000 && this.step(until); guard += 1) await flush();
-    this.#now = until;
-    await flush();
-  }
-  #push(event: TimerEvent): void {
-    const heap = this.#heap;
-    heap.push(event);
-    for (let i = heap.length - 1; i > 0; ) {
-      const parent = (i - 1) >> 1;
-      if (!earlier(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-      i = parent;
-    }
-  }
-  #pop(): void {
-    const heap = this.#heap;
-    const last = heap.pop()!;
-    if (heap.length === 0) return;
-    heap[0] = last;
-    for (let i = 0; ; ) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let least = i;
-      if (left < heap.length && earlier(heap[left]!, heap[least]!)) least = left;
-      if (right < heap.length && earlier(heap[right]!, heap[least]!)) least = right;
-      if (least === i) return;
-      [heap[i], heap[least]] = [heap[least]!, heap[i]!];
-      i = least;
-    }
-  }
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The server's decision: accepted, or a 503 with a Retry-After in ms (undefined: none). */
 type Decision = { readonly ok: true; readonly queuedMs: number } | { readonly ok: false; readonly retryAfterMs: number | undefined };
 
-function bucketServer(options: SimulationOptions, timers: VirtualTimers): () => Decision {
+function bucketServer(options: SimulationOptions, timers: VirtualTime): () => Decision {
   let tokens = options.burst;
   let refilledAt = 0;
   return () => {
@@ -182,7 +85,7 @@ function bucketServer(options: SimulationOptions, timers: VirtualTimers): () => 
   };
 }
 
-function queueServer(options: SimulationOptions, timers: VirtualTimers): () => Decision {
+function queueServer(options: SimulationOptions, timers: VirtualTime): () => Decision {
   const serviceMs = 1000 / options.limit;
   let freeAt = 0;
   return () => {
@@ -197,9 +100,9 @@ function queueServer(options: SimulationOptions, timers: VirtualTimers): () => D
 }
 
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  const random = mulberry32(options.seed ?? 1);
-  const stallRandom = mulberry32((options.seed ?? 1) + 1);
-  const timers = new VirtualTimers(options.stallChance === undefined ? undefined : () => (stallRandom() < options.stallChance! ? (options.stallMs ?? 20) : 0));
+  const random = createRng(options.seed ?? 1);
+  const stallRandom = createRng((options.seed ?? 1) + 1);
+  const timers = new VirtualTime({ settleRounds: 1, ...(options.stallChance === undefined ? {} : { stall: () => (stallRandom() < options.stallChance! ? (options.stallMs ?? 20) : 0) }) });
   const limiter = new AdaptiveLimiter({
     ...(options.ceiling === undefined ? {} : { rate: options.ceiling }),
     ...(options.initialRate === undefined ? {} : { initialRate: options.initialRate }),
@@ -262,10 +165,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   void all.then(() => {
     settled = true;
   });
-  await flush();
+  await settle(1);
   for (let guard = 0; guard < 50_000_000 && !settled; guard += 1) {
-    if (!timers.step()) await flush();
-    await flush();
+    if (!timers.step()) await settle(1);
+    await settle(1);
   }
   const seconds = (timers.now() - writesStartedAt) / 1000;
   return {

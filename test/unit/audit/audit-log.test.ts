@@ -8,7 +8,7 @@ import { AuditLogError } from '../../../src/audit/audit-log-error.js';
 import { parseAuditText, readAuditLog } from '../../../src/audit/read-audit-log.js';
 import { registerSecret } from '../../../src/secrets/known-secrets.js';
 import { Secret } from '../../../src/secrets/secret.js';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/spawn.js';
 import { forms } from '../../helpers/encodings.js';
 
 let dir: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../src/cli/io.js';
 import { elapsed, LiveOutput } from '../../../src/cli/live-output.js';
 import type { Change, Plan } from '../../../src/model/index.js';
-import { FakeTimers } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime } from '../../helpers/virtual-time.js';
 import { CaptureStream } from '../../helpers/in-process.js';
 import { lastScreenLine } from '../../helpers/terminal-screen.js';
 
@@ -15,7 +15,7 @@ function planOf(changes: Change[]): Plan {
 }
 
 function setup(tty: boolean) {
-  const timers = new FakeTimers();
+  const timers = new VirtualTime();
   const stdout = new CaptureStream(tty);
   const stderr = new CaptureStream(tty);
   const io = { stdout, stderr, stdin: process.stdin, env: {}, timers } as CliIo;

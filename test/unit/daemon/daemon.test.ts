@@ -5,7 +5,7 @@ import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
 import type { DesiredState, NotifyEvent } from '../../../src/model/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
 import { deferred, waitFor } from '../../helpers/daemon-deferred.js';
-import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime, settle } from '../../helpers/virtual-time.js';
 import { desiredWith, fakeSignals, FakeScheduler, FakeWatcher, logSink, outcome } from '../../helpers/daemon-fakes.js';
 import { parseExposition } from '../../helpers/daemon-prom-parse.js';
 
@@ -22,7 +22,7 @@ interface SyncCall {
 }
 
 async function harness(options: Partial<DaemonOptions> = {}) {
-  const timers = new FakeTimers();
+  const timers = new VirtualTime();
   const scheduler = new FakeScheduler();
   const watcher = new FakeWatcher();
   const signals = fakeSignals();
@@ -254,7 +254,7 @@ describe('bad input while running', () => {
 describe('invalid from the very start', () => {
   it('never calls sync until the file loads', async () => {
     let fixed = false;
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const log = logSink();
     const metrics = createMetrics({ version: 'test' });
     const calls: boolean[] = [];

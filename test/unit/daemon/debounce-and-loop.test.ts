@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Debouncer, SyncLoop, type RunVerdict, type TriggerReason } from '../../../src/daemon/index.js';
 import { deferred, type Deferred } from '../../helpers/daemon-deferred.js';
-import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime, settle } from '../../helpers/virtual-time.js';
 
 describe('debounce: a burst of file events is one check', () => {
   it('fires once, waitMs after the last event', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     let fired = 0;
     const d = new Debouncer(timers, 500, () => (fired += 1));
     d.poke();
@@ -22,7 +22,7 @@ describe('debounce: a burst of file events is one check', () => {
   });
 
   it('fires at the latest maxWaitMs after the first event, even if events never stop', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     let fired = 0;
     const d = new Debouncer(timers, 500, () => (fired += 1), 2000);
     for (let i = 0; i < 10; i += 1) {
@@ -33,7 +33,7 @@ describe('debounce: a burst of file events is one check', () => {
   });
 
   it('does nothing once closed', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     let fired = 0;
     const d = new Debouncer(timers, 100, () => (fired += 1));
     d.poke();
@@ -65,7 +65,7 @@ function controllableRuns() {
 
 describe('single flight: never two syncs at once', () => {
   it('runs once for triggers in the same tick', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const runs = controllableRuns();
     const loop = new SyncLoop({ run: runs.run, timers, backoff: { baseMs: 1000, maxMs: 8000 }, random: () => 1 });
     loop.trigger('start');
@@ -79,7 +79,7 @@ describe('single flight: never two syncs at once', () => {
   });
 
   it('coalesces every trigger that arrives during a run into exactly one follow-up run', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const runs = controllableRuns();
     const loop = new SyncLoop({ run: runs.run, timers, backoff: { baseMs: 1000, maxMs: 8000 }, random: () => 1 });
     loop.trigger('start');
@@ -102,7 +102,7 @@ describe('single flight: never two syncs at once', () => {
   });
 
   it('retries a failed run with growing delays, and any trigger replaces the wait', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const runs = controllableRuns();
     const scheduled: number[] = [];
     const loop = new SyncLoop({ run: runs.run, timers, backoff: { baseMs: 1000, maxMs: 8000 }, random: () => 1, onRetryScheduled: (ms) => scheduled.push(ms) });
@@ -138,7 +138,7 @@ describe('single flight: never two syncs at once', () => {
   });
 
   it('treats a run that throws as one to retry, and keeps going', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const errors: unknown[] = [];
     let n = 0;
     const loop = new SyncLoop({
@@ -161,7 +161,7 @@ describe('single flight: never two syncs at once', () => {
   });
 
   it('stop drops pending triggers and the retry, and lets the current run finish', async () => {
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const runs = controllableRuns();
     const loop = new SyncLoop({ run: runs.run, timers, backoff: { baseMs: 1000, maxMs: 8000 }, random: () => 1 });
     loop.trigger('start');

@@ -7,7 +7,7 @@ import { createMetrics } from '../../../src/obs/metrics.js';
 import { Secret } from '../../../src/secrets/index.js';
 import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { deferred } from '../../helpers/daemon-deferred.js';
-import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime as FakeTimers, settle } from '../../helpers/virtual-time.js';
 import { desiredWith, fakeSignals, FakeScheduler, FakeWatcher, logSink, outcome } from '../../helpers/daemon-fakes.js';
 import { parseExposition } from '../../helpers/daemon-prom-parse.js';
 

@@ -4,7 +4,7 @@ import { startFleetDaemon, type RunningFleetDaemon } from '../../../src/daemon/i
 import { ownedTargets, type Target } from '../../../src/fleet/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
 import { Secret } from '../../../src/secrets/index.js';
-import { FakeTimers, settle } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime as FakeTimers, settle } from '../../helpers/virtual-time.js';
 import { desiredWith, fakeSignals, FakeScheduler, FakeWatcher, logSink, outcome } from '../../helpers/daemon-fakes.js';
 import { LeaseBackend } from '../../helpers/fake-lease-api.js';
 

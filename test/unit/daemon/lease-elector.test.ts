@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { kubeLeaseStore } from '../../../src/daemon/kube-lease-store.js';
 import { parseLeaseRef } from '../../../src/settings/lease-ref.js';
 import { LeaseConflictError, LeaseElector } from '../../../src/daemon/lease-elector.js';
-import { FakeTimers } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime } from '../../helpers/virtual-time.js';
 import { LeaseBackend, startLeaseApi } from '../../helpers/fake-lease-api.js';
 
 const timings = { leaseDurationMs: 60_000, renewDeadlineMs: 50_000, retryPeriodMs: 10_000 };
 
 /** Replicas on one virtual clock, with a log of who believed it led, and when. */
-function replicas(backend: LeaseBackend, timers: FakeTimers, names: string[]) {
+function replicas(backend: LeaseBackend, timers: VirtualTime, names: string[]) {
   const spans: { who: string; from: number; to?: number }[] = [];
   const electors = names.map(
     (who) =>
@@ -33,7 +33,7 @@ function replicas(backend: LeaseBackend, timers: FakeTimers, names: string[]) {
 describe('leader election on a coordination.k8s.io/v1 Lease', () => {
   it('one replica leads; the other observes while the leader renews', async () => {
     const backend = new LeaseBackend();
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const { electors: [a, b], neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
     await a!.start();
     await b!.start();
@@ -47,7 +47,7 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
 
   it('a leader cut off from the API server steps down (its writes stop) before another takes over', async () => {
     const backend = new LeaseBackend();
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const { electors: [a, b], spans, neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
     a!.start();
     await timers.advance(1);
@@ -68,7 +68,7 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
 
   it('a leader whose calls to the API server hang (packets dropped, not refused) still steps down before another takes over', async () => {
     const backend = new LeaseBackend();
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     let hang = false;
     const a = backend.storeFor('pod-a');
     const hanging = { describe: a.describe, get: () => (hang ? new Promise<never>(() => {}) : a.get()), create: a.create, update: (r: Parameters<typeof a.update>[0]) => (hang ? new Promise<never>(() => {}) : a.update(r)) };
@@ -106,7 +106,7 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
 
   it('takeover after the holder is gone happens within the lease duration plus one retry period', async () => {
     const backend = new LeaseBackend();
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const { electors: [a, b], spans } = replicas(backend, timers, ['pod-a', 'pod-b']);
     a!.start();
     await timers.advance(1);
@@ -121,7 +121,7 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
 
   it('a leader that stops releases the Lease, and the next replica takes it at its next attempt', async () => {
     const backend = new LeaseBackend();
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const { electors: [a, b], neverTwo } = replicas(backend, timers, ['pod-a', 'pod-b']);
     a!.start();
     await timers.advance(1);
@@ -137,14 +137,14 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
   it('two replicas racing for a free Lease: the resourceVersion check lets exactly one win', async () => {
     const backend = new LeaseBackend();
     backend.create({ holderIdentity: '', leaseDurationSeconds: 60 });
-    const timers = new FakeTimers();
+    const timers = new VirtualTime();
     const { electors } = replicas(backend, timers, ['pod-a', 'pod-b', 'pod-c']);
     await Promise.all(electors.map((e) => e.tick()));
     expect(electors.filter((e) => e.leading)).toHaveLength(1);
   });
 
   it('rejects timings where a leader could outlive its lease', () => {
-    expect(() => new LeaseElector({ store: new LeaseBackend().storeFor('x'), identity: 'x', timers: new FakeTimers(), leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/must be below/);
+    expect(() => new LeaseElector({ store: new LeaseBackend().storeFor('x'), identity: 'x', timers: new VirtualTime(), leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/must be below/);
   });
 });
 
@@ -155,7 +155,7 @@ describe('the Lease through @kubernetes/client-node against an API server that e
     try {
       const store = await kubeLeaseStore({ ref: { namespace: 'amsync', name: 'test' }, server: { url: api.url, skipTLSVerify: true } });
       expect(await store.get()).toBeUndefined();
-      const timers = new FakeTimers();
+      const timers = new VirtualTime();
       const a = new LeaseElector({ store, identity: 'pod-a', timers, ...timings });
       const b = new LeaseElector({ store: await kubeLeaseStore({ ref: { namespace: 'amsync', name: 'test' }, server: { url: api.url, skipTLSVerify: true } }), identity: 'pod-b', timers, ...timings });
       await a.tick();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { createMetrics } from '../../../src/obs/metrics.js';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 import { parseExposition } from '../../helpers/daemon-prom-parse.js';
 import { lintFamilies, promtool, promtoolAvailable } from '../../helpers/prom-lint.js';
 

@@ -6,7 +6,7 @@ import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { startDaemon, type DaemonOptions, type PendingApprovalsEvent, type RunningDaemon } from '../../../src/daemon/index.js';
 import type { ApprovalStatus } from '../../../src/model/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
-import { FakeTimers } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime as FakeTimers } from '../../helpers/virtual-time.js';
 import { desiredWith, FakeScheduler, FakeWatcher, logSink, outcome } from '../../helpers/daemon-fakes.js';
 
 /** What the daemon does with changes that wait for an approval (DESIGN.md §10), with a fake sync. */

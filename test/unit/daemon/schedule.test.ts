@@ -1,7 +1,6 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkSchedule, cronSchedule, DaemonError } from '../../../src/daemon/index.js';
-import { waitFor } from '../../helpers/daemon-deferred.js';
 
 describe('--schedule CRON', () => {
   it.each(['*/5 * * * *', '0 3 * * 1-5', '*/2 * * * * *', '30 */10 * * * *'])('takes %s (five fields, or six with seconds)', (expression) => {
@@ -14,15 +13,23 @@ describe('--schedule CRON', () => {
   });
 
   it('fires on a six-field schedule with node-cron, and stops', async () => {
-    let fired = 0;
-    const schedule = cronSchedule('* * * * * *', () => (fired += 1), pino({ level: 'silent' }));
+    // node-cron reads the global clock and timers (it takes no Timers): vitest's fake timers
+    // stand in for them here, so the schedule fires when the test moves time, not at a real second.
+    vi.useFakeTimers({ now: Date.UTC(2025, 0, 1, 0, 0, 0, 500) });
     try {
-      await waitFor(() => fired >= 1, 'a scheduled fire', 5000);
+      let fired = 0;
+      const schedule = cronSchedule('* * * * * *', () => (fired += 1), pino({ level: 'silent' }));
+      try {
+        await vi.advanceTimersByTimeAsync(1000);
+        expect(fired).toBeGreaterThanOrEqual(1);
+      } finally {
+        await schedule.stop();
+      }
+      const after = fired;
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(fired).toBe(after);
     } finally {
-      await schedule.stop();
+      vi.useRealTimers();
     }
-    const after = fired;
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    expect(fired).toBe(after);
   });
 });

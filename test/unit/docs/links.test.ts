@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import { lexer, walkTokens, type Token, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 
 /**
  * Every relative link in the user's documentation resolves inside the repository: Markdown

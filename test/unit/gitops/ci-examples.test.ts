@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
 import { registerCommands } from '../../../src/cli/commands.js';
 import { processIo } from '../../../src/cli/io.js';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 import { installFakeAmsync, runActionStep } from '../../helpers/github-action.js';
 
 /** The real command tree, as `amsync --help` shows it. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
 const ignore = readFileSync(join(root, '.dockerignore'), 'utf8')

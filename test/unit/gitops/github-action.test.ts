@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 import { actionScript, inputVariable, installFakeAmsync, runActionStep } from '../../helpers/github-action.js';
 
 /**

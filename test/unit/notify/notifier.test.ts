@@ -4,7 +4,7 @@ import { Notifier, resolveWebhooks, type DeliveryReport, type NotifierOptions, t
 import { createMetrics, type NotificationMetrics, type NotificationOutcome } from '../../../src/obs/metrics.js';
 import { registerSecret } from '../../../src/secrets/known-secrets.js';
 import type { WebhookSetting } from '../../../src/settings/settings.js';
-import { FakeTimers } from '../../helpers/daemon-fake-timers.js';
+import { VirtualTime as FakeTimers } from '../../helpers/virtual-time.js';
 import { parseExposition } from '../../helpers/daemon-prom-parse.js';
 import { forms } from '../../helpers/encodings.js';
 import { refusingUrl, WebhookReceiver, type Answer } from '../../helpers/webhook-receiver.js';

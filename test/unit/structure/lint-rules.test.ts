@@ -1,10 +1,12 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cruise } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { ESLint } from 'eslint';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../../helpers/cli.js';
+import { root } from '../../helpers/paths.js';
 
 /**
  * `npm run lint` is what keeps the layout of DESIGN.md §2: these plant the mistakes it must
@@ -41,21 +43,22 @@ describe('dependency-cruiser: no cycles, and the pipeline points one way', () =>
   const dir = mkdtempSync(join(tmpdir(), 'amsync-layout-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  function plant(files: Record<string, string>): { status: number | null; out: string } {
+  /** The planted tree, cruised as `npm run lint` does (in this process, through dependency-cruiser's API). */
+  async function plant(files: Record<string, string>): Promise<{ status: number | null; out: string }> {
     rmSync(join(dir, 'src'), { recursive: true, force: true });
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true } }));
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
     }
-    const bin = join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
-    const run = spawnSync(process.execPath, [bin, 'src', '--config', join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir, encoding: 'utf8' });
-    return { status: run.status, out: `${run.stdout}${run.stderr}` };
+    const options = await extractDepcruiseOptions(join(root, '.dependency-cruiser.cjs'));
+    const result = await cruise(['src'], { ...options, baseDir: dir, outputType: 'err' }, {}, { tsConfig: extractTSConfig(join(dir, 'tsconfig.json')) });
+    return { status: result.exitCode, out: String(result.output) };
   }
 
-  // One tree with every mistake at once: each spawn of the tool costs a second or two.
-  it('fails on a cycle between files, a type-only cycle, and an import against the direction', () => {
-    const run = plant({
+  // One tree with every mistake at once.
+  it('fails on a cycle between files, a type-only cycle, and an import against the direction', async () => {
+    const run = await plant({
       'src/apply/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
       'src/apply/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
       // commands.ts and every command once imported each other through the type CommandContext
@@ -72,8 +75,8 @@ describe('dependency-cruiser: no cycles, and the pipeline points one way', () =>
     expect(run.out).toContain('nothing-imports-cli: src/apply/index.ts → src/cli/index.ts');
   });
 
-  it('passes the same files when they point the right way', () => {
-    const run = plant({
+  it('passes the same files when they point the right way', async () => {
+    const run = await plant({
       'src/model/index.ts': 'export const m = 1;\n',
       'src/apply/index.ts': "import { m } from '../model/index.js';\nexport const run = m;\n",
       'src/cli/index.ts': "import { run } from '../apply/index.js';\nexport const main = run;\n",
