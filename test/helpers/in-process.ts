@@ -4,10 +4,9 @@ import { systemTimers, type Timers } from '../../src/time/timers.js';
 import type { CliIo, OutputStream } from '../../src/cli/io.js';
 import type { ScheduleFactory } from '../../src/daemon/index.js';
 import { run } from '../../src/cli/main.js';
-import { waitFor } from './daemon-deferred.js';
 import { FakeScheduler } from './daemon-fakes.js';
 import { root } from './paths.js';
-import type { LogLine } from './spawn.js';
+import { getText, logWaiter, type LogLine } from './spawn.js';
 
 export interface InProcessRun {
   readonly code: number;
@@ -170,13 +169,7 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
       throw error;
     },
   );
-  const waitForLog: InProcessDaemon['waitForLog'] = (match, what, timeoutMs = 15_000, from = 0) =>
-    waitFor(() => {
-      const found = logs.slice(from).find(match);
-      if (found) return found;
-      if (exited) throw new Error(`the daemon exited while waiting for ${what}:\n${raw}`);
-      return undefined;
-    }, `${what}; output so far:\n${raw.slice(-4000)}`, timeoutMs);
+  const waitForLog = logWaiter(logs, () => raw, () => exited);
   const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
   const url = String(started.url);
   return {
@@ -185,10 +178,7 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
     output: () => raw,
     exit,
     waitForLog,
-    async get(path) {
-      const res = await fetch(`${url}${path}`);
-      return { status: res.status, text: await res.text() };
-    },
+    get: (path) => getText(url, path),
     signal: (name) => void signals.emit(name, name),
     fireSchedule: () => scheduler.fire(),
     async stop() {

@@ -146,6 +146,26 @@ export function spawnAmsync(args: readonly string[], options: AmsyncOptions = {}
   });
 }
 
+/** What both daemon helpers (spawned and in-process) read the daemon's JSON log lines with. */
+export type WaitForLog = (match: (line: LogLine) => boolean, what: string, timeoutMs?: number, from?: number) => Promise<LogLine>;
+
+/** Waits for a log line; fails at once, with the output so far, when the daemon has exited. */
+export function logWaiter(logs: readonly LogLine[], output: () => string, exited: () => boolean): WaitForLog {
+  return (match, what, timeoutMs = 15_000, from = 0) =>
+    waitFor(() => {
+      const found = logs.slice(from).find(match);
+      if (found) return found;
+      if (exited()) throw new Error(`the daemon exited while waiting for ${what}:\n${output()}`);
+      return undefined;
+    }, `${what}; output so far:\n${output().slice(-4000)}`, timeoutMs);
+}
+
+/** GET a path of a daemon's health server: status and body text. */
+export async function getText(url: string, path: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${url}${path}`);
+  return { status: res.status, text: await res.text() };
+}
+
 export interface LogLine {
   readonly level: number;
   readonly msg: string;
@@ -192,13 +212,7 @@ export async function startDaemonProcess(args: string[], env: Record<string, str
   let exited = false;
   void exit.then(() => (exited = true));
 
-  const waitForLog: DaemonProcess['waitForLog'] = (match, what, timeoutMs = 15_000, from = 0) =>
-    waitFor(() => {
-      const found = logs.slice(from).find(match);
-      if (found) return found;
-      if (exited) throw new Error(`the daemon exited while waiting for ${what}:\n${raw}`);
-      return undefined;
-    }, `${what}; output so far:\n${raw.slice(-4000)}`, timeoutMs);
+  const waitForLog = logWaiter(logs, () => raw, () => exited);
 
   const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
   const url = String(started.url);
@@ -209,10 +223,7 @@ export async function startDaemonProcess(args: string[], env: Record<string, str
     output: () => raw,
     exit,
     waitForLog,
-    async get(path) {
-      const res = await fetch(`${url}${path}`);
-      return { status: res.status, text: await res.text() };
-    },
+    get: (path) => getText(url, path),
     async kill() {
       if (!exited) {
         child.kill('SIGKILL');
