@@ -3,13 +3,14 @@ import type { ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, P
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
 import { allApproved, applicablePart, checkPolicy, policyRefusal } from './approvals.js';
+import type { WriteRunHooks } from './run-sync.js';
 import { reviewPlan } from '../policy/index.js';
-import type { PasswordState, TokenSink } from '../secrets/index.js';
+import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
 import type { ServiceWriter } from '../apply/index.js';
 
-export interface ApplySavedInput {
+export interface ApplySavedInput extends WriteRunHooks {
   readonly saved: SavedPlan;
   /** The plan file as given, for messages. */
   readonly planFile: string;
@@ -22,16 +23,6 @@ export interface ApplySavedInput {
   readonly service: ServiceWriter;
   /** Opens the state file once the writer lock is held (see SyncInput.passwordState). */
   readonly passwordState?: () => Promise<PasswordState>;
-  readonly tokenSink?: TokenSink;
-  readonly onResult?: (result: ChangeResult) => void;
-  /** Told before each write request is sent (the audit log). */
-  readonly onAttempt?: (change: Change) => void;
-  /** The writer lock, taken before the service is re-listed, held to the end. */
-  readonly acquireLock?: LockAcquirer;
-  /** Changes written at once (the client's concurrency). */
-  readonly maxInFlight?: number;
-  /** No write starts once this fires (interrupt). */
-  readonly signal?: AbortSignal;
   /**
    * Fleet: called once every check passed (fresh listing, same changes, guards), with the lock
    * held, before anything is written; false writes nothing (`cancelled`). A saved fleet plan

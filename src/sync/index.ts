@@ -4,3 +4,4 @@ export { allApproved, approvalStatus, checkPolicy, policyRefusal } from './appro
 export { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from './apply-saved-plan.js';
 export type { ApplySavedInput, ApplySavedOutcome } from './apply-saved-plan.js';
 export { syncEvents } from './sync-events.js';
+export type { WriteRunHooks } from './run-sync.js';

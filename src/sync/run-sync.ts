@@ -7,7 +7,22 @@ import { executePlan, type TokenError, passwordFingerprints, protectMatcher, pre
 import type { ServiceWriter } from '../apply/index.js';
 import { approvalStatus, applicablePart, checkPolicy, policyRefusal, withApprovals } from './approvals.js';
 
-export interface SyncInput {
+/** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
+export interface WriteRunHooks {
+  readonly tokenSink?: TokenSink;
+  /** Called for each result as it is known (logs, metrics, the audit log). */
+  readonly onResult?: (result: ChangeResult) => void;
+  /** Told before each write request is sent (the audit log). */
+  readonly onAttempt?: (change: Change) => void;
+  /** The writer lock, taken before the service is listed, held to the end of the run. */
+  readonly acquireLock?: LockAcquirer;
+  /** Changes written at once (the client's concurrency). */
+  readonly maxInFlight?: number;
+  /** No write starts once this fires (interrupt, lost lease, run deadline). */
+  readonly signal?: AbortSignal;
+}
+
+export interface SyncInput extends WriteRunHooks {
   readonly desired: DesiredState;
   readonly service: ServiceWriter;
   /**
@@ -25,17 +40,6 @@ export interface SyncInput {
   /** `--delete-duplicate-apikeys`. */
   readonly deleteDuplicateApikeys?: boolean;
   readonly dryRun: boolean;
-  readonly tokenSink?: TokenSink;
-  /** Called for each result as it is known (logs, metrics). */
-  readonly onResult?: (result: ChangeResult) => void;
-  /** Told before each write request is sent (the audit log). */
-  readonly onAttempt?: (change: Change) => void;
-  /** The writer lock, taken before the listing of a run that writes (not a dry-run). */
-  readonly acquireLock?: LockAcquirer;
-  /** Changes written at once (the client's concurrency). */
-  readonly maxInFlight?: number;
-  /** No write starts once this fires (interrupt, lost lease, run deadline). */
-  readonly signal?: AbortSignal;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or
    * the hash of the whole set of changes that need one (DESIGN.md §10). A change the policy
