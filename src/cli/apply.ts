@@ -28,7 +28,8 @@ import {
   type OutputFormat,
   type ServiceOptions,
 } from './shared-options.js';
-import { addReportOption, throwOnFailures, notifyFailure, notifyGraceMs } from './sync.js';
+import { addReportOption, throwOnFailures } from './sync.js';
+import { notifyFailure, notifyGraceMs } from './notify-run.js';
 import { version } from './version.js';
 import { errText } from './output.js';
 import { throwOnAuditFailure } from './audit-failure.js';

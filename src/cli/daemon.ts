@@ -13,7 +13,7 @@ import type { CommandContext } from './command-context.js';
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
-import { notifyGraceMs } from './sync.js';
+import { notifyGraceMs } from './notify-run.js';
 import { attachClientMetrics, flushLogger, runSignal, runtimeOptions } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';

@@ -41,6 +41,7 @@ import { markdownMaxChars } from './render-report.js';
 import { appendStepSummary, writeReportFile } from './report-outputs.js';
 import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import { notifyFailure, notifyGraceMs } from './notify-run.js';
 
 /** The desired file loaded against a targets file: the names and labels `targets:` refers to. */
 export interface LoadedFleet {
@@ -103,7 +104,9 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
   const interrupts = dryRun ? undefined : catchInterrupts(process, (text) => io.stderr.write(text));
-  const { createServiceContext } = await import('./service-context.js');
+  const { createNotifier, createServiceContext } = await import('./service-context.js');
+  // One notifier for the whole fleet: each target's events name it; one grace period at the end.
+  const notifier = createNotifier(base, env, logger);
   try {
     const { outcomes, syncs } = await runFleetSync({
       targets: fleet.selected,
@@ -112,10 +115,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       ...(interrupts ? { signal: interrupts.signal } : {}),
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       syncTarget: async (target, desired) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
         try {
           service.client(); // an unsendable token is this target's failure, before any request
-          return await service.sync(desired, {
+          const outcome = await service.sync(desired, {
             dryRun,
             rotatePasswords: opts.rotatePasswords,
             pruneAll: opts.prune,
@@ -123,6 +126,12 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
             deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
             ...(interrupts ? { stopWrites: interrupts.signal } : {}),
           });
+          // The webhooks hear of each target on its own (the events name it).
+          service.notifyOutcome(outcome, dryRun);
+          return outcome;
+        } catch (error) {
+          notifyFailure(service, error);
+          throw error;
         } finally {
           service.close();
         }
@@ -143,6 +152,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
     finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts?.received);
   } finally {
     interrupts?.dispose();
+    if (notifier) {
+      await notifier.flush(notifyGraceMs);
+      await notifier.close();
+    }
   }
 }
 

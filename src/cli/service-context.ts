@@ -68,6 +68,8 @@ export interface ContextOverrides {
   readonly notificationMetrics?: NotificationMetrics;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
   readonly target?: string;
+  /** Fleet: the one notifier of the run, shared by its targets. */
+  readonly notifier?: Notifier;
   /** Fleet: one target's settings, made from the command's (src/fleet/ targetSettings); not resolved again. */
   readonly settings?: Settings;
 }
@@ -151,20 +153,9 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
   let audit: AuditTrail | undefined;
   // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
   // before any request, never in the middle of a run.
-  const makeNotifier = (): Notifier => {
-    const webhooks = resolveWebhooks(settings.notify.webhooks, { env, readSecretFile, allowInsecureHttp: settings.http.allowInsecureHttp });
-    const log = logger.child({ component: 'notify' });
-    return new Notifier({
-      webhooks,
-      queueSize: settings.notify.queueSize,
-      timeoutMs: settings.notify.timeoutMs,
-      maxAttempts: settings.notify.maxAttempts,
-      revision: revisionFromEnv(env),
-      ...(overrides.notificationMetrics ? { metrics: overrides.notificationMetrics } : {}),
-      onDelivery: (r) => (r.outcome === 'sent' ? log.debug(r, 'notification sent') : log.warn(r, 'notification not delivered')),
-    });
-  };
-  const notifier = settings.notify.webhooks.length > 0 ? makeNotifier() : undefined;
+  // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
+  // before any request, never in the middle of a run. A fleet hands every target one notifier.
+  const notifier = overrides.notifier ?? createNotifier(settings, env, logger, overrides.notificationMetrics);
   const auditTrail = () => (settings.auditLog === undefined ? undefined : (audit ??= new AuditTrail(settings.auditLog, env, logger, overrides.target ?? null)));
 
   return {
@@ -196,7 +187,8 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
       if (notifier) for (const event of syncEvents(outcome, { dryRun, target: overrides.target ?? null })) notifier.notify(event);
     },
     async closeNotifier(ms) {
-      if (!notifier) return;
+      // A shared notifier (a fleet's) is closed by whoever made it.
+      if (!notifier || overrides.notifier) return;
       await notifier.flush(ms);
       await notifier.close();
     },
@@ -237,6 +229,25 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
       audit?.close();
     },
   };
+}
+
+/**
+ * The notifier of notify.webhooks; undefined without webhooks. Resolving the webhooks' keys
+ * here makes one that cannot be read a bad settings file (exit 65), before any request.
+ */
+export function createNotifier(settings: Settings, env: Readonly<Record<string, string | undefined>>, logger: Logger, metrics?: NotificationMetrics): Notifier | undefined {
+  if (settings.notify.webhooks.length === 0) return undefined;
+  const webhooks = resolveWebhooks(settings.notify.webhooks, { env, readSecretFile, allowInsecureHttp: settings.http.allowInsecureHttp });
+  const log = logger.child({ component: 'notify' });
+  return new Notifier({
+    webhooks,
+    queueSize: settings.notify.queueSize,
+    timeoutMs: settings.notify.timeoutMs,
+    maxAttempts: settings.notify.maxAttempts,
+    revision: revisionFromEnv(env),
+    ...(metrics ? { metrics } : {}),
+    onDelivery: (r) => (r.outcome === 'sent' ? log.debug(r, 'notification sent') : log.warn(r, 'notification not delivered')),
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { writeSavedPlan, passwordReferences, toSavedPlan, type SavedApprovals } 
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
 import type { TokenError } from '../apply/index.js';
-import { AmsyncError, ChangesFailedError, exitCodes, InvalidInputError, SafetyError, UsageError } from '../errors.js';
+import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } from '../errors.js';
 import type { ApprovalStatus, ChangeResult, Plan } from '../model/index.js';
 import { applySummary, renderPlanText, type Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
@@ -33,6 +33,7 @@ import {
 import { version } from './version.js';
 import { throwOnAuditFailure } from './audit-failure.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
+import { notifyFailure, notifyGraceMs } from './notify-run.js';
 
 export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly dryRun?: boolean;
@@ -214,15 +215,6 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     await context.closeNotifier(notifyGraceMs);
     context.close();
   }
-}
-
-/** How long a command's exit waits for queued notifications. */
-export const notifyGraceMs = 5_000;
-
-/** A run that failed (not a bad command line or file, which nothing was sent for) is a `failure` event. */
-export function notifyFailure(context: Pick<ServiceContext, 'notify'>, error: unknown): void {
-  if (error instanceof UsageError || error instanceof InvalidInputError) return;
-  context.notify({ event: 'failure', message: error instanceof Error ? error.message : String(error) });
 }
 
 /**

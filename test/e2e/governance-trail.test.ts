@@ -173,3 +173,28 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe('a fleet run tells the webhooks of each target, and audits each write with its target', () => {
+  it('two targets: a changes_applied event and audit lines per target, from one notifier', async () => {
+    const fleet = await startEmulator({ tokens: [TOKEN], tenants: ['east', 'west'] });
+    const receiver = await WebhookReceiver.start();
+    try {
+      await writeFile(
+        join(dir, 'targets.yaml'),
+        `targets:\n  - name: east\n    url: ${fleet.tenant('east').url}\n    token: { env: FLEET_TOKEN }\n  - name: west\n    url: ${fleet.tenant('west').url}\n    token: { env: FLEET_TOKEN }\n`,
+      );
+      await writeFile(join(dir, 'settings.yaml'), `auditLog: audit.jsonl\nnotify:\n  maxAttempts: 1\n  webhooks:\n    - url: ${receiver.url()}\n      secretEnv: HOOK_KEY\n`);
+      const run = await runInProcess(['sync', '--auto-approve', '--targets', 'targets.yaml', '--settings', 'settings.yaml'], { cwd: dir, env: { ...env(), AMSYNC_URL: '', FLEET_TOKEN: TOKEN } });
+      expect(run.code, run.stderr).toBe(0);
+      await receiver.received(2);
+      const events = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as { event: string; target: string });
+      expect(events.map((e) => `${e.event} ${e.target}`).sort()).toEqual(['changes_applied east', 'changes_applied west']);
+      const written = await lines(join(dir, 'audit.jsonl'));
+      expect(written.filter((l) => l.phase === 'result').map((l) => `${String(l.target)} ${String(l.key)}`).sort()).toEqual(['east ci', 'east deploy', 'west ci', 'west deploy']);
+      expect(leaks(JSON.stringify(events) + JSON.stringify(written) + run.stdout + run.stderr)).toEqual([]);
+    } finally {
+      await receiver.close();
+      await fleet.close();
+    }
+  });
+});
