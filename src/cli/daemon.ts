@@ -64,6 +64,7 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
 }
 
 /** Runs the daemon until it stops; returns the exit code. Its signals stay the process's own (daemon/signals.ts). */
+// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): this file is being changed on the tests branch; split it once that has merged
 export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number> {
   // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
   const [{ DaemonError, startDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([

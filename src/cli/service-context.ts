@@ -111,6 +111,7 @@ export interface ServiceContext {
 export const noUrlMessage =
   'no service URL: set --url or AMSYNC_URL. To try amsync without a service, run `amsync demo`, or start the emulator with `amsync emulator --port 0 --token dev` and point --url at it';
 
+// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): left out of the short-functions branch to keep the parallel branches' merges clean; split it once they have merged
 export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
   const env = io.env;
   const settings = overrides.settings ?? (await resolveSettings(opts, env));

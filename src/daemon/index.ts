@@ -1,5 +1,7 @@
 /** The sidecar daemon (DESIGN.md §2, issue 6). Everything the CLI and tests use is exported here. */
-export { startDaemon, type DaemonDeps, type DaemonOptions, type DaemonRuntimeOptions, type RunningDaemon, type StopResult } from './daemon.js';
+export { startDaemon, type DaemonDeps, type RunningDaemon } from './daemon.js';
+export type { DaemonOptions, DaemonRuntimeOptions } from './daemon-options.js';
+export type { StopResult } from './daemon-lifecycle.js';
 export { DaemonError, type DaemonErrorCode } from './daemon-error.js';
 export type { DaemonMode, LoadedInput } from './reconciler.js';
 export { liveness, readiness, defaultReadiness, type DaemonStatus, type Readiness, type ReadinessOptions } from './readiness.js';
@@ -15,5 +17,6 @@ export type { SignalSource, DaemonSignal } from './signals.js';
 export type { LeaseElector } from './lease-elector.js';
 export { parseApprovals, readApprovalsFile, type ApprovalsRead } from './approvals-file.js';
 export { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
-export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon, type TargetReadiness, type TargetService } from './fleet-daemon.js';
+export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon } from './fleet-daemon.js';
+export type { TargetReadiness, TargetService } from './target-runner.js';
 export { createFleetTargetMetrics, type FleetTargetMetrics } from './fleet-metrics.js';

@@ -11,81 +11,60 @@ type Kind = 'sshUsers' | 'apikeys';
 const identityKey: Record<Kind, string> = { sshUsers: 'username', apikeys: 'name' };
 const kindWords: Record<Kind, string> = { sshUsers: 'SSH user', apikeys: 'apikey' };
 
+const kinds = ['sshUsers', 'apikeys'] as const;
+
 /**
  * Checks that need more than one value, run on the raw document so they report even when the
  * schema found other errors (a user fixes everything in one go). Each check looks only at
  * values of the right type; the schema reports the rest.
  */
 export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  const diag = (severity: Diagnostic['severity'], code: string, message: string, path: DocPath, at: 'value' | 'key' = 'value'): void => {
-    if (out.length >= limits.maxDiagnostics) return;
-    out.push({ severity, code, message, path: formatPath(path), position: source.locate(path, at) });
-  };
   const root = asRecord(raw);
-  if (!root) return out;
+  if (!root) return [];
+  const check = new DocumentCheck(root, source);
+  for (const kind of kinds) check.items(kind);
+  for (const kind of kinds) {
+    check.protectGlobs(kind);
+    check.pruneEverything(kind);
+  }
+  check.namePatterns();
+  return check.diagnostics;
+}
 
-  for (const kind of ['sshUsers', 'apikeys'] as const) {
-    const items = asList(root[kind]);
+/** checkDesired's checks, in the order they report, over the findings they share (bounded). */
+class DocumentCheck {
+  readonly diagnostics: Diagnostic[] = [];
+
+  constructor(
+    private readonly root: Record<string, unknown>,
+    private readonly source: YamlSource,
+  ) {}
+
+  /** Each kind's items: identities and pinned ids declared once, and the advisories of one item. */
+  items(kind: Kind): void {
     const byIdentity = new Map<string, number>();
     const byId = new Map<number, number>();
-    items.forEach((rawItem, i) => {
+    asList(this.root[kind]).forEach((rawItem, i) => {
       const item = asRecord(rawItem);
       if (!item) return;
-      const identity = item[identityKey[kind]];
-      // Apikey names are not unique on the service: a pinned id is the identity of an apikey
-      // (DESIGN.md §3), so keys that share a name are declared apart by `id:`.
-      const pinnedApikey = kind === 'apikeys' && item.id !== undefined;
-      if (typeof identity === 'string' && identity !== '' && !pinnedApikey) {
-        const first = byIdentity.get(identity);
-        if (first === undefined) byIdentity.set(identity, i);
-        else {
-          const line = source.locate([kind, first]).line;
-          diag('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once${kind === 'apikeys' ? ' (apikeys that share a name are declared with `id:`)' : ''}`, [kind, i, identityKey[kind]]);
-        }
-      }
-      const id = item.id;
-      if (typeof id === 'number' && Number.isInteger(id) && id > 0) {
-        const first = byId.get(id);
-        if (first === undefined) byId.set(id, i);
-        else {
-          const line = source.locate([kind, first]).line;
-          diag('error', diagnosticCodes.duplicateIdentity, `id ${id} is pinned twice (first by ${kind}[${first}], line ${line}); one remote ${kindWords[kind]} cannot be two declared items`, [kind, i, 'id']);
-        }
-      }
-      if (kind === 'sshUsers') {
-        const level = item.level;
-        if (typeof level === 'string' && level !== '' && !knownLevels.includes(level)) {
-          diag('warning', diagnosticCodes.unknownLevel, `level ${quote(level)} is not one the service documents (${knownLevels.map((l) => quote(l)).join(', ')}); it is sent as written${levelSlip(level)}`, [kind, i, 'level']);
-        }
-        if (item.ensure === 'absent' && item.password !== undefined) {
-          diag('warning', diagnosticCodes.ignoredOnAbsent, 'password is ignored for an item with ensure: absent (it is deleted, not updated)', [kind, i, 'password'], 'key');
-        }
-      } else {
-        const roles = asList(item.roles);
-        const seen = new Set<number | string>();
-        roles.forEach((role, j) => {
-          if (typeof role !== 'number' && typeof role !== 'string') return;
-          const shown = typeof role === 'number' ? String(role) : quote(role);
-          if (seen.has(role)) diag('warning', diagnosticCodes.duplicateRole, `role ${shown} is listed twice; roles are a set, so once is enough`, [kind, i, 'roles', j]);
-          seen.add(role);
-        });
-      }
+      this.#uniqueIdentity(kind, item, i, byIdentity);
+      this.#uniqueId(kind, item, i, byId);
+      if (kind === 'sshUsers') this.#sshUserAdvice(item, i);
+      else this.#duplicateRoles(item, i);
     });
   }
 
-  const protect = asRecord(root.protect);
-  const prune = asRecord(root.prune);
-  for (const kind of ['sshUsers', 'apikeys'] as const) {
-    const globs = asList(protect?.[kind]);
-    const declared = asList(root[kind])
+  /** Globs of `protect:` that are invalid, or that match a declared item (which is then never changed). */
+  protectGlobs(kind: Kind): void {
+    const globs = asList(asRecord(this.root.protect)?.[kind]);
+    const declared = asList(this.root[kind])
       .map((item, i) => ({ i, item: asRecord(item) }))
       .filter(({ item }) => item && item.ensure !== 'absent' && typeof item[identityKey[kind]] === 'string');
     globs.forEach((glob, j) => {
       if (typeof glob !== 'string' || glob === '') return;
       const problem = globProblem(glob);
       if (problem) {
-        diag('error', diagnosticCodes.invalidGlob, `invalid glob ${quote(glob)}: ${problem}`, ['protect', kind, j]);
+        this.#report('error', diagnosticCodes.invalidGlob, `invalid glob ${quote(glob)}: ${problem}`, ['protect', kind, j]);
         return;
       }
       // An advisory only: skipped when globs × items is too large to be a real file's.
@@ -95,12 +74,16 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
       for (const { i, item } of declared) {
         const key = item![identityKey[kind]] as string;
         if (matches(key)) {
-          diag('warning', diagnosticCodes.protectMatchesDeclared, `declared ${kindWords[kind]} ${quote(key)} (${kind}[${i}]) matches this protect glob, so amsync will never change it`, ['protect', kind, j]);
+          this.#report('warning', diagnosticCodes.protectMatchesDeclared, `declared ${kindWords[kind]} ${quote(key)} (${kind}[${i}]) matches this protect glob, so amsync will never change it`, ['protect', kind, j]);
         }
       }
     });
-    if (prune?.[kind] === true && asList(root[kind]).length === 0) {
-      diag(
+  }
+
+  /** Prune on with no item declared: a delete of everything, which sync refuses. */
+  pruneEverything(kind: Kind): void {
+    if (asRecord(this.root.prune)?.[kind] === true && asList(this.root[kind]).length === 0) {
+      this.#report(
         'warning',
         diagnosticCodes.pruneEverything,
         `prune is on but no ${kindWords[kind]} is declared: that asks to delete every unprotected ${kindWords[kind]}, which sync refuses (exit 3)`,
@@ -109,14 +92,68 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
     }
   }
 
-  const policy = asRecord(root.policy);
-  for (const key of ['usernamePattern', 'apikeyNamePattern'] as const) {
-    const pattern = policy?.[key];
-    if (typeof pattern !== 'string' || pattern === '') continue;
-    const problem = namePatternProblem(pattern);
-    if (problem) diag('error', diagnosticCodes.invalidPattern, `invalid ${key} ${quote(pattern)}: ${problem}`, ['policy', key]);
+  /** The policy's name patterns compile. */
+  namePatterns(): void {
+    const policy = asRecord(this.root.policy);
+    for (const key of ['usernamePattern', 'apikeyNamePattern'] as const) {
+      const pattern = policy?.[key];
+      if (typeof pattern !== 'string' || pattern === '') continue;
+      const problem = namePatternProblem(pattern);
+      if (problem) this.#report('error', diagnosticCodes.invalidPattern, `invalid ${key} ${quote(pattern)}: ${problem}`, ['policy', key]);
+    }
   }
-  return out;
+
+  #uniqueIdentity(kind: Kind, item: Record<string, unknown>, i: number, seen: Map<string, number>): void {
+    const identity = item[identityKey[kind]];
+    // Apikey names are not unique on the service: a pinned id is the identity of an apikey
+    // (DESIGN.md §3), so keys that share a name are declared apart by `id:`.
+    const pinnedApikey = kind === 'apikeys' && item.id !== undefined;
+    if (typeof identity !== 'string' || identity === '' || pinnedApikey) return;
+    const first = seen.get(identity);
+    if (first === undefined) {
+      seen.set(identity, i);
+      return;
+    }
+    const line = this.source.locate([kind, first]).line;
+    this.#report('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(identity)} is declared twice (first as ${kind}[${first}], line ${line}); each ${identityKey[kind]} may appear once${kind === 'apikeys' ? ' (apikeys that share a name are declared with `id:`)' : ''}`, [kind, i, identityKey[kind]]);
+  }
+
+  #uniqueId(kind: Kind, item: Record<string, unknown>, i: number, seen: Map<number, number>): void {
+    const id = item.id;
+    if (!(typeof id === 'number' && Number.isInteger(id) && id > 0)) return;
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, i);
+      return;
+    }
+    const line = this.source.locate([kind, first]).line;
+    this.#report('error', diagnosticCodes.duplicateIdentity, `id ${id} is pinned twice (first by ${kind}[${first}], line ${line}); one remote ${kindWords[kind]} cannot be two declared items`, [kind, i, 'id']);
+  }
+
+  #sshUserAdvice(item: Record<string, unknown>, i: number): void {
+    const level = item.level;
+    if (typeof level === 'string' && level !== '' && !knownLevels.includes(level)) {
+      this.#report('warning', diagnosticCodes.unknownLevel, `level ${quote(level)} is not one the service documents (${knownLevels.map((l) => quote(l)).join(', ')}); it is sent as written${levelSlip(level)}`, ['sshUsers', i, 'level']);
+    }
+    if (item.ensure === 'absent' && item.password !== undefined) {
+      this.#report('warning', diagnosticCodes.ignoredOnAbsent, 'password is ignored for an item with ensure: absent (it is deleted, not updated)', ['sshUsers', i, 'password'], 'key');
+    }
+  }
+
+  #duplicateRoles(item: Record<string, unknown>, i: number): void {
+    const seen = new Set<number | string>();
+    asList(item.roles).forEach((role, j) => {
+      if (typeof role !== 'number' && typeof role !== 'string') return;
+      const shown = typeof role === 'number' ? String(role) : quote(role);
+      if (seen.has(role)) this.#report('warning', diagnosticCodes.duplicateRole, `role ${shown} is listed twice; roles are a set, so once is enough`, ['apikeys', i, 'roles', j]);
+      seen.add(role);
+    });
+  }
+
+  #report(severity: Diagnostic['severity'], code: string, message: string, path: DocPath, at: 'value' | 'key' = 'value'): void {
+    if (this.diagnostics.length >= limits.maxDiagnostics) return;
+    this.diagnostics.push({ severity, code, message, path: formatPath(path), position: this.source.locate(path, at) });
+  }
 }
 
 /**
@@ -127,7 +164,7 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
 export function checkSections(state: DesiredState): Diagnostic[] {
   const out: Diagnostic[] = [];
   const origin = state.origin;
-  for (const kind of ['sshUsers', 'apikeys'] as const) {
+  for (const kind of kinds) {
     const items = state[kind] as readonly (DesiredSshUser | DesiredApikey)[];
     if (state.prune[kind] && items.length === 0 && origin?.prune) {
       out.push({

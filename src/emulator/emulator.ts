@@ -1,10 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EmulatorError } from './errors.js';
 import { FaultController } from './faults.js';
 import { answerProtocolEdges } from './http-server.js';
 import { createInstance, type EmulatorControl, type Instance, type InstanceEnvironment } from './instance.js';
-import { resolveOptions, type EmulatorOptions } from './options.js';
+import { resolveOptions, type EmulatorOptions, type ResolvedOptions } from './options.js';
 import { loadDataFile } from './persistence.js';
 import { createRng } from './rng.js';
 import { TenantRouter } from './tenant-router.js';
@@ -55,72 +55,16 @@ export function startEmulator(options?: EmulatorOptions & { tenants?: undefined 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator | RunningTenants> {
   const o = resolveOptions(options);
   const initialData = o.dataFile === undefined ? null : await loadDataFile(o.dataFile);
-  try {
-    // Checked now: a tenant's faults are built on its first request, too late to refuse them.
-    new FaultController(o.faults, createRng(o.seed), Date.now);
-  } catch (error) {
-    throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
-  }
-
-  let closed = false;
-  const timers = new Set<NodeJS.Timeout>();
-  const env: InstanceEnvironment = {
-    options: o,
-    sleep: (ms) =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          timers.delete(t);
-          resolve();
-        }, ms);
-        timers.add(t);
-      }),
-    isClosed: () => closed,
-  };
-
-  let single: Instance | null = null;
-  let router: TenantRouter | null = null;
-  let listener: (req: IncomingMessage, res: ServerResponse) => void;
+  checkFaults(o);
+  const host = new EmulatorHost(o);
   if (o.tenants === null) {
-    const instance = createInstance(env, { pathPrefix: '', seed: o.seed, initialData, persistTo: o.dataFile });
-    single = instance;
-    listener = (req, res) => instance.handle(req, res, req.url ?? '/');
-  } else {
-    // Every tenant starts from the data file; none writes back (they would overwrite each other).
-    const tenants = new TenantRouter(o.tenants, (name) => createInstance(env, { pathPrefix: tenantPrefix(name), seed: tenantSeed(o.seed, name), initialData, persistTo: undefined }));
-    router = tenants;
-    listener = (req, res) => tenants.listen(req, res);
+    const instance = createInstance(host.env, { pathPrefix: '', seed: o.seed, initialData, persistTo: o.dataFile });
+    const { url, port } = await host.listen((req, res) => instance.handle(req, res, req.url ?? '/'));
+    return { ...instance.control, url, port, seedValue: o.seed, close: () => host.close([instance]) };
   }
-
-  const server = createServer(listener);
-  const edges = answerProtocolEdges(server, listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new EmulatorError('emulator_listen', `Cannot listen on ${o.host}:${o.port}: ${error.code ?? error.message}`, { cause: error }));
-    });
-    server.listen(o.port, o.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const hostInUrl = o.host.includes(':') ? `[${o.host}]` : o.host;
-  const url = `http://${hostInUrl}:${port}`;
-
-  const close = async (instances: Instance[]) => {
-    if (closed) return;
-    closed = true;
-    for (const i of instances) i.dropPending();
-    for (const t of timers) clearTimeout(t);
-    timers.clear();
-    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    edges.closeAll();
-    await stopped;
-    await Promise.all(instances.map((i) => i.flush()));
-  };
-
-  if (single !== null) {
-    const instance = single;
-    return { ...instance.control, url, port, seedValue: o.seed, close: () => close([instance]) };
-  }
-  const tenants = router as TenantRouter;
+  // Every tenant starts from the data file; none writes back (they would overwrite each other).
+  const tenants = new TenantRouter(o.tenants, (name) => createInstance(host.env, { pathPrefix: tenantPrefix(name), seed: tenantSeed(o.seed, name), initialData, persistTo: undefined }));
+  const { url, port } = await host.listen((req, res) => tenants.listen(req, res));
   return {
     url,
     port,
@@ -132,6 +76,76 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return { ...instance.control, name, url: `${url}${tenantPrefix(name)}`, seedValue: tenantSeed(o.seed, name) };
     },
     activeTenants: () => tenants.active,
-    close: () => close(tenants.built()),
+    close: () => host.close(tenants.built()),
   };
+}
+
+/** Checked now: a tenant's faults are built on its first request, too late to refuse them. */
+function checkFaults(o: ResolvedOptions): void {
+  try {
+    new FaultController(o.faults, createRng(o.seed), Date.now);
+  } catch (error) {
+    throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
+  }
+}
+
+/**
+ * The node:http server the instances sit behind, and what its close takes down: their pending
+ * writes, their timers (latency, delayed answers), the open connections.
+ */
+class EmulatorHost {
+  readonly #o: ResolvedOptions;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #closed = false;
+  #server: Server | undefined;
+  #edges: { closeAll(): void } | undefined;
+  /** What every instance shares with the host. */
+  readonly env: InstanceEnvironment;
+
+  constructor(o: ResolvedOptions) {
+    this.#o = o;
+    this.env = { options: o, sleep: (ms) => this.#sleep(ms), isClosed: () => this.#closed };
+  }
+
+  /** Resolves once listening; throws EmulatorError when the address cannot be bound. */
+  async listen(listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; port: number }> {
+    const o = this.#o;
+    const server = createServer(listener);
+    this.#server = server;
+    this.#edges = answerProtocolEdges(server, listener);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        reject(new EmulatorError('emulator_listen', `Cannot listen on ${o.host}:${o.port}: ${error.code ?? error.message}`, { cause: error }));
+      });
+      server.listen(o.port, o.host, () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    const hostInUrl = o.host.includes(':') ? `[${o.host}]` : o.host;
+    return { url: `http://${hostInUrl}:${port}`, port };
+  }
+
+  /** Once: drops the instances' pending writes, cuts the connections, then flushes their data files. */
+  async close(instances: Instance[]): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const i of instances) i.dropPending();
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    const server = this.#server!;
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    this.#edges?.closeAll();
+    await stopped;
+    await Promise.all(instances.map((i) => i.flush()));
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        this.#timers.delete(t);
+        resolve();
+      }, ms);
+      this.#timers.add(t);
+    });
+  }
 }

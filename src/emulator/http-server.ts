@@ -70,91 +70,152 @@ async function serveApi(ctx: HttpContext, req: IncomingMessage, res: ServerRespo
 }
 
 async function serveApiRequest(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> {
-  const started = performance.now();
-  const seq = ctx.log.nextSeq();
-  const time = new Date().toISOString();
-  let fault: string | undefined;
-  const finish = (status: number, reply?: Reply) => {
-    const next = status === 200 && reply?.raw === undefined ? listNext(reply?.body) : undefined;
-    ctx.log.finish({
-      seq,
-      method,
-      path,
-      query: Object.fromEntries(query),
-      status,
-      time,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
-      ...(fault === undefined ? {} : { fault }),
-      ...(next === undefined ? {} : { next }),
-      // The client hung up first (it timed out or was killed): the answer reaches nobody.
-      ...(status !== 0 && (res.destroyed || req.socket.destroyed) ? { undelivered: true as const } : {}),
-      ...(reply?.item === undefined ? {} : { item: reply.item }),
-    });
-  };
-  const reset = (performed?: Reply) => {
-    finish(0, performed);
-    req.socket.destroy();
-  };
+  const exchange = new ApiExchange(ctx, req, res, method, path, query);
   try {
+    await exchange.serve();
+  } catch (error) {
+    exchange.respond(internalError(ctx, error));
+  }
+}
+
+/**
+ * One API request, from its arrival to its line in the request log: read the body, let the
+ * faults act (they may answer or cut it), perform it, then the faults that strike after it
+ * was performed.
+ */
+class ApiExchange {
+  readonly #ctx: HttpContext;
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+  readonly #method: string;
+  readonly #path: string;
+  readonly #query: URLSearchParams;
+  readonly #started: number;
+  readonly #seq: number;
+  readonly #time: string;
+  #fault: string | undefined;
+
+  constructor(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams) {
+    this.#ctx = ctx;
+    this.#req = req;
+    this.#res = res;
+    this.#method = method;
+    this.#path = path;
+    this.#query = query;
+    this.#started = performance.now();
+    this.#seq = ctx.log.nextSeq();
+    this.#time = new Date().toISOString();
+  }
+
+  async serve(): Promise<void> {
+    const ctx = this.#ctx;
     // The whole body is read first, so a reset fault hits a client that has finished sending.
-    const body = await readBody(req);
-    const plan: FaultPlan = ctx.faults.admit(method, path);
-    fault = plan.label;
+    const body = await readBody(this.#req);
+    const plan: FaultPlan = ctx.faults.admit(this.#method, this.#path);
+    this.#fault = plan.label;
+    if (await this.#faultAnswers(plan, body)) return;
+    const reply = await this.#perform(plan, body);
+    if (ctx.isClosed() || plan.commitThenFail === 'reset') return this.#reset(reply);
+    this.respond(afterCommit(plan, reply));
+  }
+
+  respond(reply: Reply): void {
+    this.#finish(reply.status, reply);
+    send(this.#res, reply);
+  }
+
+  /** The faults that act before the request is performed; true when one answered or cut it. */
+  async #faultAnswers(plan: FaultPlan, body: string | null): Promise<boolean> {
+    const ctx = this.#ctx;
     if (plan.delayMs > 0) await ctx.sleep(plan.delayMs);
-    if (ctx.isClosed()) return reset();
-    if (plan.processing) res.writeProcessing();
-    if (plan.reset) return reset();
+    if (ctx.isClosed()) return this.#cut();
+    if (plan.processing) this.#res.writeProcessing();
+    if (plan.reset) return this.#cut();
     if (plan.anotherClient) await anotherClient(plan.anotherClient, ctx.api);
     if (plan.endless) {
-      await streamEndless(ctx, res, method, path);
-      return finish(200);
+      await streamEndless(ctx, this.#res, this.#method, this.#path);
+      this.#finish(200);
+      return true;
     }
-    if (plan.answer && plan.echo) {
-      const itemToken = apikeyToken(ctx, path);
-      const shown = `${ctx.pathPrefix}${path}`;
-      return respond(res, echoReply(plan.answer.status, plan.echo, { method, path: shown, body, authorization: req.headers.authorization, itemToken }, plan.answer.headers), finish);
-    }
-    if (plan.answer) return respond(res, plan.answer, finish);
-    let reply: Reply;
-    if (body === null) {
-      reply = oneError(400, 'body', 'rule', `the body is larger than ${MAX_BODY_BYTES} bytes`);
-    } else if (path === TOKEN_PATH && ctx.oauth.enabled && method !== 'POST') {
-      reply = oneError(405, 'method', 'rule', `${method} is not supported on ${ctx.pathPrefix}${path}`, { Allow: 'POST' });
-    } else if (path === TOKEN_PATH) {
-      reply = ctx.oauth.exchange(body);
+    if (plan.answer === undefined) return false;
+    if (plan.echo) {
+      const itemToken = apikeyToken(ctx, this.#path);
+      const request = { method: this.#method, path: `${ctx.pathPrefix}${this.#path}`, body, authorization: this.#req.headers.authorization, itemToken };
+      this.respond(echoReply(plan.answer.status, plan.echo, request, plan.answer.headers));
     } else {
-      if (plan.expireToken) expireToken(req.headers.authorization, ctx.tokens);
-      const access = authenticate(req.headers.authorization, ctx.tokens);
-      reply =
-        typeof access === 'string'
-          ? await handleApi(
-              {
-                method,
-                path,
-                query,
-                body,
-                access,
-                listMode: plan.listMode,
-                ...(plan.concurrentWrite === undefined ? {} : { concurrentWrite: plan.concurrentWrite }),
-                ...(plan.shiftPage === undefined ? {} : { shiftPage: plan.shiftPage }),
-                sendProcessing: () => res.writeProcessing(),
-              },
-              ctx.api,
-            )
-          : access;
+      this.respond(plan.answer);
     }
-    if (ctx.isClosed()) return reset(reply);
-    if (plan.commitThenFail === 'reset') return reset(reply);
-    // What was performed stays in the log, whatever answer is sent instead.
-    const item = reply.item === undefined ? {} : { item: reply.item };
-    if (plan.commitThenFail !== undefined) {
-      reply = { ...oneError(plan.commitThenFail, 'service', 'rule', `injected fault ${plan.commitThenFail} after the request was performed`), ...item };
-    }
-    if (plan.malformed) reply = { status: 200, raw: truncate(JSON.stringify(reply.body ?? {})), ...item };
-    respond(res, reply, finish);
-  } catch (error) {
-    respond(res, internalError(ctx, error), finish);
+    return true;
   }
+
+  #cut(): true {
+    this.#reset();
+    return true;
+  }
+
+  /** The request performed: the token endpoint, or the API once the bearer token is checked. */
+  async #perform(plan: FaultPlan, body: string | null): Promise<Reply> {
+    const method = this.#method;
+    const path = this.#path;
+    const ctx = this.#ctx;
+    const authorization = this.#req.headers.authorization;
+    if (body === null) return oneError(400, 'body', 'rule', `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (path === TOKEN_PATH && ctx.oauth.enabled && method !== 'POST') return oneError(405, 'method', 'rule', `${method} is not supported on ${ctx.pathPrefix}${path}`, { Allow: 'POST' });
+    if (path === TOKEN_PATH) return ctx.oauth.exchange(body);
+    if (plan.expireToken) expireToken(authorization, ctx.tokens);
+    const access = authenticate(authorization, ctx.tokens);
+    if (typeof access !== 'string') return access;
+    return handleApi(
+      {
+        method,
+        path,
+        query: this.#query,
+        body,
+        access,
+        listMode: plan.listMode,
+        ...(plan.concurrentWrite === undefined ? {} : { concurrentWrite: plan.concurrentWrite }),
+        ...(plan.shiftPage === undefined ? {} : { shiftPage: plan.shiftPage }),
+        sendProcessing: () => this.#res.writeProcessing(),
+      },
+      ctx.api,
+    );
+  }
+
+  /** The client gets no answer: the connection is destroyed. */
+  #reset(performed?: Reply): void {
+    this.#finish(0, performed);
+    this.#req.socket.destroy();
+  }
+
+  #finish(status: number, reply?: Reply): void {
+    const next = status === 200 && reply?.raw === undefined ? listNext(reply?.body) : undefined;
+    this.#ctx.log.finish({
+      seq: this.#seq,
+      method: this.#method,
+      path: this.#path,
+      query: Object.fromEntries(this.#query),
+      status,
+      time: this.#time,
+      durationMs: Math.round((performance.now() - this.#started) * 100) / 100,
+      ...(this.#fault === undefined ? {} : { fault: this.#fault }),
+      ...(next === undefined ? {} : { next }),
+      // The client hung up first (it timed out or was killed): the answer reaches nobody.
+      ...(status !== 0 && (this.#res.destroyed || this.#req.socket.destroyed) ? { undelivered: true as const } : {}),
+      ...(reply?.item === undefined ? {} : { item: reply.item }),
+    });
+  }
+}
+
+/** The faults that strike once the request was performed: an error or a malformed body instead of its answer. */
+function afterCommit(plan: FaultPlan, performed: Reply): Reply {
+  let reply = performed;
+  // What was performed stays in the log, whatever answer is sent instead.
+  const item = reply.item === undefined ? {} : { item: reply.item };
+  if (typeof plan.commitThenFail === 'number') {
+    reply = { ...oneError(plan.commitThenFail, 'service', 'rule', `injected fault ${plan.commitThenFail} after the request was performed`), ...item };
+  }
+  if (plan.malformed) reply = { status: 200, raw: truncate(JSON.stringify(reply.body ?? {})), ...item };
+  return reply;
 }
 
 /** The token of the apikey a path names, when it names one that exists (for `echo`). */
@@ -243,11 +304,6 @@ export function answerProtocolEdges(server: Server, listener: (req: IncomingMess
 }
 
 const reasons: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed' };
-
-function respond(res: ServerResponse, reply: Reply, finish: (status: number, reply: Reply) => void): void {
-  finish(reply.status, reply);
-  send(res, reply);
-}
 
 /** Writes a reply, as JSON unless it says otherwise (the router's 404s use it too). */
 export function send(res: ServerResponse, reply: Reply): void {

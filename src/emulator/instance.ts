@@ -73,6 +73,7 @@ export interface Instance {
  * writes, persistence) and its request handler. Synchronous and small, so a server with many
  * tenants can build each one on its first request.
  */
+// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): this file is being changed on the tests branch; split it once that has merged
 export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): Instance {
   const o = env.options;
   const { pathPrefix } = setup;

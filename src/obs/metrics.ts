@@ -119,15 +119,39 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
   const registry = new Registry();
   const registers = [registry];
   if (options.processMetrics) addProcessMetrics(registry);
+  buildInfo(registers, options);
+  // The groups register their families in this order, the order of the exposition text. Each
+  // sets its series to their start values: a series that exists from the start reads as 0
+  // instead of being absent, so alerts on `amsync_config_valid == 0` or on a rate of failures
+  // work from the first scrape.
+  return {
+    registry,
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    ...runMetrics(registers),
+    ...daemonStateMetrics(registers),
+    ...apiMetrics(registers),
+    ...credentialMetrics(registers),
+    ...notificationMetrics(registers),
+  };
+}
 
-  const buildInfo = new Gauge({
+type Registers = Registry[];
+type RunRecorder = Pick<DaemonMetrics, 'recordRun' | 'recordChange' | 'setDrift' | 'setUnmanaged'>;
+
+function buildInfo(registers: Registers, options: MetricsOptions): void {
+  const info = new Gauge({
     name: 'amsync_build_info',
     help: 'Always 1; the labels say which amsync and which Node.js run.',
     labelNames: ['version', 'node_version'] as const,
     registers,
   });
-  buildInfo.set({ version: cleanFree(options.version), node_version: cleanFree(options.nodeVersion ?? process.version) }, 1);
+  info.set({ version: cleanFree(options.version), node_version: cleanFree(options.nodeVersion ?? process.version) }, 1);
+}
 
+/** What each daemon run records: its outcome and duration, its changes, the drift and the unmanaged items it found. */
+function runMetrics(registers: Registers): RunRecorder {
   const runs = new Counter({
     name: 'amsync_sync_runs_total',
     help: 'Sync runs by outcome: success, partial (some changes failed), refused (safety guard), failure (service or network), invalid_input.',
@@ -159,6 +183,27 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     labelNames: ['kind'] as const,
     registers,
   });
+  for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
+  for (const kind of metricKinds) {
+    drift.set({ kind }, 0);
+    unmanaged.set({ kind }, 0);
+  }
+  return {
+    recordRun(outcome, seconds) {
+      const o = oneOf(outcome, runOutcomes, 'failure');
+      runs.inc({ outcome: o });
+      duration.observe({ outcome: o }, Math.max(0, seconds));
+    },
+    recordChange(kind, action, outcome) {
+      changes.inc({ kind: oneOf(kind, metricKinds, 'other'), action: oneOf(action, actions, 'other'), outcome: oneOf(outcome, changeOutcomes, 'other') });
+    },
+    setDrift: (kind, items) => drift.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
+    setUnmanaged: (kind, items) => unmanaged.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
+  };
+}
+
+/** The daemon's state between runs: config validity, last success, readiness, the Lease, pending approvals. */
+function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof RunRecorder> & Pick<AmsyncMetrics, 'setLeader'> {
   const configValid = new Gauge({
     name: 'amsync_config_valid',
     help: '1 when the desired-state file (and settings) last loaded without error, else 0.',
@@ -191,6 +236,28 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     help: 'Changes that need an approval (superuser, approveRoles, approveDeletesOver) and have none, so the daemon has not written them, as of the last run that applied.',
     registers,
   });
+  configValid.set(1);
+  lastSuccess.set(0);
+  running.set(0);
+  failures.set(0);
+  ready.set(0);
+  leader.set(1);
+  pendingApprovals.set(0);
+  abandoned.inc(0);
+  return {
+    setConfigValid: (valid) => configValid.set(valid ? 1 : 0),
+    setLastSuccess: (epochMs) => lastSuccess.set(epochMs / 1000),
+    setRunning: (on) => running.set(on ? 1 : 0),
+    setConsecutiveFailures: (count) => failures.set(count),
+    setReady: (on) => ready.set(on ? 1 : 0),
+    setLeader: (on) => leader.set(on ? 1 : 0),
+    recordAbandoned: () => abandoned.inc(),
+    setPendingApprovals: (count) => pendingApprovals.set(Number.isFinite(count) && count >= 0 ? count : 0),
+  };
+}
+
+/** The service client's requests: attempts, durations, retries, push-back, the limiter's rate. */
+function apiMetrics(registers: Registers): Omit<ClientMetrics, 'observeCredential'> {
   const requests = new Counter({
     name: 'amsync_api_requests_total',
     help: 'Attempts of requests to the service, by method, route template and status (or error when no answer came).',
@@ -222,66 +289,8 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     help: "The adaptive rate limiter's current rate, requests per second.",
     registers,
   });
-  const renewals = new Counter({
-    name: 'amsync_access_token_renewals_total',
-    help: 'Exchanges of the integrator key for access tokens, by outcome: exchanged (the first), renewed, renewal_deferred (failed while the token still worked), rejected.',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const notifications = new Counter({
-    name: 'amsync_notifications_total',
-    help: 'Webhook notifications by event and outcome: sent, failed (refused, or every attempt failed), dropped (the queue was full, or amsync shut down first).',
-    labelNames: ['event', 'outcome'] as const,
-    registers,
-  });
-  const keyPersisted = new Gauge({
-    name: 'amsync_integrator_key_persisted',
-    help: '0 when the service rotated the integrator key and amsync could not write it back to its file (a restart would use the old key); else 1.',
-    registers,
-  });
-
-  // Series that exist from the start read as 0 instead of being absent: alerts on
-  // `amsync_config_valid == 0` or on a rate of failures work from the first scrape.
-  configValid.set(1);
-  lastSuccess.set(0);
-  running.set(0);
-  failures.set(0);
-  ready.set(0);
-  leader.set(1);
-  keyPersisted.set(1);
-  pendingApprovals.set(0);
-  for (const outcome of runOutcomes) runs.inc({ outcome }, 0);
-  abandoned.inc(0);
-  for (const kind of metricKinds) {
-    drift.set({ kind }, 0);
-    unmanaged.set({ kind }, 0);
-  }
-  for (const event of notifyEventNames) for (const outcome of notificationOutcomes) notifications.inc({ event, outcome }, 0);
-
   const routes = new RouteLabels();
   return {
-    registry,
-    async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
-    },
-    recordRun(outcome, seconds) {
-      const o = oneOf(outcome, runOutcomes, 'failure');
-      runs.inc({ outcome: o });
-      duration.observe({ outcome: o }, Math.max(0, seconds));
-    },
-    recordChange(kind, action, outcome) {
-      changes.inc({ kind: oneOf(kind, metricKinds, 'other'), action: oneOf(action, actions, 'other'), outcome: oneOf(outcome, changeOutcomes, 'other') });
-    },
-    setDrift: (kind, items) => drift.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
-    setUnmanaged: (kind, items) => unmanaged.set({ kind: oneOf(kind, metricKinds, 'other') }, items),
-    setConfigValid: (valid) => configValid.set(valid ? 1 : 0),
-    setLastSuccess: (epochMs) => lastSuccess.set(epochMs / 1000),
-    setRunning: (on) => running.set(on ? 1 : 0),
-    setConsecutiveFailures: (count) => failures.set(count),
-    setReady: (on) => ready.set(on ? 1 : 0),
-    setLeader: (on) => leader.set(on ? 1 : 0),
-    recordAbandoned: () => abandoned.inc(),
-    setPendingApprovals: (count) => pendingApprovals.set(Number.isFinite(count) && count >= 0 ? count : 0),
     observeApiRequest(sample) {
       const method = methodLabel(sample.method);
       const route = routes.label(sample.route);
@@ -299,13 +308,43 @@ export function createMetrics(options: MetricsOptions): AmsyncMetrics {
     setLimiterRate(rate) {
       if (Number.isFinite(rate) && rate >= 0) limiterRate.set(rate);
     },
-    recordNotification(event, outcome) {
-      notifications.inc({ event: oneOf(event, notifyEventNames, 'other'), outcome: oneOf(outcome, notificationOutcomes, 'other') });
-    },
+  };
+}
+
+/** The integrator key: its exchanges for access tokens, and whether a rotated key reached its file. */
+function credentialMetrics(registers: Registers): Pick<ClientMetrics, 'observeCredential'> {
+  const renewals = new Counter({
+    name: 'amsync_access_token_renewals_total',
+    help: 'Exchanges of the integrator key for access tokens, by outcome: exchanged (the first), renewed, renewal_deferred (failed while the token still worked), rejected.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const keyPersisted = new Gauge({
+    name: 'amsync_integrator_key_persisted',
+    help: '0 when the service rotated the integrator key and amsync could not write it back to its file (a restart would use the old key); else 1.',
+    registers,
+  });
+  keyPersisted.set(1);
+  return {
     observeCredential(sample) {
       if ((credentialOutcomes as readonly string[]).includes(sample.action)) renewals.inc({ outcome: sample.action });
       if (sample.action === 'write_back_failed') keyPersisted.set(0);
       if (sample.action === 'rotated' && sample.persisted === true) keyPersisted.set(1);
+    },
+  };
+}
+
+function notificationMetrics(registers: Registers): NotificationMetrics {
+  const notifications = new Counter({
+    name: 'amsync_notifications_total',
+    help: 'Webhook notifications by event and outcome: sent, failed (refused, or every attempt failed), dropped (the queue was full, or amsync shut down first).',
+    labelNames: ['event', 'outcome'] as const,
+    registers,
+  });
+  for (const event of notifyEventNames) for (const outcome of notificationOutcomes) notifications.inc({ event, outcome }, 0);
+  return {
+    recordNotification(event, outcome) {
+      notifications.inc({ event: oneOf(event, notifyEventNames, 'other'), outcome: oneOf(outcome, notificationOutcomes, 'other') });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import type { Alias, CST, Document, Node, YAMLError } from 'yaml';
+import type { Alias, CST, Document, LineCounter, Node, YAMLError } from 'yaml';
 import type { Diagnostic, SourcePosition } from '../model/index.js';
 import { diagnosticCodes } from '../model/index.js';
 import { tooLarge } from './decode.js';
@@ -54,58 +54,72 @@ const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 export function readYaml(text: string, file: string, maxBytes: number = limits.maxFileBytes): YamlReadResult {
   const size = utf8Length(text);
   if (size > maxBytes) return fail(tooLarge(size, file));
-
-  const { Composer, LineCounter, Parser } = yaml();
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   const at = (offset: number): SourcePosition => {
     const { line, col } = lineCounter.linePos(offset);
     return { file, line: Math.max(line, 1), col: Math.max(col, 1) };
   };
+  const control = controlCharacter(text, file);
+  if (control) return fail(control);
+  const parsed = parseDocuments(text, file, lineCounter, at);
+  if ('error' in parsed) return fail(parsed.error);
+  return readDocument(parsed.docs, text, file, at);
+}
 
+/** A control character YAML forbids raw: the text looks binary. */
+function controlCharacter(text: string, file: string): Diagnostic | undefined {
   const control = forbiddenControl.exec(text);
-  if (control) {
-    // Count lines ourselves: the line counter has not seen the text yet.
-    const before = text.slice(0, control.index);
-    const line = before.split('\n').length;
-    const col = control.index - before.lastIndexOf('\n');
-    const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-    return fail({
-      severity: 'error',
-      code: diagnosticCodes.binaryContent,
-      path: '',
-      message: `control character U+${code} in the file: it looks binary, not YAML text`,
-      position: { file, line, col },
-    });
-  }
+  if (!control) return undefined;
+  // Count lines ourselves: the line counter has not seen the text yet.
+  const before = text.slice(0, control.index);
+  const line = before.split('\n').length;
+  const col = control.index - before.lastIndexOf('\n');
+  const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+  return {
+    severity: 'error',
+    code: diagnosticCodes.binaryContent,
+    path: '',
+    message: `control character U+${code} in the file: it looks binary, not YAML text`,
+    position: { file, line, col },
+  };
+}
 
+/** The CST, its depth bounded, composed into documents; or the first thing that stops it. */
+function parseDocuments(text: string, file: string, lineCounter: LineCounter, at: (offset: number) => SourcePosition): { docs: Document.Parsed[] } | { error: Diagnostic } {
+  const { Composer, Parser } = yaml();
   let tokens: CST.Token[];
   try {
     tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text));
   } catch (error) {
-    return fail(yamlFailure(error, file));
+    return { error: yamlFailure(error, file) };
   }
   const deep = tooDeepAt(tokens);
   if (deep !== undefined) {
-    return fail({
-      severity: 'error',
-      code: diagnosticCodes.tooDeep,
-      path: '',
-      message: `collections nested more than ${limits.maxDepth} levels deep (amsync's files need at most 4)`,
-      position: at(deep),
-    });
+    return {
+      error: {
+        severity: 'error',
+        code: diagnosticCodes.tooDeep,
+        path: '',
+        message: `collections nested more than ${limits.maxDepth} levels deep (amsync's files need at most 4)`,
+        position: at(deep),
+      },
+    };
   }
-
   let docs: Document.Parsed[];
   try {
     // uniqueKeys is off because yaml's own check is quadratic in the keys of a map (a 10 MB
     // map of distinct keys would hang); duplicateKeys() below does it with a Set.
     docs = Array.from(new Composer({ uniqueKeys: false, prettyErrors: false, strict: true }).compose(tokens, true, text.length));
   } catch (error) {
-    return fail(yamlFailure(error, file));
+    return { error: yamlFailure(error, file) };
   }
   // The CST is about 85 bytes per byte of input; let it go before the document is walked.
   tokens.length = 0;
+  return { docs };
+}
 
+/** The one document with content: its value and positions, or what is wrong with the documents. */
+function readDocument(docs: readonly Document.Parsed[], text: string, file: string, at: (offset: number) => SourcePosition): YamlReadResult {
   const errors: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
   for (const doc of docs) {
@@ -113,40 +127,41 @@ export function readYaml(text: string, file: string, maxBytes: number = limits.m
     for (const w of doc.warnings) warnings.push(fromYamlError(w, diagnosticCodes.yamlWarning, 'warning', at));
   }
   const withContent = docs.filter((d) => d.contents !== null && !(isScalar(d.contents) && d.contents.value === null));
-  if (withContent.length > 1) {
-    const second = withContent[1]!;
-    errors.push({
-      severity: 'error',
-      code: diagnosticCodes.multipleDocuments,
-      path: '',
-      message: `the file holds ${withContent.length} YAML documents (separated by '---'); amsync reads exactly one`,
-      position: at(second.contents?.range[0] ?? second.range[0]),
-    });
-  }
+  if (withContent.length > 1) errors.push(severalDocuments(withContent, at));
   const doc = withContent[0] ?? docs[0];
   if (doc === undefined) return { errors, warnings };
   errors.push(...duplicateKeys(doc, at));
   // A garbage file can make thousands of syntax errors; the first ones are what a reader needs.
   if (errors.length > 0) return { errors: sortDiagnostics(errors).slice(0, limits.maxDiagnostics), warnings: warnings.slice(0, limits.maxDiagnostics) };
-
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
   } catch (error) {
     return { errors: [aliasFailure(error, doc, at)], warnings };
   }
+  return { source: yamlSource(doc, value, text, file, at), errors: [], warnings };
+}
+
+function severalDocuments(withContent: readonly Document.Parsed[], at: (offset: number) => SourcePosition): Diagnostic {
+  const second = withContent[1]!;
   return {
-    source: {
-      file,
-      value: value ?? null,
-      locate: (path, target) => locate(doc, path, target ?? 'value', at),
-      rawText: (path) => {
-        const node = nodeAt(doc, path);
-        return isScalar(node) && node.range ? text.slice(node.range[0], node.range[1]) : undefined;
-      },
+    severity: 'error',
+    code: diagnosticCodes.multipleDocuments,
+    path: '',
+    message: `the file holds ${withContent.length} YAML documents (separated by '---'); amsync reads exactly one`,
+    position: at(second.contents?.range[0] ?? second.range[0]),
+  };
+}
+
+function yamlSource(doc: Document.Parsed, value: unknown, text: string, file: string, at: (offset: number) => SourcePosition): YamlSource {
+  return {
+    file,
+    value: value ?? null,
+    locate: (path, target) => locate(doc, path, target ?? 'value', at),
+    rawText: (path) => {
+      const node = nodeAt(doc, path);
+      return isScalar(node) && node.range ? text.slice(node.range[0], node.range[1]) : undefined;
     },
-    errors: [],
-    warnings,
   };
 }
 

@@ -1,0 +1,211 @@
+import type { Logger } from '../obs/index.js';
+import type { Timers } from '../time/index.js';
+import { errorForLog } from './describe-error.js';
+import type { FileWatch, FileWatchFactory } from './file-watch.js';
+import { startHealthServer, type HealthServer, type HealthServerOptions } from './health-server.js';
+import { parseListen } from './listen-address.js';
+import type { Schedule, ScheduleFactory } from './schedule.js';
+import { onSignals, type SignalSource } from './signals.js';
+
+export interface StopResult {
+  /** What stopped the daemon. */
+  readonly reason: 'SIGTERM' | 'SIGINT' | 'stop';
+  /** The run in progress (if any) ended within the grace period. */
+  readonly finished: boolean;
+  /** A second signal came: exit now, without waiting any longer. */
+  readonly forced: boolean;
+}
+
+/** What a daemon does in its own way when it stops; the lifecycle does the rest, in order. */
+export interface ShutdownSteps {
+  /** How long the runs in progress may go on (read once, when the stop begins). */
+  graceMs(): number;
+  /** The first step, once no longer ready: cancel the daemon's own timers, log what it waits for. */
+  onStopping(reason: StopResult['reason'], graceMs: number): void;
+  /** No new run; resolves when the runs in progress are over. */
+  stopRuns(): Promise<unknown>;
+  /** Logged when they are not over within the grace period. */
+  readonly unfinishedMessage: string;
+  /** After the runs (or the grace period), before the endpoint closes: release what they used. */
+  release?(): void;
+}
+
+export interface LifecycleDeps {
+  readonly logger: Logger;
+  readonly timers: Timers;
+  readonly metrics: { setReady(ready: boolean): void; render(): Promise<{ contentType: string; body: string }> };
+  readonly scheduler: ScheduleFactory;
+  readonly watcher: FileWatchFactory;
+  readonly shutdown: ShutdownSteps;
+}
+
+export type EndpointOptions = Pick<HealthServerOptions, 'readiness' | 'readinessJson' | 'liveness'> & {
+  /** HOST:PORT. */
+  readonly listen: string;
+};
+
+export interface WatchOptions {
+  readonly files: readonly string[];
+  readonly debounceMs: number;
+  readonly pollMs: number | undefined;
+  /** A watched file changed (logged here). */
+  onChange(): void;
+}
+
+/**
+ * What every daemon has around its runs, the sidecar and the fleet's alike: the health
+ * endpoint, the file watch, the schedule, the signals, and the shutdown that takes them down
+ * in order. The runs themselves (loops, reconcilers) are the daemon's; it starts these in
+ * order (serve, watch, schedule, listenForSignals) and tells the shutdown how to stop them.
+ */
+export class DaemonLifecycle {
+  readonly #d: LifecycleDeps;
+  readonly #log: Logger;
+  #server: HealthServer | undefined;
+  #watch: FileWatch | undefined;
+  #schedule: Schedule | undefined;
+  #stopping = false;
+  #stopping$: Promise<StopResult> | undefined;
+  #firstSignal: 'SIGTERM' | 'SIGINT' | undefined;
+  #unsubscribe = (): void => {};
+  #resolveStopped!: (result: StopResult) => void;
+  /**
+   * Resolves when the daemon has stopped (after SIGTERM/SIGINT or stop()), or at once on a
+   * second signal with `forced`. It never rejects.
+   */
+  readonly stopped = new Promise<StopResult>((resolve) => {
+    this.#resolveStopped = resolve;
+  });
+
+  constructor(deps: LifecycleDeps) {
+    this.#d = deps;
+    this.#log = deps.logger;
+  }
+
+  /** A stop has begun: no new run, not ready. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Serves /healthz, /readyz and /metrics; returns the URL. Throws DaemonError when the address cannot be bound. */
+  async serve(options: EndpointOptions): Promise<string> {
+    this.#server = await startHealthServer({
+      address: parseListen(options.listen),
+      readiness: options.readiness,
+      ...(options.readinessJson ? { readinessJson: options.readinessJson } : {}),
+      liveness: options.liveness,
+      metrics: () => this.#d.metrics.render(),
+      logger: this.#log,
+    });
+    return this.#server.url;
+  }
+
+  /** Watches the files; a failure is logged, not thrown: the schedule re-reads them at every run. */
+  async watch(options: WatchOptions): Promise<void> {
+    try {
+      this.#watch = await this.#d.watcher({
+        files: options.files,
+        debounceMs: options.debounceMs,
+        onChange: (files) => {
+          this.#log.info({ files }, 'watched file changed');
+          options.onChange();
+        },
+        logger: this.#log,
+        timers: this.#d.timers,
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      });
+    } catch (error) {
+      this.#log.warn({ err: errorForLog(error) }, 'cannot watch the files; changes are picked up at the next scheduled run');
+    }
+  }
+
+  /** Starts the schedule; when it cannot start, closes what started before and throws. */
+  async schedule(expression: string, fire: () => void): Promise<void> {
+    try {
+      this.#schedule = this.#d.scheduler(expression, fire, this.#log);
+    } catch (error) {
+      await this.#watch?.close();
+      await this.#server?.close();
+      throw error;
+    }
+  }
+
+  /**
+   * A new schedule in place of the current one; throws (keeping the current one) when the
+   * expression is invalid. The new one is in place before the old one stops, so a stop that
+   * comes meanwhile stops the new one. Resolves when the old one has stopped.
+   */
+  replaceSchedule(expression: string, fire: () => void): Promise<void> {
+    const next = this.#d.scheduler(expression, fire, this.#log);
+    const previous = this.#schedule;
+    this.#schedule = next;
+    return previous?.stop() ?? Promise.resolve();
+  }
+
+  /** The files the desired state now reads (a secret file came or went). */
+  setWatchedFiles(files: readonly string[]): void {
+    this.#watch?.setFiles(files).catch((error: unknown) => this.#log.warn({ err: errorForLog(error) }, 'could not update the watched files'));
+  }
+
+  setDebounce(ms: number): void {
+    this.#watch?.setDebounce(ms);
+  }
+
+  /** SIGTERM and SIGINT stop (a second one forces); SIGHUP calls `reload`. `null`: none. @default process */
+  listenForSignals(source: SignalSource | null | undefined, reload: () => void): void {
+    if (source === null) return;
+    this.#unsubscribe = onSignals(source ?? process, {
+      stop: (signal) => {
+        if (this.#firstSignal === undefined) {
+          this.#firstSignal = signal;
+          void this.stop(signal);
+          return;
+        }
+        this.#log.warn({ signal }, 'second signal: exiting now');
+        this.#unsubscribe();
+        this.#resolveStopped({ reason: signal, finished: false, forced: true });
+      },
+      reload,
+    });
+  }
+
+  /** Stops once, whoever asks and however often. */
+  stop(reason: StopResult['reason'] = 'stop'): Promise<StopResult> {
+    this.#stopping$ ??= this.#shutDown(reason);
+    return this.#stopping$;
+  }
+
+  async #shutDown(reason: StopResult['reason']): Promise<StopResult> {
+    const steps = this.#d.shutdown;
+    this.#stopping = true;
+    this.#d.metrics.setReady(false);
+    const graceMs = steps.graceMs();
+    steps.onStopping(reason, graceMs);
+    // First of all no new run; then the triggers go.
+    const runsOver = steps.stopRuns();
+    await Promise.allSettled([this.#schedule?.stop(), this.#watch?.close()]);
+    const finished = await this.#withinGrace(runsOver, graceMs);
+    if (!finished) this.#log.error({ graceMs }, steps.unfinishedMessage);
+    steps.release?.();
+    await this.#server?.close();
+    this.#unsubscribe();
+    this.#log.info({ finished }, 'stopped');
+    const result: StopResult = { reason, finished, forced: false };
+    this.#resolveStopped(result);
+    return result;
+  }
+
+  /** Whether `done` resolves within `graceMs`. */
+  async #withinGrace(done: Promise<unknown>, graceMs: number): Promise<boolean> {
+    const { timers } = this.#d;
+    let graceHandle: unknown;
+    const finished = await Promise.race([
+      done.then(() => true),
+      new Promise<boolean>((resolve) => {
+        graceHandle = timers.setTimeout(() => resolve(false), graceMs);
+      }),
+    ]);
+    timers.clearTimeout(graceHandle);
+    return finished;
+  }
+}

@@ -1,0 +1,152 @@
+import type { Semaphore, Target } from '../fleet/index.js';
+import type { DesiredState } from '../model/index.js';
+import type { DaemonMetrics, Logger } from '../obs/index.js';
+import type { SyncOutcome } from '../sync/index.js';
+import type { Timers } from '../time/index.js';
+import type { BackoffOptions } from './backoff.js';
+import { errorForLog } from './describe-error.js';
+import type { FleetTargetMetrics } from './fleet-metrics.js';
+import { readiness, type Readiness, type ReadinessOptions } from './readiness.js';
+import { Reconciler, type DaemonMode, type LoadedInput } from './reconciler.js';
+import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
+
+/** One target's way to its service: a client kept across runs (its limiter and login). */
+export interface TargetService {
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
+  close(): void;
+}
+
+/** A target as /readyz lists it. */
+export interface TargetReadiness {
+  readonly name: string;
+  readonly url: string;
+  readonly ready: boolean;
+  readonly reason: string;
+  /** A run of it has completed (or been abandoned) since it was added. */
+  readonly attempted: boolean;
+  readonly running: boolean;
+  readonly lastOutcome: string | null;
+  readonly lastSuccessAt: string | null;
+  readonly consecutiveFailures: number;
+}
+
+/** What every target's runner takes from the fleet daemon. */
+export interface TargetRunnerContext {
+  /** The fleet's; a runner logs through a child that names its target. */
+  readonly logger: Logger;
+  readonly metrics: FleetTargetMetrics;
+  readonly timers: Timers;
+  readonly backoff: BackoffOptions;
+  readonly random: () => number;
+  /** Targets reconciled at once at most (`targetConcurrency`). */
+  readonly slots: Semaphore;
+  readonly readiness: ReadinessOptions;
+  openTarget(target: Target): TargetService;
+  /** The target's part of the last good files; throws InvalidInputError while they are invalid. */
+  loadTarget(name: string): Promise<LoadedInput>;
+  /** The mode the settings say. */
+  mode(): DaemonMode;
+  /** The shard's Lease is held (false: a standby, which runs nothing). */
+  mayWrite(): boolean;
+  stopping(): boolean;
+  runDeadlineMs(): number;
+  /** A run of this target ended: the fleet's readiness may have changed. */
+  afterRun(): void;
+}
+
+/**
+ * A target's service, reconciler and loop: one per owned target, for as long as it is owned.
+ * Its loop is its own (single flight, retry backoff, run deadline); the fleet's slots bound
+ * how many targets run at once.
+ */
+export class TargetRunner {
+  readonly target: Target;
+  /** Its entry in the targets file: a change opens its service again. */
+  readonly key: string;
+  readonly service: TargetService;
+  readonly reconciler: Reconciler;
+  readonly loop: SyncLoop;
+  /** A run has completed (or been abandoned) since the target was added. */
+  attempted = false;
+  readonly #ctx: TargetRunnerContext;
+  readonly #metrics: DaemonMetrics;
+
+  constructor(target: Target, ctx: TargetRunnerContext) {
+    this.#ctx = ctx;
+    const log = ctx.logger.child({ target: target.name });
+    this.#metrics = ctx.metrics.forTarget(target.name);
+    this.target = target;
+    this.key = targetKey(target);
+    this.service = ctx.openTarget(target);
+    this.reconciler = new Reconciler({
+      loadDesired: () => ctx.loadTarget(target.name),
+      sync: (desired, o) => this.service.sync(desired, o),
+      logger: log,
+      metrics: this.#metrics,
+      timers: ctx.timers,
+      mode: () => (ctx.mayWrite() ? ctx.mode() : 'observe'),
+      runDeadlineMs: () => ctx.runDeadlineMs(),
+      onWatchFiles: () => undefined,
+    });
+    this.loop = new SyncLoop({
+      run: (reasons) => this.#run(reasons),
+      timers: ctx.timers,
+      backoff: ctx.backoff,
+      random: ctx.random,
+      onRetryScheduled: (delayMs, failures) => log.warn({ delayMs, failures }, 'the run failed; retrying with backoff unless something else triggers a run first'),
+      onRunError: (error) => log.error({ err: errorForLog(error) }, 'run failed unexpectedly'),
+    });
+  }
+
+  readiness(): Readiness {
+    const s = this.reconciler.status();
+    if (!this.attempted) return { ready: false, reason: 'no run yet' };
+    return readiness({ ...s, stopping: false, mode: this.#ctx.mode() }, this.#ctx.readiness);
+  }
+
+  /** Its entry in /readyz. */
+  describe(): TargetReadiness {
+    const s = this.reconciler.status();
+    const rd = this.readiness();
+    return {
+      name: this.target.name,
+      url: this.target.url,
+      ready: rd.ready,
+      reason: rd.reason,
+      attempted: this.attempted,
+      running: s.running,
+      lastOutcome: s.lastOutcome ?? null,
+      lastSuccessAt: s.lastSuccessAt === undefined ? null : new Date(s.lastSuccessAt).toISOString(),
+      consecutiveFailures: s.consecutiveFailures,
+    };
+  }
+
+  /** No more runs; once the one in progress is over, its service closes. */
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    this.service.close();
+  }
+
+  async #run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
+    const ctx = this.#ctx;
+    // A standby (another replica holds the shard's Lease) runs nothing; leading again triggers every target.
+    if (!ctx.mayWrite() || ctx.stopping()) return { retry: false };
+    await ctx.slots.acquire();
+    try {
+      const verdict = await this.reconciler.run(reasons);
+      this.attempted = true;
+      this.#metrics.setReady(this.readiness().ready);
+      ctx.afterRun();
+      return verdict;
+    } finally {
+      ctx.slots.release();
+    }
+  }
+}
+
+/** A target's entry as it shapes its service; a credential's value is compared, never shown. */
+export function targetKey(target: Target): string {
+  const c = target.credentials;
+  const credential = c === undefined ? '' : c.kind === 'token' ? `token:${c.token.reveal()}` : c.kind === 'integratorKey' ? `key:${c.refreshToken.reveal()}` : c.kind === 'tokenFile' ? `tokenFile:${c.tokenFile}` : `keyFile:${c.refreshTokenFile}`;
+  return JSON.stringify([target.url, credential, target.overrides]);
+}
