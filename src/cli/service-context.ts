@@ -111,27 +111,73 @@ export interface ServiceContext {
 export const noUrlMessage =
   'no service URL: set --url or AMSYNC_URL. To try amsync without a service, run `amsync demo`, or start the emulator with `amsync emulator --port 0 --token dev` and point --url at it';
 
-// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): left out of the short-functions branch to keep the parallel branches' merges clean; split it once they have merged
 export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo, 'env' | 'stderr'>, overrides: ContextOverrides = {}): Promise<ServiceContext> {
   const env = io.env;
   const settings = overrides.settings ?? (await resolveSettings(opts, env));
   const source = resolveDesiredSource(opts, env);
-  const file = describeSource(source);
   const logger =
     overrides.logger ??
     createLogger({ level: settings.logLevel, destination: overrides.logStream ?? io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
-  let client: AmClient | undefined;
+  // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
+  // before any request, never in the middle of a run. A fleet hands every target one notifier.
+  const notifier = overrides.notifier ?? createNotifier(settings, env, logger, overrides.notificationMetrics);
+  return new CommandServiceContext({ settings, source, logger, env, overrides, notifier });
+}
 
-  const getClient = (): AmClient => {
-    if (client) return client;
+interface ContextParts {
+  readonly settings: Settings;
+  readonly source: DesiredSource;
+  readonly logger: Logger;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly overrides: ContextOverrides;
+  readonly notifier: Notifier | undefined;
+}
+
+/** The context of one command (or one fleet target): the client, state, lock, audit and webhooks, each made on first use. */
+class CommandServiceContext implements ServiceContext {
+  readonly settings: Settings;
+  readonly file: string;
+  readonly source: DesiredSource;
+  readonly logger: Logger;
+  readonly #env: ContextParts['env'];
+  readonly #overrides: ContextOverrides;
+  readonly #notifier: Notifier | undefined;
+  #client: AmClient | undefined;
+  #audit: AuditTrail | undefined;
+
+  constructor(parts: ContextParts) {
+    this.settings = parts.settings;
+    this.source = parts.source;
+    this.file = describeSource(parts.source);
+    this.logger = parts.logger;
+    this.#env = parts.env;
+    this.#overrides = parts.overrides;
+    this.#notifier = parts.notifier;
+  }
+
+  async loadDesired(): Promise<LoadedDesiredState> {
+    const loaded = await loadDesired(this.source, this.#env);
+    const folders = await desiredFoldersOf(this.source);
+    return {
+      desired: loaded.value,
+      warnings: loaded.warnings,
+      fileHash: loaded.fileHash,
+      files: loaded.files,
+      watchFiles: [...new Set([...loaded.files.map((f) => resolve(f.file)), ...folders.map((d) => resolve(d)), ...secretFilesOf(loaded.value)])],
+    };
+  }
+
+  client = (): AmClient => {
+    if (this.#client) return this.#client;
+    const { settings } = this;
     if (!settings.url) throw new UsageError(noUrlMessage, 'no_url');
     checkCredentials(settings);
     checkLocalInputs(settings);
     try {
-      client = createClient({
+      this.#client = createClient({
         ...clientOptionsFrom(settings, settings.url),
         // Tests move the client's clock to age access tokens without waiting.
-        ...(overrides.timers === undefined ? {} : { timers: overrides.timers }),
+        ...(this.#overrides.timers === undefined ? {} : { timers: this.#overrides.timers }),
       });
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
@@ -139,97 +185,79 @@ export async function createServiceContext(opts: ServiceOptions, io: Pick<CliIo,
       if (error instanceof ClientConfigError) throw new UsageError(error.message, error.code, { cause: error });
       throw error;
     }
-    attachClientLogging(client, logger);
-    return client;
+    attachClientLogging(this.#client, this.logger);
+    return this.#client;
   };
 
-  // `signal` cancels every request (the daemon's run deadline); `observer` sees pages and writes.
-  const serviceFor = (observer?: ServiceObserver, signal?: AbortSignal): ServiceWriter => {
-    const client = signal === undefined ? getClient() : getClient().withSignal(signal);
+  /** `signal` cancels every request (the daemon's run deadline); `observer` sees pages and writes. */
+  service = (observer?: ServiceObserver, signal?: AbortSignal): ServiceWriter => {
+    const client = signal === undefined ? this.client() : this.client().withSignal(signal);
     return observer ? observedService(clientService(observedClient(client, observer)), observer) : clientService(client);
   };
-  const passwordState = () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY });
-  const writerLock = () => acquireWriterLock(writerLockPath(resolve(settings.stateFile)), { timeoutMs: settings.lockTimeoutMs });
-  const tokenSink = () => (settings.tokensDir ? new TokenSink(resolve(settings.tokensDir)) : undefined);
-  let audit: AuditTrail | undefined;
-  // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
-  // before any request, never in the middle of a run.
-  // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
-  // before any request, never in the middle of a run. A fleet hands every target one notifier.
-  const notifier = overrides.notifier ?? createNotifier(settings, env, logger, overrides.notificationMetrics);
-  const auditTrail = () => (settings.auditLog === undefined ? undefined : (audit ??= new AuditTrail(settings.auditLog, env, logger, overrides.target ?? null)));
 
-  return {
-    settings,
-    file,
-    source,
-    logger,
-    async loadDesired() {
-      const loaded = await loadDesired(source, env);
-      const folders = await desiredFoldersOf(source);
-      return {
-        desired: loaded.value,
-        warnings: loaded.warnings,
-        fileHash: loaded.fileHash,
-        files: loaded.files,
-        watchFiles: [...new Set([...loaded.files.map((f) => resolve(f.file)), ...folders.map((d) => resolve(d)), ...secretFilesOf(loaded.value)])],
-      };
-    },
-    client: getClient,
-    service: serviceFor,
-    passwordState,
-    tokenSink,
-    writerLock,
-    auditTrail,
-    notify(event) {
-      notifier?.notify(overrides.target === undefined ? event : { target: overrides.target, ...event });
-    },
-    notifyOutcome(outcome, dryRun) {
-      if (notifier) for (const event of syncEvents(outcome, { dryRun, target: overrides.target ?? null })) notifier.notify(event);
-    },
-    async closeNotifier(ms) {
-      // A shared notifier (a fleet's) is closed by whoever made it.
-      if (!notifier || overrides.notifier) return;
-      await notifier.flush(ms);
-      await notifier.close();
-    },
-    async sync(desired, options) {
-      const service = serviceFor(options.observer, options.signal);
-      const trail = options.dryRun ? undefined : auditTrail();
-      let hooks: AuditHooks | undefined;
-      return runSync({
-        desired,
-        service,
-        passwordState,
-        rotatePasswords: options.rotatePasswords,
-        pruneAll: options.pruneAll,
-        maxDeletes: settings.maxDeletes,
-        allowEmptyPrune: options.allowEmptyPrune,
-        deleteDuplicateApikeys: options.deleteDuplicateApikeys,
-        ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
-        dryRun: options.dryRun,
-        tokenSink: tokenSink(),
-        onResult: (result) => {
-          hooks?.onResult(result);
-          options.onResult?.(result);
-        },
-        onAttempt: (change) => hooks?.onAttempt(change),
-        acquireLock: writerLock,
-        maxInFlight: settings.concurrency,
-        signal: options.stopWrites,
-        beforeApply: async (plan, roleNames, approval) => {
-          const answer = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames, approval);
-          // Opened before the first write: a log that cannot be opened stops the run here.
-          if (answer !== false && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
-          return answer;
-        },
-      });
-    },
-    close() {
-      client?.close();
-      audit?.close();
-    },
-  };
+  passwordState = (): Promise<PasswordState> =>
+    openPasswordState({ path: resolve(this.settings.stateFile), serviceUrl: this.settings.url!, keyFromEnv: this.#env.AMSYNC_STATE_KEY });
+
+  writerLock = (): Promise<HeldLock> => acquireWriterLock(writerLockPath(resolve(this.settings.stateFile)), { timeoutMs: this.settings.lockTimeoutMs });
+
+  tokenSink = (): TokenSink | undefined => (this.settings.tokensDir ? new TokenSink(resolve(this.settings.tokensDir)) : undefined);
+
+  auditTrail = (): AuditTrail | undefined =>
+    this.settings.auditLog === undefined ? undefined : (this.#audit ??= new AuditTrail(this.settings.auditLog, this.#env, this.logger, this.#overrides.target ?? null));
+
+  notify(event: NotifyEvent): void {
+    const target = this.#overrides.target;
+    this.#notifier?.notify(target === undefined ? event : { target, ...event });
+  }
+
+  notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void {
+    if (!this.#notifier) return;
+    for (const event of syncEvents(outcome, { dryRun, target: this.#overrides.target ?? null })) this.#notifier.notify(event);
+  }
+
+  async closeNotifier(ms: number): Promise<void> {
+    // A shared notifier (a fleet's) is closed by whoever made it.
+    if (!this.#notifier || this.#overrides.notifier) return;
+    await this.#notifier.flush(ms);
+    await this.#notifier.close();
+  }
+
+  sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome> {
+    const trail = options.dryRun ? undefined : this.auditTrail();
+    let hooks: AuditHooks | undefined;
+    return runSync({
+      desired,
+      service: this.service(options.observer, options.signal),
+      passwordState: this.passwordState,
+      rotatePasswords: options.rotatePasswords,
+      pruneAll: options.pruneAll,
+      maxDeletes: this.settings.maxDeletes,
+      allowEmptyPrune: options.allowEmptyPrune,
+      deleteDuplicateApikeys: options.deleteDuplicateApikeys,
+      ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
+      dryRun: options.dryRun,
+      tokenSink: this.tokenSink(),
+      onResult: (result) => {
+        hooks?.onResult(result);
+        options.onResult?.(result);
+      },
+      onAttempt: (change) => hooks?.onAttempt(change),
+      acquireLock: this.writerLock,
+      maxInFlight: this.settings.concurrency,
+      signal: options.stopWrites,
+      beforeApply: async (plan, roleNames, approval) => {
+        const answer = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames, approval);
+        // Opened before the first write: a log that cannot be opened stops the run here.
+        if (answer !== false && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
+        return answer;
+      },
+    });
+  }
+
+  close(): void {
+    this.#client?.close();
+    this.#audit?.close();
+  }
 }
 
 /**
