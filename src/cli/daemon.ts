@@ -1,6 +1,9 @@
 import { Option, type Command } from 'commander';
 import type { AmClient } from '../api/index.js';
-import type { DaemonRuntimeOptions, RunningDaemon, StopResult, LeaseElector, TriggerReason } from '../daemon/index.js';
+import type { DaemonDeps, DaemonRuntimeOptions, PendingApprovalsEvent, RunningDaemon, StopResult, LeaseElector, TriggerReason } from '../daemon/index.js';
+import type * as DaemonModuleType from '../daemon/index.js';
+import type { DesiredState } from '../model/index.js';
+import type { SyncOutcome } from '../sync/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger, AmsyncMetrics } from '../obs/index.js';
 import { hostname } from 'node:os';
@@ -9,6 +12,7 @@ import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
 import type { AuditTrigger } from '../audit/index.js';
 import type { CommandContext } from './command-context.js';
+import type { ServiceContext } from './service-context.js';
 
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
@@ -64,112 +68,142 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
 }
 
 /** Runs the daemon until it stops; returns the exit code. Its signals stay the process's own (daemon/signals.ts). */
-// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): this file is being changed on the tests branch; split it once that has merged
 export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number> {
   // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
-  const [{ DaemonError, startDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([
+  const [daemonModule, { createMetrics }, { createServiceContext }] = await Promise.all([
     import('../daemon/index.js'),
     import('../obs/metrics.js'),
     import('./service-context.js'),
   ]);
   const metrics = createMetrics({ version, processMetrics: true });
-  let service = await createServiceContext(opts, io, { notificationMetrics: metrics });
-  const logger = service.logger;
-  const log = logger.child({ component: 'daemon' });
-  let detach: () => void;
-  try {
-    // A missing URL or token is a usage error (64), found before anything starts.
-    detach = attachClientMetrics(service.client(), metrics);
-  } catch (error) {
-    service.close();
-    throw error;
+  const makeContext = (logger?: Logger) => createServiceContext(opts, io, { notificationMetrics: metrics, ...(logger ? { logger } : {}) });
+  const command = new DaemonCommand(opts, io, metrics, await makeContext(), makeContext);
+  return command.run(daemonModule);
+}
+
+type DaemonModule = typeof DaemonModuleType;
+
+/** The sidecar of one service: its context (replaced on SIGHUP), the Lease, and the daemon that runs them. */
+class DaemonCommand {
+  readonly #log: Logger;
+  #detach: () => void = () => undefined;
+  #elector: LeaseElector | undefined;
+  #daemon: RunningDaemon | undefined;
+
+  constructor(
+    private readonly opts: ServiceOptions,
+    private readonly io: CliIo,
+    private readonly metrics: AmsyncMetrics,
+    private service: ServiceContext,
+    private readonly makeContext: (logger?: Logger) => Promise<ServiceContext>,
+  ) {
+    this.#log = service.logger.child({ component: 'daemon' });
   }
 
-  let elector: LeaseElector | undefined;
-  let daemon: RunningDaemon | undefined;
-  try {
-    elector = await startLeaderElection(service.settings, io.env, metrics, log, (leading, message) => {
-      service.notify({ event: 'leadership_changed', message });
-      // A new leader corrects drift at once rather than at the next scheduled run.
-      if (leading) daemon?.trigger('leader');
-    });
-    daemon = await startDaemon({
-      loadDesired: () => service.loadDesired(),
-      // A replica that does not hold the Lease observes; losing the Lease mid-run aborts the
-      // term's signal: no write starts after it, and the requests of a writing run in flight are
-      // cancelled too, so none outlives the lease into a new leader's term (the elector steps
-      // down at its renew deadline, before the lease can expire for the others).
-      sync: (desired, options) =>
-        service.sync(desired, {
-          dryRun: options.dryRun,
-          pruneAll: opts.prune,
-          signal: runSignal(options.signal, elector?.term, options.dryRun),
-          approvals: options.approvals,
-          trigger: auditTrigger(options.reasons),
-          ...(elector ? { stopWrites: elector.term } : {}),
-        }),
-      // Changes that wait for an approval, announced once each: logged, and told to the webhooks.
-      onApprovalsPending: (event) => {
-        log.info({ setHash: event.setHash, added: event.added.map((p) => p.hash) }, 'approvals pending');
-        service.notify({
-          event: 'approvals_pending',
-          changes: event.pending.map((p) => ({ kind: p.kind, action: p.action, key: p.key })),
-          summary: { pending: event.pending.length, added: event.added.length },
-          message: `${event.pending.length} change${event.pending.length === 1 ? '' : 's'} wait for an approval: list ${event.setHash} (all) or a change's hash in the approvals file`,
-        });
-      },
-      ...(elector ? { mayWrite: () => elector!.leading } : {}),
+  async run({ DaemonError, startDaemon }: DaemonModule): Promise<number> {
+    try {
+      // A missing URL or token is a usage error (64), found before anything starts.
+      this.#detach = attachClientMetrics(this.service.client(), this.metrics);
+      this.#elector = await startLeaderElection(this.service.settings, this.io.env, this.metrics, this.#log, (leading, message) => this.#onLeadership(leading, message));
+      this.#daemon = await startDaemon(this.#deps());
+    } catch (error) {
+      await this.#elector?.stop();
+      this.service.close();
+      // The settings rules check these values already; anything left is still a bad option.
+      if (error instanceof DaemonError && error.code === 'daemon_options') throw new UsageError(error.message, 'bad_flag_value', { cause: error });
+      throw error;
+    }
+    const result: StopResult = await this.#daemon.stopped;
+    await this.#elector?.stop();
+    await this.service.closeNotifier(notifyGraceMs);
+    this.service.close();
+    await flushLogger(this.service.logger);
+    if (result.forced) return forcedExitCodes[result.reason];
+    return result.finished ? 0 : 1;
+  }
+
+  #deps(): DaemonDeps {
+    const elector = this.#elector;
+    return {
+      loadDesired: () => this.service.loadDesired(),
+      sync: (desired, options) => this.#sync(desired, options),
+      onApprovalsPending: (event) => this.#onApprovalsPending(event),
+      ...(elector ? { mayWrite: () => elector.leading } : {}),
       // The context of the moment: a settings reload brings its own webhooks.
-      notify: (event) => service.notify(event),
+      notify: (event) => this.service.notify(event),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
-      reloadSettings: async (): Promise<Partial<DaemonRuntimeOptions>> => {
-        const next = await createServiceContext(opts, io, { logger, notificationMetrics: metrics });
-        // Children take their level when made: set both, before the new client's logger is made.
-        const previousLevel = logger.level;
-        logger.level = next.settings.logLevel;
-        log.level = next.settings.logLevel;
-        let client: AmClient;
-        try {
-          client = next.client();
-        } catch (error) {
-          logger.level = previousLevel;
-          log.level = previousLevel;
-          next.close();
-          throw error;
-        }
-        const previousListen = service.settings.daemon.listen;
-        detach();
-        const previous = service;
-        service = next;
-        await previous.closeNotifier(notifyGraceMs);
-        previous.close();
-        detach = attachClientMetrics(client, metrics);
-        if (next.settings.daemon.listen !== previousListen) log.warn('a new listen address takes effect at the next restart');
-        return runtimeOptions(next.settings);
-      },
+      reloadSettings: () => this.#reloadSettings(),
       // The client of the moment: a settings reload replaces it.
-      credentialStatus: () => service.client().credentialStatus(),
-      logger: log,
-      metrics,
-      options: { file: service.file, watch: service.source.paths, ...service.settings.daemon },
-      ...(io.signals ? { signals: io.signals } : {}),
-      ...(io.scheduler ? { scheduler: io.scheduler } : {}),
-    });
-  } catch (error) {
-    await elector?.stop();
-    service.close();
-    // The settings rules check these values already; anything left is still a bad option.
-    if (error instanceof DaemonError && error.code === 'daemon_options') throw new UsageError(error.message, 'bad_flag_value', { cause: error });
-    throw error;
+      credentialStatus: () => this.service.client().credentialStatus(),
+      logger: this.#log,
+      metrics: this.metrics,
+      options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon },
+      ...(this.io.signals ? { signals: this.io.signals } : {}),
+      ...(this.io.scheduler ? { scheduler: this.io.scheduler } : {}),
+    };
   }
 
-  const result: StopResult = await daemon.stopped;
-  await elector?.stop();
-  await service.closeNotifier(notifyGraceMs);
-  service.close();
-  await flushLogger(logger);
-  if (result.forced) return forcedExitCodes[result.reason];
-  return result.finished ? 0 : 1;
+  /**
+   * A replica that does not hold the Lease observes; losing the Lease mid-run aborts the term's
+   * signal: no write starts after it, and the requests of a writing run in flight are cancelled
+   * too, so none outlives the lease into a new leader's term (the elector steps down at its
+   * renew deadline, before the lease can expire for the others).
+   */
+  #sync(desired: DesiredState, options: Parameters<DaemonDeps['sync']>[1]): Promise<SyncOutcome> {
+    const term = this.#elector?.term;
+    return this.service.sync(desired, {
+      dryRun: options.dryRun,
+      pruneAll: this.opts.prune,
+      signal: runSignal(options.signal, term, options.dryRun),
+      approvals: options.approvals,
+      trigger: auditTrigger(options.reasons),
+      ...(term ? { stopWrites: term } : {}),
+    });
+  }
+
+  #onLeadership(leading: boolean, message: string): void {
+    this.service.notify({ event: 'leadership_changed', message });
+    // A new leader corrects drift at once rather than at the next scheduled run.
+    if (leading) this.#daemon?.trigger('leader');
+  }
+
+  /** Changes that wait for an approval, announced once each: logged, and told to the webhooks. */
+  #onApprovalsPending(event: PendingApprovalsEvent): void {
+    this.#log.info({ setHash: event.setHash, added: event.added.map((p) => p.hash) }, 'approvals pending');
+    const n = event.pending.length;
+    this.service.notify({
+      event: 'approvals_pending',
+      changes: event.pending.map((p) => ({ kind: p.kind, action: p.action, key: p.key })),
+      summary: { pending: n, added: event.added.length },
+      message: `${n} change${n === 1 ? '' : 's'} wait for an approval: list ${event.setHash} (all) or a change's hash in the approvals file`,
+    });
+  }
+
+  async #reloadSettings(): Promise<Partial<DaemonRuntimeOptions>> {
+    const logger = this.service.logger;
+    const next = await this.makeContext(logger);
+    // Children take their level when made: set both, before the new client's logger is made.
+    const previousLevel = logger.level;
+    logger.level = next.settings.logLevel;
+    this.#log.level = next.settings.logLevel;
+    let client: AmClient;
+    try {
+      client = next.client();
+    } catch (error) {
+      logger.level = previousLevel;
+      this.#log.level = previousLevel;
+      next.close();
+      throw error;
+    }
+    const previous = this.service;
+    this.#detach();
+    this.service = next;
+    await previous.closeNotifier(notifyGraceMs);
+    previous.close();
+    this.#detach = attachClientMetrics(client, this.metrics);
+    if (next.settings.daemon.listen !== previous.settings.daemon.listen) this.#log.warn('a new listen address takes effect at the next restart');
+    return runtimeOptions(next.settings);
+  }
 }
 
 /** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
