@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { ApiDeps } from './api-handler.js';
 import { replaceTokens, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { AsyncWriteQueue } from './async-writes.js';
-import type { ControlDeps } from './control-handler.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
 import { FaultController } from './faults.js';
 import { createRequestHandler, type RequestHandler } from './http-server.js';
@@ -73,87 +72,135 @@ export interface Instance {
  * writes, persistence) and its request handler. Synchronous and small, so a server with many
  * tenants can build each one on its first request.
  */
-// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): this file is being changed on the tests branch; split it once that has merged
 export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): Instance {
+  const parts = instanceParts(env, setup);
   const o = env.options;
-  const { pathPrefix } = setup;
+  const handle = createRequestHandler({
+    control: o.control,
+    pathPrefix: setup.pathPrefix,
+    tokens: parts.tokens,
+    oauth: parts.oauth,
+    faults: parts.faults,
+    log: parts.log,
+    traffic: parts.traffic,
+    api: apiDeps(parts, env, setup),
+    controlDeps: { ...parts, pathPrefix: setup.pathPrefix },
+    sleep: env.sleep,
+    isClosed: env.isClosed,
+    onError: o.onError,
+  });
+  return {
+    handle,
+    control: controlOf(parts),
+    dropPending: () => parts.queue.clear(),
+    flush: async () => {
+      await parts.persister?.flush();
+    },
+  };
+}
+
+/** Everything one service keeps, and the operations the API and the control API share. */
+interface InstanceParts {
+  readonly store: Store;
+  readonly oauth: OAuthIssuer;
+  readonly faults: FaultController;
+  readonly log: RequestLog;
+  readonly queue: AsyncWriteQueue;
+  readonly tokens: TokenSets;
+  readonly traffic: { inFlight: number };
+  readonly rng: () => number;
+  readonly persister: DataFilePersister | null;
+  persist(): Promise<void>;
+  persistInBackground(): void;
+  reset(): void;
+  seed(data: SeedData): SeedResult;
+  state(): EmulatorStateSnapshot;
+}
+
+function instanceParts(env: InstanceEnvironment, setup: InstanceSetup): InstanceParts {
+  const o = env.options;
   const rng = createRng(setup.seed);
   const store = new Store({ now: () => new Date(o.clock()), newToken: createTokenSource(), passwordPepper: randomBytes(16).toString('hex') }, o.roles);
   const oauth = new OAuthIssuer(
-    { refreshTokens: o.refreshTokens, accessTokenTtlSeconds: o.accessTokenTtlSeconds, rotate: o.rotateRefreshTokens, graceSeconds: o.refreshTokenGraceSeconds, pathPrefix },
+    { refreshTokens: o.refreshTokens, accessTokenTtlSeconds: o.accessTokenTtlSeconds, rotate: o.rotateRefreshTokens, graceSeconds: o.refreshTokenGraceSeconds, pathPrefix: setup.pathPrefix },
     o.clock,
   );
   if (setup.initialData) store.importData(setup.initialData);
-  let faults: FaultController;
-  try {
-    faults = new FaultController(o.faults, rng, o.faultClock);
-  } catch (error) {
-    throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
-  }
-  const log = new RequestLog();
+  const faults = faultControllerOf(o, rng);
   const persister = setup.persistTo === undefined ? null : new DataFilePersister(setup.persistTo, () => store.exportData());
   const persist = (): Promise<void> => (persister ? persister.persist() : Promise.resolve());
   const persistInBackground = () => {
     persist().catch(o.onError);
   };
   const queue = new AsyncWriteQueue(Date.now, persistInBackground);
-
   // Each service its own sets: rotating or expiring a token in one leaves the others alone.
   const tokens: TokenSets = { readWrite: new Set(o.tokens), readOnly: new Set(o.readOnlyTokens), expired: new Set(o.expiredTokens), issued: oauth };
-  const traffic = { inFlight: 0 };
-  const api: ApiDeps = {
+  return {
     store,
-    pathPrefix,
-    pageSizeDefault: o.pageSizeDefault,
-    pageSizeMax: o.pageSizeMax,
+    oauth,
+    faults,
+    log: new RequestLog(),
+    queue,
+    tokens,
+    traffic: { inFlight: 0 },
+    rng,
+    persister,
+    persist,
+    persistInBackground,
+    reset: () => {
+      queue.clear();
+      store.reset();
+    },
+    seed: (data) => {
+      const parsed = seedSchema.safeParse(data);
+      if (!parsed.success) throw new EmulatorSeedError(issuesToErrors(parsed.error));
+      const result = store.seed(parsed.data);
+      if (!result.ok) throw new EmulatorSeedError(result.errors);
+      return result.value;
+    },
+    state: () => ({ ...store.snapshot(), pendingWrites: queue.size }),
+  };
+}
+
+function faultControllerOf(o: InstanceEnvironment['options'], rng: () => number): FaultController {
+  try {
+    return new FaultController(o.faults, rng, o.faultClock);
+  } catch (error) {
+    throw new EmulatorError('emulator_options', (error as Error).message, { cause: error });
+  }
+}
+
+function apiDeps(parts: InstanceParts, env: InstanceEnvironment, setup: InstanceSetup): ApiDeps {
+  const { store, faults, queue } = parts;
+  return {
+    store,
+    pathPrefix: setup.pathPrefix,
+    pageSizeDefault: env.options.pageSizeDefault,
+    pageSizeMax: env.options.pageSizeMax,
     asyncWrites: () => faults.current.asyncWrites,
     enqueue: (item, apply) => queue.enqueue(item, faults.current.asyncDelayMs, apply),
     pendingFor: (item) => queue.pendingFor(item),
-    persist,
-    random: rng,
+    persist: parts.persist,
+    random: parts.rng,
   };
-  const reset = () => {
-    queue.clear();
-    store.reset();
-  };
-  const seed = (data: SeedData): SeedResult => {
-    const parsed = seedSchema.safeParse(data);
-    if (!parsed.success) throw new EmulatorSeedError(issuesToErrors(parsed.error));
-    const result = store.seed(parsed.data);
-    if (!result.ok) throw new EmulatorSeedError(result.errors);
-    return result.value;
-  };
-  const state = (): EmulatorStateSnapshot => ({ ...store.snapshot(), pendingWrites: queue.size });
-  const controlDeps: ControlDeps = { store, pathPrefix, log, faults, tokens, oauth, traffic, reset, seed, state, persist };
+}
 
-  const handle = createRequestHandler({
-    control: o.control,
-    pathPrefix,
-    tokens,
-    oauth,
-    faults,
-    log,
-    traffic,
-    api,
-    controlDeps,
-    sleep: env.sleep,
-    isClosed: env.isClosed,
-    onError: o.onError,
-  });
-
-  const control: EmulatorControl = {
+/** The control API of one service, as tests and the CLI call it in-process. */
+function controlOf(parts: InstanceParts): EmulatorControl {
+  const { log, faults, tokens, oauth } = parts;
+  return {
     requests: () => log.list(),
     clearRequests: () => log.clear(),
     reset: () => {
-      reset();
-      persistInBackground();
+      parts.reset();
+      parts.persistInBackground();
     },
     seed: (data) => {
-      const result = seed(data);
-      persistInBackground();
+      const result = parts.seed(data);
+      parts.persistInBackground();
       return result;
     },
-    state,
+    state: parts.state,
     setFaults: (f) => {
       faults.update(f);
     },
@@ -163,21 +210,12 @@ export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): 
       if (!parsed.success) throw new EmulatorError('emulator_options', 'Expected `tokens`, `readOnlyTokens` and `expiredTokens` to be arrays of non-empty strings without white space');
       replaceTokens(tokens, parsed.data);
     },
-    inFlight: () => traffic.inFlight,
+    inFlight: () => parts.traffic.inFlight,
     oauth: () => oauth.stats(),
     addRefreshToken: (t) => {
       if (typeof t !== 'string' || !/^\S+$/.test(t)) throw new EmulatorError('emulator_options', 'Expected a refresh token: a non-empty string without white space');
       oauth.addRefreshToken(t);
     },
     revokeRefreshToken: (t) => oauth.revoke(t),
-  };
-
-  return {
-    handle,
-    control,
-    dropPending: () => queue.clear(),
-    flush: async () => {
-      await persister?.flush();
-    },
   };
 }
