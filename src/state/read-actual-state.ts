@@ -10,8 +10,8 @@ export interface ActualStateRead {
 
 export interface ReadActualStateOptions {
   /**
-   * Keep the apikey tokens (for a token sink). Without one they are dropped as read: at 100k
-   * keys they would be ~13 MB held for nothing.
+   * Keep the apikey tokens (for a token sink). Without one the reader is asked to leave them
+   * out, page by page: at 100k keys they would be ~17 MB held for nothing.
    * @default true
    */
   readonly tokens?: boolean;
@@ -24,9 +24,10 @@ export interface ReadActualStateOptions {
  * shifted twice, it fails the run: no plan, so no delete, is made from it.
  */
 export async function readActualState(reader: ServiceReader, options: ReadActualStateOptions = {}): Promise<ActualStateRead> {
-  const [users, keys] = await Promise.all([readConsistent(() => reader.listSshUsers()), readConsistent(() => reader.listApikeys())]);
+  const withTokens = options.tokens ?? true;
+  const [users, keys] = await Promise.all([readConsistent(() => reader.listSshUsers()), readConsistent(() => reader.listApikeys({ tokens: withTokens }))]);
   const tokens = new Map<number, { name: string; token: SecretValue }>();
-  if (options.tokens ?? true) for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
+  if (withTokens) for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
   return {
     state: { sshUsers: uniqueById(users, normaliseSshUser), apikeys: uniqueById(keys, normaliseApikey) },
     tokens,
