@@ -10,12 +10,8 @@ const minSecretLength = 4;
 
 export type Range = readonly [number, number];
 
-const printableAscii = /^[\x21-\x7e]*$/;
-
 /** The forms of one value a server may echo besides itself: trimmed, and in either Unicode normal form. */
 function variants(value: string): string[] {
-  // Tokens: nothing to trim or normalise (100k of them are registered per listing).
-  if (printableAscii.test(value)) return value.length >= minSecretLength ? [value] : [];
   const forms = new Set([value, value.trim(), value.normalize('NFC'), value.normalize('NFD')]);
   return [...forms].filter((form) => form.length >= minSecretLength);
 }
@@ -68,8 +64,8 @@ function checkOf(text: string, from: number, to: number): number {
 
 /**
  * Finds and removes known secret values in text, whatever way the text encodes them (see
- * readings.ts). Values are looked up by length and a rolling hash, then a second hash, so the cost
- * per character of text grows with the number of distinct lengths, not of secrets (100k
+ * readings.ts). Values are looked up by length and a rolling hash, then a second hash, so the
+ * cost per character of text grows with the number of distinct lengths, not of secrets (100k
  * listed apikey tokens share one or two lengths).
  */
 export class SecretScrubber {
@@ -89,21 +85,36 @@ export class SecretScrubber {
 
   /** Registers a value; shorter than minSecretLength it is ignored. */
   add(value: string): void {
-    for (const form of variants(value)) {
-      const { byHash } = this.#table(form.length);
-      const hash = hashOf(form, 0, form.length);
-      const check = checkOf(form, 0, form.length);
-      const checks = byHash.get(hash);
-      if (checks === undefined) byHash.set(hash, check);
-      else if (typeof checks === 'number') {
-        if (checks !== check) byHash.set(hash, [checks, check]);
-      } else if (!checks.includes(check)) checks.push(check);
-      this.#heads[form.charCodeAt(0)] = 1;
-      const bucket = hash >>> filterShift;
-      this.#filter[bucket >>> 3]! |= 1 << (bucket & 7);
-      if (form.includes(' ')) this.#spaces = true;
-      this.#longest = Math.max(this.#longest, form.length);
+    // One pass over the value: both hashes, and whether it is printable ASCII (a token), whose
+    // only form is itself (100k of them are registered per listing).
+    let hash = 0;
+    let check = 0x811c9dc5;
+    let plain = true;
+    for (let i = 0; i < value.length; i += 1) {
+      const unit = value.charCodeAt(i);
+      hash = (Math.imul(hash, base) + unit) | 0;
+      check = Math.imul(check ^ unit, 0x01000193);
+      if (unit < 0x21 || unit > 0x7e) plain = false;
     }
+    if (plain) {
+      if (value.length >= minSecretLength) this.#addForm(value, hash, check >>> 2);
+      return;
+    }
+    for (const form of variants(value)) this.#addForm(form, hashOf(form, 0, form.length), checkOf(form, 0, form.length));
+  }
+
+  #addForm(form: string, hash: number, check: number): void {
+    const { byHash } = this.#table(form.length);
+    const checks = byHash.get(hash);
+    if (checks === undefined) byHash.set(hash, check);
+    else if (typeof checks === 'number') {
+      if (checks !== check) byHash.set(hash, [checks, check]);
+    } else if (!checks.includes(check)) checks.push(check);
+    this.#heads[form.charCodeAt(0)] = 1;
+    const bucket = hash >>> filterShift;
+    this.#filter[bucket >>> 3]! |= 1 << (bucket & 7);
+    if (form.includes(' ')) this.#spaces = true;
+    this.#longest = Math.max(this.#longest, form.length);
   }
 
   #table(length: number): LengthTable {
