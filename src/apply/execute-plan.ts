@@ -1,6 +1,6 @@
 import type { ActualState, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
-import { fingerprint, TokenFileError, type TokenSink } from '../secrets/index.js';
+import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
@@ -91,44 +91,21 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
   const tokenErrors: TokenError[] = [];
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
-    // then repairs a deleted or stale file at its next run.
-    await forEachBounded(ownedKeyIds(input.desired, input.actual), tokenFileConcurrency, async ([name, id]) => {
+    // then repairs a deleted or stale file at its next run. Each file is read, and written
+    // only when it differs (at 100k keys, read together: TokenSink.keepCurrent).
+    const files: TokenFile[] = [];
+    for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
       // A key created during this run (again, after a 404 on its update) has a new token;
       // the listing's is the old key's, which no longer exists.
-      if (written.has(name)) return;
+      if (written.has(name)) continue;
       const listed = input.tokens.get(id);
-      if (!listed) return;
-      try {
-        await writeToken(name, listed.token);
-      } catch (error) {
-        // One key's unusable file must not cost the others theirs.
-        if (!(error instanceof TokenFileError)) throw error;
-        tokenErrors.push({ key: name, error: error.message });
-      }
-    });
+      if (listed) files.push({ name, token: listed.token });
+    }
+    const kept = await sink.keepCurrent(files);
+    tokensWritten += kept.written;
+    for (const { name, error } of kept.errors) tokenErrors.push({ key: name, error: error.message });
   }
   return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
-}
-
-// Each token file is read, and written only when it differs: at 100k keys, one after another,
-// that took longer than the listing. A few at a time keep the file system's threads busy.
-const tokenFileConcurrency = 16;
-
-/** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
-async function forEachBounded<T>(items: Iterable<T>, limit: number, run: (item: T) => Promise<void>): Promise<void> {
-  const iterator = items[Symbol.iterator]();
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    for (let next = iterator.next(); !next.done && !failed; next = iterator.next()) {
-      try {
-        await run(next.value);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 /**

@@ -1,6 +1,6 @@
-import { constants, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { closeSync, constants, openSync, readSync, type Stats } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
 import { writeFileAtomic } from './atomic-write.js';
@@ -27,6 +27,18 @@ const safeReadFlags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (consta
 /** A token is a line; a larger file is not one of ours and is simply replaced. */
 const maxTokenFileBytes = 64 * 1024;
 
+/** One key's token file to keep current (keepCurrent). */
+export interface TokenFile {
+  readonly name: string;
+  readonly token: SecretValue;
+}
+
+/** What keepCurrent did: files written, and the keys whose file could not be (TokenFileError). */
+export interface KeptCurrent {
+  readonly written: number;
+  readonly errors: readonly { readonly name: string; readonly error: TokenFileError }[];
+}
+
 /**
  * Where server-generated apikey tokens go: `tokensDir/<name>`, 0600, written atomically, and
  * only when the content differs (a sidecar syncing every few minutes does not churn the
@@ -38,6 +50,43 @@ export class TokenSink {
   /** The file a key's token is written to; names are made safe as file names. */
   pathFor(name: string): string {
     return join(this.dir, safeFileName(name));
+  }
+
+  /**
+   * Every key's file current, as `write` keeps one, for many keys at once (every sync with
+   * tokensDir checks every declared key). The folder is read once; a file it lists as a
+   * regular one is read synchronously, without the file system's thread pool (open, read,
+   * close: at 100k keys ~0.7 s of CPU against ~6 s through fs.promises), a few hundred
+   * between turns of the event loop. Only a file that is missing, differs, or is not plainly
+   * a regular file goes through `write`, which checks it on its open handle and replaces it:
+   * a file swapped for a link or a FIFO meanwhile is refused as before.
+   */
+  async keepCurrent(files: Iterable<TokenFile>): Promise<KeptCurrent> {
+    const listed = await regularFiles(this.dir);
+    const stale: TokenFile[] = [];
+    const buffer = Buffer.allocUnsafe(maxTokenFileBytes + 1);
+    let since = 0;
+    for (const file of files) {
+      const fileName = safeFileName(file.name);
+      if (!listed.has(fileName) || quickRead(`${this.dir}${sep}${fileName}`, buffer) !== file.token.reveal()) stale.push(file);
+      since += 1;
+      if (since === filesPerTurn) {
+        since = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    let written = 0;
+    const errors: { name: string; error: TokenFileError }[] = [];
+    await forEachBounded(stale, writeConcurrency, async (file) => {
+      try {
+        if (await this.write(file.name, file.token)) written += 1;
+      } catch (error) {
+        // One key's unusable file must not cost the others theirs.
+        if (!(error instanceof TokenFileError)) throw error;
+        errors.push({ name: file.name, error });
+      }
+    });
+    return { written, errors };
   }
 
   /** Returns true when the file was written (new or changed). Throws TokenFileError. */
@@ -77,6 +126,65 @@ async function readExisting(path: string): Promise<string | undefined> {
   }
 }
 
+/** Files read synchronously before the event loop gets a turn (~3 ms). */
+const filesPerTurn = 512;
+/** Files checked and written at once on the slow path: the file system's threads kept busy. */
+const writeConcurrency = 16;
+
+/** Names in `dir` that are regular files as the folder lists them; none when it does not exist yet. */
+async function regularFiles(dir: string): Promise<Set<string>> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    const names = new Set<string>();
+    for (const entry of entries) if (entry.isFile()) names.add(entry.name);
+    return names;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
+    throw error;
+  }
+}
+
+/**
+ * A regular file's content, read without following a link and without blocking, or
+ * undefined for anything else (an error, a file past the size of a token): the caller then
+ * takes the slow path, which says what is wrong.
+ */
+function quickRead(path: string, buffer: Buffer): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, safeReadFlags);
+  } catch {
+    return undefined;
+  }
+  try {
+    const bytes = readSync(fd, buffer, 0, buffer.length, 0);
+    return bytes > maxTokenFileBytes ? undefined : buffer.toString('utf8', 0, bytes);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
+async function forEachBounded<T>(items: readonly T[], limit: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failed) {
+      const item = items[next] as T;
+      next += 1;
+      try {
+        await run(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 function describeType(stats: Stats): string {
   if (stats.isFIFO()) return 'a FIFO (named pipe)';
   if (stats.isDirectory()) return 'a folder';
@@ -85,6 +193,8 @@ function describeType(stats: Stats): string {
   return 'a special file';
 }
 
+const safeName = /^[A-Za-z0-9._-]+$/;
+
 /**
  * Keeps letters, digits, dot, dash and underscore; every other byte becomes `%XX`, so two
  * names never share a file (a lossy mapping would let one key's token overwrite another's)
@@ -92,6 +202,7 @@ function describeType(stats: Stats): string {
  */
 export function safeFileName(name: string): string {
   if (name === '' || name === '.' || name === '..') return [...name].map(() => '%2E').join('') || '%00';
+  if (safeName.test(name)) return name;
   let out = '';
   for (const byte of Buffer.from(name, 'utf8')) {
     const ch = String.fromCharCode(byte);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,5 +86,60 @@ describe('a sync with an unusable token file ends, and says which key', () => {
     mkfifo(join(tokens, 'deploy-key'));
     const { results } = await sync(s, desired({ apikeys: [key('deploy-key', { roles: [1] })] }));
     expect(results).toEqual([expect.objectContaining({ action: 'create', status: 'failed', error: expect.stringContaining('is a FIFO (named pipe)') })]);
+  });
+});
+
+describe('the token files of many keys are kept current at once', () => {
+  it('a current file is left as it is; a missing or stale one is written', async () => {
+    await writeFile(join(tokens, 'current'), 'tok-current');
+    await writeFile(join(tokens, 'stale'), 'tok-old');
+    const before = await stat(join(tokens, 'current'));
+    const kept = await new TokenSink(tokens).keepCurrent([
+      { name: 'current', token: new Secret('tok-current') },
+      { name: 'stale', token: new Secret('tok-new') },
+      { name: 'missing', token: new Secret('tok-missing') },
+      { name: 'with space/and slash', token: new Secret('tok-odd') },
+    ]);
+    expect(kept).toEqual({ written: 3, errors: [] });
+    const after = await stat(join(tokens, 'current'));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    expect(await readFile(join(tokens, 'stale'), 'utf8')).toBe('tok-new');
+    expect(await readFile(join(tokens, 'missing'), 'utf8')).toBe('tok-missing');
+    expect(await readFile(join(tokens, 'with%20space%2Fand%20slash'), 'utf8')).toBe('tok-odd');
+  });
+
+  it('a FIFO, a link or a folder is an error for its key only, and nothing is written there', async () => {
+    mkfifo(join(tokens, 'fifo'));
+    const target = join(dir, 'elsewhere');
+    await writeFile(target, 'old');
+    await symlink(target, join(tokens, 'link'));
+    await mkdir(join(tokens, 'folder'));
+    const kept = await new TokenSink(tokens).keepCurrent(
+      ['fifo', 'link', 'folder', 'fine'].map((name) => ({ name, token: new Secret(`tok-${name}`) })),
+    );
+    expect(kept.written).toBe(1);
+    expect(kept.errors.map((e) => [e.name, e.error.message.match(/is (a FIFO|a symbolic link|a folder)/)?.[1]]).sort()).toEqual([
+      ['fifo', 'a FIFO'],
+      ['folder', 'a folder'],
+      ['link', 'a symbolic link'],
+    ]);
+    expect(await readFile(target, 'utf8')).toBe('old');
+    expect(await readFile(join(tokens, 'fine'), 'utf8')).toBe('tok-fine');
+  });
+
+  it('a folder that does not exist yet is created with the files', async () => {
+    const fresh = join(dir, 'new-tokens');
+    const kept = await new TokenSink(fresh).keepCurrent([{ name: 'k', token: new Secret('tok-k') }]);
+    expect(kept).toEqual({ written: 1, errors: [] });
+    expect(await readFile(join(fresh, 'k'), 'utf8')).toBe('tok-k');
+  });
+
+  it('thousands of current files: none is written again', async () => {
+    const files = Array.from({ length: 2000 }, (_, i) => ({ name: `key-${i}`, token: new Secret(`tok-${i}`) }));
+    for (const f of files) await writeFile(join(tokens, f.name), f.token.reveal());
+    await writeFile(join(tokens, 'key-1500'), 'changed');
+    const kept = await new TokenSink(tokens).keepCurrent(files);
+    expect(kept).toEqual({ written: 1, errors: [] });
+    expect(await readFile(join(tokens, 'key-1500'), 'utf8')).toBe('tok-1500');
   });
 });
