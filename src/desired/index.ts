@@ -1,7 +1,7 @@
 export { parseDesired, type ParseDesiredContext, type ParseDesiredResult } from './parse-desired.js';
 export { loadDesired, readSecretFile, type LoadedDesired } from './load.js';
 export { secretFilesOf } from './secret-files.js';
-export { stringifyDesired, stringifyDesiredChunks, type StringifyDesiredOptions } from './stringify-desired.js';
+export { stringifyDesired, stringifyDesiredChunks, stringifyDesiredPieces, type DesiredPiece, type StringifyDesiredOptions } from './stringify-desired.js';
 export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';
 export { renderAccessSchema } from './json-schema.js';
 export { knownLevels } from './check-desired.js';
