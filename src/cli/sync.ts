@@ -1,21 +1,16 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { writeSavedPlan, passwordReferences, toSavedPlan } from '../saved-plan/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { TokenError } from '../apply/index.js';
 import { AmsyncError, ChangesFailedError, exitCodes, UsageError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
-import { applySummary, renderPlanText, type Report } from '../report/index.js';
+import type { Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { askApproval } from './confirm.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { isInteractive, useColor } from './io.js';
-import { LiveOutput } from './live-output.js';
 import { errText } from './output.js';
-import { renderReport } from './render-report.js';
-import { publishReport } from './report-outputs.js';
 import type { LoadedDesiredState, ServiceContext } from './service-context.js';
 import {
   addConnectionOptions,
@@ -87,9 +82,16 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     throw new UsageError(`amsync cannot ask for approval while printing ${format === 'json' ? 'one JSON document' : 'Markdown'}: add --auto-approve, or plan first (amsync plan --out plan.json) and apply that plan (amsync apply plan.json)`, 'approval_needed');
   }
   const color = useColor(io.stdout, env);
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client, apply, the
+  // reports nor the progress line.
+  const [{ createServiceContext }, { LiveOutput }, { applySummary, renderPlanText }, { renderReport }, { publishReport }] = await Promise.all([
+    import('./service-context.js'),
+    import('./live-output.js'),
+    import('../report/index.js'),
+    import('./render-report.js'),
+    import('./report-outputs.js'),
+  ]);
   const live = new LiveOutput(io, { streamResults: format === 'text' && !dryRun, color });
-  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
-  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
     live.close();
     throw error;
@@ -121,7 +123,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
           live.print(renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }) }, { color }));
           shown = true;
         }
-        if (plan.changes.length > 0 && ask && !(await askApproval(io, interrupts?.signal))) return false;
+        if (plan.changes.length > 0 && ask && !(await (await import('./confirm.js')).askApproval(io, interrupts?.signal))) return false;
         live.startApply(plan);
         return true;
       },
@@ -189,6 +191,7 @@ export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | u
 
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
 async function savePlan(planFile: string, context: ServiceContext, loaded: LoadedDesiredState, outcome: SyncOutcome, opts: SyncCommandOptions): Promise<void> {
+  const { passwordReferences, toSavedPlan, writeSavedPlan } = await import('../saved-plan/index.js');
   const desiredDir = dirname(resolve(context.file));
   const saved = toSavedPlan({
     amsyncVersion: version,
