@@ -82,11 +82,19 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const policy = planPolicy({ ...input, desired, passwordState });
   const fingerprints = passwordFingerprints(desired, passwordState);
   const plan = makePlan(desired, actual, policy, fingerprints);
-  const actualFingerprint = stateFingerprint(actual);
+  // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
+  let fingerprint: string | undefined;
+  const listed = <R extends object>(rest: R) => ({
+    ...rest,
+    actual,
+    get actualFingerprint(): string {
+      return (fingerprint ??= stateFingerprint(actual));
+    },
+  });
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false });
-  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0 };
+  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0 });
   await preflightScopes(plan, input.service);
-  if (input.beforeApply && !(await input.beforeApply(plan, roleNames))) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true };
+  if (input.beforeApply && !(await input.beforeApply(plan, roleNames))) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true });
 
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan,
@@ -101,7 +109,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return { ...names, actual, actualFingerprint, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+  return listed({ ...names, plan, policy, results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) });
 }
 
 
