@@ -93,19 +93,22 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run. Each file is read, and written
     // only when it differs (at 100k keys, read together: TokenSink.keepCurrent).
-    const files: TokenFile[] = [];
-    for (const [name, id] of ownedKeyIds(input.desired, input.actual)) {
-      // A key created during this run (again, after a 404 on its update) has a new token;
-      // the listing's is the old key's, which no longer exists.
-      if (written.has(name)) continue;
-      const listed = input.tokens.get(id);
-      if (listed) files.push({ name, token: listed.token });
-    }
-    const kept = await sink.keepCurrent(files);
+    const kept = await sink.keepCurrent(tokenFiles(ownedKeyIds(input.desired, input.actual), input.tokens, written));
     tokensWritten += kept.written;
     for (const { name, error } of kept.errors) tokenErrors.push({ key: name, error: error.message });
   }
   return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+}
+
+/** The token file of each owned key, with the token the listing gave it. */
+function* tokenFiles(owned: ReadonlyMap<string, number>, tokens: ExecuteInput['tokens'], written: ReadonlySet<string>): Generator<TokenFile, void, undefined> {
+  for (const [name, id] of owned) {
+    // A key created during this run (again, after a 404 on its update) has a new token;
+    // the listing's is the old key's, which no longer exists.
+    if (written.has(name)) continue;
+    const listed = tokens.get(id);
+    if (listed) yield { name, token: listed.token };
+  }
 }
 
 /**

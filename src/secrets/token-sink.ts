@@ -64,11 +64,11 @@ export class TokenSink {
   async keepCurrent(files: Iterable<TokenFile>): Promise<KeptCurrent> {
     const listed = await regularFiles(this.dir);
     const stale: TokenFile[] = [];
-    const buffer = Buffer.allocUnsafe(maxTokenFileBytes + 1);
+    const buffers = { read: Buffer.allocUnsafe(maxTokenFileBytes + 1), token: Buffer.allocUnsafe(maxTokenFileBytes + 1) };
     let since = 0;
     for (const file of files) {
       const fileName = safeFileName(file.name);
-      if (!listed.has(fileName) || quickRead(`${this.dir}${sep}${fileName}`, buffer) !== file.token.reveal()) stale.push(file);
+      if (!listed.has(fileName) || !holds(`${this.dir}${sep}${fileName}`, file.token.reveal(), buffers)) stale.push(file);
       since += 1;
       if (since === filesPerTurn) {
         since = 0;
@@ -145,25 +145,30 @@ async function regularFiles(dir: string): Promise<Set<string>> {
 }
 
 /**
- * A regular file's content, read without following a link and without blocking, or
- * undefined for anything else (an error, a file past the size of a token): the caller then
- * takes the slow path, which says what is wrong.
+ * Whether the file at `path` holds exactly `token`, read without following a link and without
+ * blocking, and compared as bytes (no string per file). false for anything else (an error, a
+ * file past the size of a token): the caller then takes the slow path, which says what is wrong.
  */
-function quickRead(path: string, buffer: Buffer): string | undefined {
+function holds(path: string, token: string, buffers: { readonly read: Buffer; readonly token: Buffer }): boolean {
+  const length = Buffer.byteLength(token);
+  if (length > maxTokenFileBytes) return false;
   let fd: number;
   try {
     fd = openSync(path, safeReadFlags);
   } catch {
-    return undefined;
+    return false;
   }
+  let bytes: number;
   try {
-    const bytes = readSync(fd, buffer, 0, buffer.length, 0);
-    return bytes > maxTokenFileBytes ? undefined : buffer.toString('utf8', 0, bytes);
+    bytes = readSync(fd, buffers.read, 0, buffers.read.length, 0);
   } catch {
-    return undefined;
+    return false;
   } finally {
     closeSync(fd);
   }
+  if (bytes !== length) return false;
+  buffers.token.write(token, 0, 'utf8');
+  return buffers.read.compare(buffers.token, 0, length, 0, length) === 0;
 }
 
 /** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
