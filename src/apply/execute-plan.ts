@@ -1,4 +1,4 @@
-import type { ActualState, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
+import type { ActualState, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
 import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
@@ -118,25 +118,26 @@ function* tokenFiles(owned: ReadonlyMap<string, number>, tokens: ExecuteInput['t
  * is left alone rather than given another key's token.
  */
 export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<string, number> {
-  // Linear in both lists (it runs on every sync with tokensDir, over every declared key).
-  const present = desired.apikeys.filter((k) => k.ensure === 'present');
-  const declarations = new Map<string, number>();
+  // Linear in both lists, three passes (it runs on every sync with tokensDir, over every declared key).
+  // Per declared name: its one declaration, or null when it is declared more than once.
+  const declared = new Map<string, DesiredApikey | null>();
   const pinned = new Set<number>();
-  for (const k of present) {
-    declarations.set(k.name, (declarations.get(k.name) ?? 0) + 1);
+  for (const k of desired.apikeys) {
+    if (k.ensure !== 'present') continue;
+    declared.set(k.name, declared.has(k.name) ? null : k);
     if (k.id !== undefined) pinned.add(k.id);
   }
   // The one remote key carrying each declared name that no pin claims; null when several do.
   const unpinnedByName = new Map<string, number | null>();
   for (const a of actual.apikeys) {
-    if (pinned.has(a.id) || !declarations.has(a.name)) continue;
+    if (!declared.has(a.name) || pinned.has(a.id)) continue;
     unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
   }
   const owned = new Map<string, number>();
-  for (const k of present) {
-    if (declarations.get(k.name) !== 1) continue;
-    const id = k.id ?? unpinnedByName.get(k.name);
-    if (typeof id === 'number') owned.set(k.name, id);
+  for (const [name, k] of declared) {
+    if (k === null) continue;
+    const id = k.id ?? unpinnedByName.get(name);
+    if (typeof id === 'number') owned.set(name, id);
   }
   return owned;
 }
