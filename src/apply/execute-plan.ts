@@ -130,7 +130,7 @@ export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<str
   // The one remote key carrying each declared name that no pin claims; null when several do.
   const unpinnedByName = new Map<string, number | null>();
   for (const a of actual.apikeys) {
-    if (!declared.has(a.name) || pinned.has(a.id)) continue;
+    if (!declared.has(a.name) || (pinned.size > 0 && pinned.has(a.id))) continue;
     unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
   }
   const owned = new Map<string, number>();

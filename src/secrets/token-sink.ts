@@ -1,5 +1,5 @@
 import { closeSync, constants, openSync, readSync, type Stats } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
@@ -54,21 +54,19 @@ export class TokenSink {
 
   /**
    * Every key's file current, as `write` keeps one, for many keys at once (every sync with
-   * tokensDir checks every declared key). The folder is read once; a file it lists as a
-   * regular one is read synchronously, without the file system's thread pool (open, read,
-   * close: at 100k keys ~0.7 s of CPU against ~6 s through fs.promises), a few hundred
-   * between turns of the event loop. Only a file that is missing, differs, or is not plainly
-   * a regular file goes through `write`, which checks it on its open handle and replaces it:
-   * a file swapped for a link or a FIFO meanwhile is refused as before.
+   * tokensDir checks every declared key). Each file is read synchronously, without the file
+   * system's thread pool (open, read, close: at 100k keys ~0.7 s of CPU against ~6 s through
+   * fs.promises), a few hundred between turns of the event loop, and compared as bytes. Only
+   * a file that is missing, differs or is not a regular file (a link cannot be opened, a FIFO
+   * or a folder cannot be read) goes through `write`, which checks it on its open handle and
+   * replaces it, or says what is wrong.
    */
   async keepCurrent(files: Iterable<TokenFile>): Promise<KeptCurrent> {
-    const listed = await regularFiles(this.dir);
     const stale: TokenFile[] = [];
     const buffers = { read: Buffer.allocUnsafe(maxTokenFileBytes + 1), token: Buffer.allocUnsafe(maxTokenFileBytes + 1) };
     let since = 0;
     for (const file of files) {
-      const fileName = safeFileName(file.name);
-      if (!listed.has(fileName) || !holds(`${this.dir}${sep}${fileName}`, file.token.reveal(), buffers)) stale.push(file);
+      if (!holds(`${this.dir}${sep}${safeFileName(file.name)}`, file.token.reveal(), buffers)) stale.push(file);
       since += 1;
       if (since === filesPerTurn) {
         since = 0;
@@ -130,19 +128,6 @@ async function readExisting(path: string): Promise<string | undefined> {
 const filesPerTurn = 512;
 /** Files checked and written at once on the slow path: the file system's threads kept busy. */
 const writeConcurrency = 16;
-
-/** Names in `dir` that are regular files as the folder lists them; none when it does not exist yet. */
-async function regularFiles(dir: string): Promise<Set<string>> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    const names = new Set<string>();
-    for (const entry of entries) if (entry.isFile()) names.add(entry.name);
-    return names;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
-    throw error;
-  }
-}
 
 /**
  * Whether the file at `path` holds exactly `token`, read without following a link and without
