@@ -1,5 +1,5 @@
-import { closeSync, constants, openSync, readSync, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
@@ -54,19 +54,43 @@ export class TokenSink {
 
   /**
    * Every key's file current, as `write` keeps one, for many keys at once (every sync with
-   * tokensDir checks every declared key). Each file is read synchronously, without the file
-   * system's thread pool (open, read, close: at 100k keys ~0.7 s of CPU against ~6 s through
-   * fs.promises), a few hundred between turns of the event loop, and compared as bytes. Only
-   * a file that is missing, differs or is not a regular file (a link cannot be opened, a FIFO
-   * or a folder cannot be read) goes through `write`, which checks it on its open handle and
+   * tokensDir checks every declared key).
+   *
+   * A file is not read again when nothing about it changed since amsync last saw it hold the
+   * same token: the sink keeps, in `tokensDir/.amsync~index` (0600; `~` is escaped in every
+   * key's file name, so no key's file can have that name), each file's inode, size, change and
+   * modification times and a check of its token, and compares them with one lstat. Any write to
+   * a file changes its change time, which no one but the kernel sets, so an edited, replaced or
+   * deleted file is read again and repaired. A file changed in the last 2 s is not remembered
+   * (it may change again within the same tick of the clock); one amsync writes itself is, so
+   * only a write by someone else within a tick (a few ms) of amsync's own could go unseen
+   * until the file changes again. At 100k keys the files' contents are 100k disk blocks
+   * besides their inodes: reading them took ~3 s of system time with a cold page cache.
+   *
+   * Any other file is read synchronously, without the file system's thread pool (open, read,
+   * close), a few hundred between turns of the event loop, and compared as bytes. Only a file
+   * that is missing, differs or is not a regular file (a link cannot be opened, a FIFO or a
+   * folder cannot be read) goes through `write`, which checks it on its open handle and
    * replaces it, or says what is wrong.
    */
   async keepCurrent(files: Iterable<TokenFile>): Promise<KeptCurrent> {
+    const indexPath = join(this.dir, indexName);
+    const seen = await readIndex(indexPath);
+    const next = new Map<string, string>();
+    const now = Date.now();
     const stale: TokenFile[] = [];
     const buffers = { read: Buffer.allocUnsafe(maxTokenFileBytes + 1), token: Buffer.allocUnsafe(maxTokenFileBytes + 1) };
     let since = 0;
     for (const file of files) {
-      if (!holds(`${this.dir}${sep}${safeFileName(file.name)}`, file.token.reveal(), buffers)) stale.push(file);
+      const fileName = safeFileName(file.name);
+      const path = `${this.dir}${sep}${fileName}`;
+      const token = file.token.reveal();
+      const signature = signatureOf(path, token);
+      if (signature !== undefined && seen.get(fileName) === signature.text) next.set(fileName, signature.text);
+      else if (holds(path, token, buffers)) {
+        // Not remembered while it may still be changing within the same tick of the clock.
+        if (signature !== undefined && now - signature.changedAt > racyMs) next.set(fileName, signature.text);
+      } else stale.push(file);
       since += 1;
       if (since === filesPerTurn) {
         since = 0;
@@ -77,13 +101,18 @@ export class TokenSink {
     const errors: { name: string; error: TokenFileError }[] = [];
     await forEachBounded(stale, writeConcurrency, async (file) => {
       try {
-        if (await this.write(file.name, file.token)) written += 1;
+        const wrote = await this.write(file.name, file.token);
+        if (wrote) written += 1;
+        const fileName = safeFileName(file.name);
+        const signature = signatureOf(`${this.dir}${sep}${fileName}`, file.token.reveal());
+        if (signature !== undefined && (wrote || Date.now() - signature.changedAt > racyMs)) next.set(fileName, signature.text);
       } catch (error) {
         // One key's unusable file must not cost the others theirs.
         if (!(error instanceof TokenFileError)) throw error;
         errors.push({ name: file.name, error });
       }
     });
+    if (!sameEntries(seen, next)) await writeIndex(indexPath, next);
     return { written, errors };
   }
 
@@ -122,6 +151,81 @@ async function readExisting(path: string): Promise<string | undefined> {
   } finally {
     await handle.close();
   }
+}
+
+/** The sink's memory of the files (see keepCurrent); `~` never appears in a key's file name. */
+const indexName = '.amsync~index';
+/** A file changed this recently may change again within the same tick of the clock: read it again next time. */
+const racyMs = 2_000;
+
+/** What one lstat tells of a regular file, with a check of the token it is meant to hold; undefined for anything else. */
+function signatureOf(path: string, token: string): { readonly text: string; readonly changedAt: number } | undefined {
+  let stats: Stats | undefined;
+  try {
+    stats = lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (stats === undefined || !stats.isFile()) return undefined;
+  return { text: `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${tokenCheck(token)}`, changedAt: stats.ctimeMs };
+}
+
+/** 64 bits of two FNV-1a hashes of the token: enough to tell a rotated token, and nothing to recover one from. */
+function tokenCheck(token: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < token.length; i += 1) {
+    const unit = token.charCodeAt(i);
+    a = Math.imul(a ^ unit, 0x01000193);
+    b = Math.imul(b ^ unit, 0x811c9dc5) + 0x9e3779b9;
+  }
+  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}`;
+}
+
+/** The index as last written: file name -> signature. Empty when there is none, or it is not one of ours. */
+async function readIndex(path: string): Promise<Map<string, string>> {
+  const seen = new Map<string, string>();
+  let text: string;
+  try {
+    text = await readFile(path, { encoding: 'utf8', flag: safeReadFlags });
+  } catch {
+    return seen;
+  }
+  if (!text.startsWith(indexHeader)) return seen;
+  for (const line of text.slice(indexHeader.length).split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab > 0) seen.set(line.slice(0, tab), line.slice(tab + 1));
+  }
+  return seen;
+}
+
+const indexHeader = 'amsync token files 1\n';
+
+/** Written atomically, 0600; a folder where it cannot be written only costs the reads again. */
+async function writeIndex(path: string, entries: ReadonlyMap<string, string>): Promise<void> {
+  const lines = function* (): Generator<string> {
+    yield indexHeader;
+    let chunk = '';
+    for (const [name, signature] of entries) {
+      chunk += `${name}\t${signature}\n`;
+      if (chunk.length > 1 << 16) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    yield chunk;
+  };
+  try {
+    await writeFileAtomic(path, lines(), 0o600);
+  } catch {
+    // Only a cost: the next run reads the files again.
+  }
+}
+
+function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, signature] of b) if (a.get(name) !== signature) return false;
+  return true;
 }
 
 /** Files read synchronously before the event loop gets a turn (~3 ms). */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -141,5 +141,43 @@ describe('the token files of many keys are kept current at once', () => {
     const kept = await new TokenSink(tokens).keepCurrent(files);
     expect(kept).toEqual({ written: 1, errors: [] });
     expect(await readFile(join(tokens, 'key-1500'), 'utf8')).toBe('tok-1500');
+  });
+});
+
+describe('a token file that did not change since amsync saw it hold its token is not read again', () => {
+  const index = () => join(tokens, '.amsync~index');
+
+  it('the files amsync writes are remembered; a run with nothing to do leaves them and the index as they are', async () => {
+    const files = ['a', 'b', 'c'].map((name) => ({ name, token: new Secret(`tok-${name}`) }));
+    expect(await new TokenSink(tokens).keepCurrent(files)).toEqual({ written: 3, errors: [] });
+    const remembered = await readFile(index(), 'utf8');
+    expect(remembered.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t')[0]).sort()).toEqual(['a', 'b', 'c']);
+    expect(remembered).not.toContain('tok-');
+    const before = await stat(index());
+    expect(await new TokenSink(tokens).keepCurrent(files)).toEqual({ written: 0, errors: [] });
+    const after = await stat(index());
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('a file edited, deleted or replaced since is read again and repaired; a rotated token is written', async () => {
+    const sink = new TokenSink(tokens);
+    const files = ['edited', 'deleted', 'replaced', 'rotated'].map((name) => ({ name, token: new Secret(`tok-${name}`) }));
+    await sink.keepCurrent(files);
+    // Another size: within the same tick of the clock as amsync's own write, times alone could not tell (see keepCurrent).
+    await writeFile(join(tokens, 'edited'), 'tok-edited-by-hand');
+    await rm(join(tokens, 'deleted'));
+    await writeFile(join(tokens, 'replaced.tmp'), 'other');
+    await rename(join(tokens, 'replaced.tmp'), join(tokens, 'replaced'));
+    const rotated = files.map((f) => (f.name === 'rotated' ? { name: 'rotated', token: new Secret('tok-rotated-2') } : f));
+    expect(await sink.keepCurrent(rotated)).toEqual({ written: 4, errors: [] });
+    for (const f of rotated) expect(await readFile(join(tokens, f.name), 'utf8')).toBe(f.token.reveal());
+  });
+
+  it('an index that is not one amsync wrote is ignored, and no key can be given its name', async () => {
+    await writeFile(index(), 'not an index\nedited\tforged\n');
+    await writeFile(join(tokens, 'edited'), 'wrong');
+    expect(await new TokenSink(tokens).keepCurrent([{ name: 'edited', token: new Secret('tok-right') }])).toEqual({ written: 1, errors: [] });
+    expect(await readFile(join(tokens, 'edited'), 'utf8')).toBe('tok-right');
+    expect(new TokenSink(tokens).pathFor('.amsync~index')).toBe(join(tokens, '.amsync%7Eindex'));
   });
 });
