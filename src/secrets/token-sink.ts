@@ -58,8 +58,8 @@ export class TokenSink {
    *
    * A file is not read again when nothing about it changed since amsync last saw it hold the
    * same token: the sink keeps, in `tokensDir/.amsync~index` (0600; `~` is escaped in every
-   * key's file name, so no key's file can have that name), each file's inode, size, change and
-   * modification times and a check of its token, and compares them with one lstat. Any write to
+   * key's file name, so no key's file can have that name), a hash of each file's name, inode,
+   * size, change and modification times and token, and compares it with one lstat. Any write to
    * a file changes its change time, which no one but the kernel sets, so an edited, replaced or
    * deleted file is read again and repaired. A file changed in the last 2 s is not remembered
    * (it may change again within the same tick of the clock); one amsync writes itself is, so
@@ -75,22 +75,27 @@ export class TokenSink {
    */
   async keepCurrent(files: Iterable<TokenFile>): Promise<KeptCurrent> {
     const indexPath = join(this.dir, indexName);
-    const seen = await readIndex(indexPath);
-    const next = new Map<string, string>();
+    const seen = new IndexReader(await readIndex(indexPath));
+    // The index to write: a line per file amsync saw hold its token, in the declared order.
+    const next: (string | undefined)[] = [];
+    let unchanged = true;
     const now = Date.now();
-    const stale: TokenFile[] = [];
+    const stale: { readonly file: TokenFile; readonly at: number }[] = [];
     const buffers = { read: Buffer.allocUnsafe(maxTokenFileBytes + 1), token: Buffer.allocUnsafe(maxTokenFileBytes + 1) };
     let since = 0;
     for (const file of files) {
       const fileName = safeFileName(file.name);
       const path = `${this.dir}${sep}${fileName}`;
       const token = file.token.reveal();
-      const signature = signatureOf(path, token);
-      if (signature !== undefined && seen.get(fileName) === signature.text) next.set(fileName, signature.text);
-      else if (holds(path, token, buffers)) {
+      const signature = signatureOf(path, fileName, token);
+      const line = signature?.line;
+      if (line !== undefined && seen.has(line)) next.push(line);
+      else {
+        unchanged = false;
+        if (!holds(path, token, buffers)) stale.push({ file, at: next.length });
         // Not remembered while it may still be changing within the same tick of the clock.
-        if (signature !== undefined && now - signature.changedAt > racyMs) next.set(fileName, signature.text);
-      } else stale.push(file);
+        next.push(line !== undefined && now - signature!.changedAt > racyMs ? line : undefined);
+      }
       since += 1;
       if (since === filesPerTurn) {
         since = 0;
@@ -99,20 +104,21 @@ export class TokenSink {
     }
     let written = 0;
     const errors: { name: string; error: TokenFileError }[] = [];
-    await forEachBounded(stale, writeConcurrency, async (file) => {
+    await forEachBounded(stale, writeConcurrency, async ({ file, at }) => {
+      next[at] = undefined;
       try {
         const wrote = await this.write(file.name, file.token);
         if (wrote) written += 1;
         const fileName = safeFileName(file.name);
-        const signature = signatureOf(`${this.dir}${sep}${fileName}`, file.token.reveal());
-        if (signature !== undefined && (wrote || Date.now() - signature.changedAt > racyMs)) next.set(fileName, signature.text);
+        const signature = signatureOf(`${this.dir}${sep}${fileName}`, fileName, file.token.reveal());
+        if (signature !== undefined && (wrote || Date.now() - signature.changedAt > racyMs)) next[at] = signature.line;
       } catch (error) {
         // One key's unusable file must not cost the others theirs.
         if (!(error instanceof TokenFileError)) throw error;
         errors.push({ name: file.name, error });
       }
     });
-    if (!sameEntries(seen, next)) await writeIndex(indexPath, next);
+    if (!(unchanged && seen.allSeen)) await writeIndex(indexPath, next);
     return { written, errors };
   }
 
@@ -158,8 +164,13 @@ const indexName = '.amsync~index';
 /** A file changed this recently may change again within the same tick of the clock: read it again next time. */
 const racyMs = 2_000;
 
-/** What one lstat tells of a regular file, with a check of the token it is meant to hold; undefined for anything else. */
-function signatureOf(path: string, token: string): { readonly text: string; readonly changedAt: number } | undefined {
+/**
+ * What one lstat tells of a regular file, with the file's name and the token it is meant to
+ * hold, as one line of the index: 64 bits of two hashes of (name, inode, size, times in
+ * microseconds, token), so the index holds nothing to recover a token from and costs ~20 bytes
+ * a file. undefined for anything but a regular file.
+ */
+function signatureOf(path: string, fileName: string, token: string): { readonly line: string; readonly changedAt: number } | undefined {
   let stats: Stats | undefined;
   try {
     stats = lstatSync(path, { throwIfNoEntry: false });
@@ -167,47 +178,93 @@ function signatureOf(path: string, token: string): { readonly text: string; read
     return undefined;
   }
   if (stats === undefined || !stats.isFile()) return undefined;
-  return { text: `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${tokenCheck(token)}`, changedAt: stats.ctimeMs };
+  const hash = new PairHash();
+  hash.text(fileName);
+  hash.number(stats.ino);
+  hash.number(stats.size);
+  hash.number(Math.round(stats.mtimeMs * 1000));
+  hash.number(Math.round(stats.ctimeMs * 1000));
+  hash.text(token);
+  return { line: hash.line(), changedAt: stats.ctimeMs };
 }
 
-/** 64 bits of two FNV-1a hashes of the token: enough to tell a rotated token, and nothing to recover one from. */
-function tokenCheck(token: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < token.length; i += 1) {
-    const unit = token.charCodeAt(i);
-    a = Math.imul(a ^ unit, 0x01000193);
-    b = Math.imul(b ^ unit, 0x811c9dc5) + 0x9e3779b9;
+/** Two independent FNV-1a style hashes (64 bits together), fed field by field. */
+class PairHash {
+  #a = 0x811c9dc5;
+  #b = 0x01000193;
+
+  #unit(unit: number): void {
+    this.#a = Math.imul(this.#a ^ unit, 0x01000193);
+    this.#b = Math.imul((this.#b ^ unit) + 0x9e3779b9, 0x85ebca6b);
   }
-  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}`;
+
+  text(value: string): void {
+    for (let i = 0; i < value.length; i += 1) this.#unit(value.charCodeAt(i));
+    this.#unit(0x10000); // ends the field
+  }
+
+  /** A non-negative integer below 2^53, in 16-bit pieces. */
+  number(value: number): void {
+    for (let rest = value; rest > 0; rest = Math.floor(rest / 0x10000)) this.#unit(rest % 0x10000);
+    this.#unit(0x10001);
+  }
+
+  line(): string {
+    return `${(this.#a >>> 0).toString(36)}.${(this.#b >>> 0).toString(36)}\n`;
+  }
 }
 
-/** The index as last written: file name -> signature. Empty when there is none, or it is not one of ours. */
-async function readIndex(path: string): Promise<Map<string, string>> {
-  const seen = new Map<string, string>();
-  let text: string;
+/** The index's text as last written; empty when there is none, or it is not one of ours. */
+async function readIndex(path: string): Promise<string> {
   try {
-    text = await readFile(path, { encoding: 'utf8', flag: safeReadFlags });
+    const text = await readFile(path, { encoding: 'utf8', flag: safeReadFlags });
+    return text.startsWith(indexHeader) ? text.slice(indexHeader.length) : '';
   } catch {
-    return seen;
+    return '';
   }
-  if (!text.startsWith(indexHeader)) return seen;
-  for (const line of text.slice(indexHeader.length).split('\n')) {
-    const tab = line.indexOf('\t');
-    if (tab > 0) seen.set(line.slice(0, tab), line.slice(tab + 1));
-  }
-  return seen;
 }
 
-const indexHeader = 'amsync token files 1\n';
+const indexHeader = 'amsync token files 2\n';
+
+/**
+ * The index, read in the order it was written (the declared keys' order, which a run nearly
+ * always repeats): each file's line is compared where the last one ended, without splitting
+ * the text; only once the order differs are the rest put in a set.
+ */
+class IndexReader {
+  readonly #text: string;
+  #at = 0;
+  #rest: Set<string> | undefined;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** Whether the index holds `line` (see signatureOf). */
+  has(line: string): boolean {
+    if (this.#rest === undefined) {
+      if (this.#text.startsWith(line, this.#at)) {
+        this.#at += line.length;
+        return true;
+      }
+      this.#rest = new Set(this.#text.slice(this.#at).split('\n').map((l) => `${l}\n`));
+    }
+    return this.#rest.has(line);
+  }
+
+  /** Every line was met in order (no file left out since). */
+  get allSeen(): boolean {
+    return this.#rest === undefined && this.#at === this.#text.length;
+  }
+}
 
 /** Written atomically, 0600; a folder where it cannot be written only costs the reads again. */
-async function writeIndex(path: string, entries: ReadonlyMap<string, string>): Promise<void> {
-  const lines = function* (): Generator<string> {
-    yield indexHeader;
-    let chunk = '';
-    for (const [name, signature] of entries) {
-      chunk += `${name}\t${signature}\n`;
+async function writeIndex(path: string, lines: readonly (string | undefined)[]): Promise<void> {
+  const chunks = function* (): Generator<string> {
+    let chunk = indexHeader;
+    for (const line of lines) {
+      if (line === undefined) continue;
+      chunk += line;
       if (chunk.length > 1 << 16) {
         yield chunk;
         chunk = '';
@@ -216,16 +273,10 @@ async function writeIndex(path: string, entries: ReadonlyMap<string, string>): P
     yield chunk;
   };
   try {
-    await writeFileAtomic(path, lines(), 0o600);
+    await writeFileAtomic(path, chunks(), 0o600);
   } catch {
     // Only a cost: the next run reads the files again.
   }
-}
-
-function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [name, signature] of b) if (a.get(name) !== signature) return false;
-  return true;
 }
 
 /** Files read synchronously before the event loop gets a turn (~3 ms). */
