@@ -15,9 +15,10 @@ export interface PaginateOptions<T> {
   readonly idOf: (item: T) => number;
   /**
    * What must be the same each time one id is listed (its name and fields): an id listed twice
-   * with two contents means the listing shifted while it was read.
+   * with two contents means the listing shifted while it was read. A string, or a hash of the
+   * fields already (hashFields: no string built per item).
    */
-  readonly contentOf: (item: T) => string;
+  readonly contentOf: (item: T) => string | number;
   /** Items asked for per page. */
   readonly pageSize: number;
   /**
@@ -54,15 +55,28 @@ function cursorKey(value: number | string): string {
   return String(value);
 }
 
-/** FNV-1a over UTF-16 code units: 4 bytes per id seen instead of its content. */
-function contentHash(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
+/** Where a content hash starts (FNV-1a's offset basis). */
+export const hashStart = 0x811c9dc5;
+const fnvPrime = 0x01000193;
+
+/**
+ * FNV-1a over `text`'s UTF-16 code units, continuing `hash`, then one 0 unit to end the field:
+ * 4 bytes per id seen instead of its content, and no string built to hash.
+ */
+export function hashText(hash: number, text: string): number {
+  let h = hash;
+  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), fnvPrime);
+  return Math.imul(h, fnvPrime);
 }
+
+/** The same for a number (its low 32 bits, then its high ones) or a boolean. */
+export function hashValue(hash: number, value: number | boolean): number {
+  if (typeof value === 'boolean') return Math.imul(hash ^ (value ? 1 : 2), fnvPrime);
+  const h = Math.imul(hash ^ (value | 0), fnvPrime);
+  return Math.imul(h ^ Math.floor(value / 0x1_0000_0000), fnvPrime);
+}
+
+const contentHash = (content: string | number): number => (typeof content === 'number' ? content : hashText(hashStart, content)) >>> 0;
 
 /**
  * Every page of a listing, following `next` until it is null and sending back exactly the
@@ -100,21 +114,27 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       if (!(error instanceof ApiError)) throw error;
       throw pageFailed(route, index, itemsRead, error);
     }
-    const fresh: T[] = [];
-    for (const item of raw.items) {
+    // The page's own array unless an item on it was seen before (nearly always: no copy).
+    let fresh: T[] | undefined;
+    const listed = raw.items;
+    for (let i = 0; i < listed.length; i += 1) {
+      const item = listed[i] as T;
       const id = options.idOf(item);
       const content = contentHash(options.contentOf(item));
       const before = seen.get(id);
       if (before === undefined) {
         seen.set(id, content);
-        fresh.push(item);
+        fresh?.push(item);
       } else if (before !== content) {
         throw incomplete('listing_inconsistent', index + 1, `id ${id} was listed twice with different contents: the listing shifted while it was read (an item renamed or changed between pages)`);
+      } else {
+        fresh ??= listed.slice(0, i);
       }
     }
-    itemsRead += fresh.length;
-    largestPage = Math.max(largestPage, raw.items.length);
-    yield { items: fresh, cursor: raw.cursor, index, duplicates: raw.items.length - fresh.length };
+    const items = fresh ?? listed;
+    itemsRead += items.length;
+    largestPage = Math.max(largestPage, listed.length);
+    yield { items, cursor: raw.cursor, index, duplicates: listed.length - items.length };
     const { next } = raw.cursor;
     if (next === null) return;
     if (sent.has(cursorKey(next))) {

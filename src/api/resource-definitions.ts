@@ -1,4 +1,5 @@
 import type { SecretValue } from '../model/index.js';
+import { hashStart, hashText, hashValue } from './paginate.js';
 import type { ResourceDefinition, WireBody } from './resource.js';
 import { apiApikeySchema, apiSshUserSchema, apikeyPageSchema, sshUserPageSchema } from './schemas.js';
 import type { ApiApikey, ApikeyChanges, ApiSshUser, NewApikey, NewSshUser, SshUserChanges } from './types.js';
@@ -25,7 +26,7 @@ export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges
   itemSchema: apiSshUserSchema,
   pageSchema: sshUserPageSchema,
   idOf: (user) => user.id,
-  contentOf: (user) => `${user.username}\u0000${user.level}`,
+  contentOf: (user) => hashText(hashText(hashStart, user.username), user.level),
   serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
   serialiseChanges: (body) => wire({ username: body.username, level: body.level, password: body.password }),
 };
@@ -35,7 +36,11 @@ export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = 
   itemSchema: apiApikeySchema,
   pageSchema: apikeyPageSchema,
   idOf: (apikey) => apikey.id,
-  contentOf: (apikey) => `${apikey.name}\u0000${apikey.superuser}\u0000${apikey.roles.join(',')}`,
+  contentOf: (apikey) => {
+    let hash = hashValue(hashText(hashStart, apikey.name), apikey.superuser);
+    for (const role of apikey.roles) hash = hashValue(hash, role);
+    return hash;
+  },
   serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
   serialiseChanges: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
 };

@@ -11,7 +11,7 @@ export interface ResourceDefinition<T, TNew, TChanges> {
   readonly pageSchema: z.ZodType<{ readonly cursor: PageCursor; readonly items: readonly T[] }>;
   readonly idOf: (item: T) => number;
   /** What two listings of one id must agree on (see PaginateOptions.contentOf). */
-  readonly contentOf: (item: T) => string;
+  readonly contentOf: (item: T) => string | number;
   /** Request body (secrets revealed) and the secret values in it. */
   readonly serialiseNew: (body: TNew) => WireBody;
   readonly serialiseChanges: (body: TChanges) => WireBody;

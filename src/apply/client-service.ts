@@ -17,10 +17,13 @@ export function clientService(client: AmClient): ServiceWriter {
       for await (const page of client.listSshUsers()) for (const u of page.items) users.push({ id: u.id, username: u.username, level: u.level });
       return users;
     },
-    async listApikeys() {
+    async listApikeys(options) {
+      const withTokens = options?.tokens ?? true;
       const keys: RemoteApikey[] = [];
       for await (const page of client.listApikeys()) {
-        for (const k of page.items) keys.push({ id: k.id, name: k.name, superuser: k.superuser, roles: k.roles, ...(k.token === undefined ? {} : { token: k.token }) });
+        for (const k of page.items) {
+          keys.push(withTokens && k.token !== undefined ? { id: k.id, name: k.name, superuser: k.superuser, roles: k.roles, token: k.token } : { id: k.id, name: k.name, superuser: k.superuser, roles: k.roles });
+        }
       }
       return keys;
     },

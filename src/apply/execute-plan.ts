@@ -1,6 +1,6 @@
-import type { ActualState, Change, ChangeResult, DesiredState, Plan, SecretValue } from '../model/index.js';
+import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
-import { fingerprint, TokenFileError, type TokenSink } from '../secrets/index.js';
+import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
@@ -94,44 +94,24 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
   const tokenErrors: TokenError[] = [];
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
-    // then repairs a deleted or stale file at its next run.
-    await forEachBounded(ownedKeyIds(input.desired, input.actual), tokenFileConcurrency, async ([name, id]) => {
-      // A key created during this run (again, after a 404 on its update) has a new token;
-      // the listing's is the old key's, which no longer exists.
-      if (written.has(name)) return;
-      const listed = input.tokens.get(id);
-      if (!listed) return;
-      try {
-        await writeToken(name, listed.token);
-      } catch (error) {
-        // One key's unusable file must not cost the others theirs.
-        if (!(error instanceof TokenFileError)) throw error;
-        tokenErrors.push({ key: name, error: error.message });
-      }
-    });
+    // then repairs a deleted or stale file at its next run. Each file is read, and written
+    // only when it differs (at 100k keys, read together: TokenSink.keepCurrent).
+    const kept = await sink.keepCurrent(tokenFiles(ownedKeyIds(input.desired, input.actual), input.tokens, written));
+    tokensWritten += kept.written;
+    for (const { name, error } of kept.errors) tokenErrors.push({ key: name, error: error.message });
   }
   return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
 }
 
-// Each token file is read, and written only when it differs: at 100k keys, one after another,
-// that took longer than the listing. A few at a time keep the file system's threads busy.
-const tokenFileConcurrency = 16;
-
-/** Runs `run` on each item, at most `limit` at once; stops taking new items after a failure, which it rethrows. */
-async function forEachBounded<T>(items: Iterable<T>, limit: number, run: (item: T) => Promise<void>): Promise<void> {
-  const iterator = items[Symbol.iterator]();
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    for (let next = iterator.next(); !next.done && !failed; next = iterator.next()) {
-      try {
-        await run(next.value);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
+/** The token file of each owned key, with the token the listing gave it. */
+function* tokenFiles(owned: ReadonlyMap<string, number>, tokens: ExecuteInput['tokens'], written: ReadonlySet<string>): Generator<TokenFile, void, undefined> {
+  for (const [name, id] of owned) {
+    // A key created during this run (again, after a 404 on its update) has a new token;
+    // the listing's is the old key's, which no longer exists.
+    if (written.has(name)) continue;
+    const listed = tokens.get(id);
+    if (listed) yield { name, token: listed.token };
+  }
 }
 
 /**
@@ -141,25 +121,26 @@ async function forEachBounded<T>(items: Iterable<T>, limit: number, run: (item: 
  * is left alone rather than given another key's token.
  */
 export function ownedKeyIds(desired: DesiredState, actual: ActualState): Map<string, number> {
-  // Linear in both lists (it runs on every sync with tokensDir, over every declared key).
-  const present = desired.apikeys.filter((k) => k.ensure === 'present');
-  const declarations = new Map<string, number>();
+  // Linear in both lists, three passes (it runs on every sync with tokensDir, over every declared key).
+  // Per declared name: its one declaration, or null when it is declared more than once.
+  const declared = new Map<string, DesiredApikey | null>();
   const pinned = new Set<number>();
-  for (const k of present) {
-    declarations.set(k.name, (declarations.get(k.name) ?? 0) + 1);
+  for (const k of desired.apikeys) {
+    if (k.ensure !== 'present') continue;
+    declared.set(k.name, declared.has(k.name) ? null : k);
     if (k.id !== undefined) pinned.add(k.id);
   }
   // The one remote key carrying each declared name that no pin claims; null when several do.
   const unpinnedByName = new Map<string, number | null>();
   for (const a of actual.apikeys) {
-    if (pinned.has(a.id) || !declarations.has(a.name)) continue;
+    if (!declared.has(a.name) || (pinned.size > 0 && pinned.has(a.id))) continue;
     unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
   }
   const owned = new Map<string, number>();
-  for (const k of present) {
-    if (declarations.get(k.name) !== 1) continue;
-    const id = k.id ?? unpinnedByName.get(k.name);
-    if (typeof id === 'number') owned.set(k.name, id);
+  for (const [name, k] of declared) {
+    if (k === null) continue;
+    const id = k.id ?? unpinnedByName.get(name);
+    if (typeof id === 'number') owned.set(name, id);
   }
   return owned;
 }

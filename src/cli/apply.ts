@@ -1,18 +1,14 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
-import { readSavedPlan, StalePlanError, type SavedPlan, renderStaleMarkdown } from '../saved-plan/index.js';
+import type { SavedPlan } from '../saved-plan/index.js';
 import { SafetyError, UsageError } from '../errors.js';
-import { mdText, type Report } from '../report/index.js';
+import type { Report } from '../report/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
-import { renderReport } from './render-report.js';
-import { appendStepSummary, publishReport, reportDocument, writeReportFile } from './report-outputs.js';
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
-import { LiveOutput } from './live-output.js';
 import type { ServiceContext } from './service-context.js';
 import { desiredFilesOf, filesHash, type DesiredSource, type LoadedFile } from '../desired/index.js';
 import {
@@ -99,6 +95,8 @@ export function registerApplyCommand(program: Command, ctx: CommandContext): voi
 export async function runApplyCommand(planFile: string, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
   const env = io.env;
   const format = resolveFormat(opts);
+  // Loaded here, not at start: a cold `amsync validate` needs none of apply.
+  const { readSavedPlan } = await import('../saved-plan/index.js');
   const saved = await readSavedPlan(resolve(planFile), planFile);
   try {
     await applyChecked(saved, planFile, format, opts, io);
@@ -112,6 +110,12 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
 
 async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
   const env = io.env;
+  const [{ applySavedPlan, checkDesiredFileHash, checkSavedPlan }, { LiveOutput }, { renderReport }, { publishReport }] = await Promise.all([
+    import('../sync/index.js'),
+    import('./live-output.js'),
+    import('./render-report.js'),
+    import('./report-outputs.js'),
+  ]);
   checkSavedPlan(saved, planFile, version);
   // -f points at the file where it is now (another checkout); it must still be the same bytes.
   const source = desiredSourceOf(saved, opts, io.env);
@@ -229,6 +233,11 @@ export function sameService(a: string, b: string): boolean {
 
 /** The refusal as Markdown in the step summary, and in the report file with what moved. */
 async function reportRefusal(error: SafetyError, saved: SavedPlan, planFile: string, opts: ApplyCommandOptions, env: Env): Promise<void> {
+  const [{ StalePlanError, renderStaleMarkdown }, { mdText }, { appendStepSummary, reportDocument, writeReportFile }] = await Promise.all([
+    import('../saved-plan/index.js'),
+    import('../report/index.js'),
+    import('./report-outputs.js'),
+  ]);
   if (error instanceof StalePlanError) await appendStepSummary(env, renderStaleMarkdown(planFile, error.staleness));
   else await appendStepSummary(env, `### amsync apply: refused\n\n${mdText(error.message)} **Nothing was written.**\n`);
   if (opts.report === undefined) return;

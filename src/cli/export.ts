@@ -2,15 +2,12 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
-import type { ActualState, DesiredApikey, NamedRole } from '../model/index.js';
-import { desiredFromActual, type DesiredFromActual, namesOf, parseDesired, renderAccessSchema, resolveRoleNames, stringifyDesired } from '../desired/index.js';
-import { plan } from '../plan/index.js';
+import type { DesiredApikey, DesiredSshUser, DesiredState, NamedRole } from '../model/index.js';
+import { desiredFromActual, type DesiredFromActual, type DesiredPiece, namesOf, parseDesired, renderAccessSchema, resolveRoleNames, stringifyDesiredPieces } from '../desired/index.js';
 import { writeFileAtomic } from '../secrets/index.js';
 import { limits } from '../yaml/index.js';
-import { readActualState } from '../state/index.js';
 import type { CommandContext } from './command-context.js';
-import type { CliIo } from './io.js';
-import { LiveOutput } from './live-output.js';
+import type { CliIo, OutputStream } from './io.js';
 import { addConnectionOptions, refuseOptions, type ServiceOptions } from './shared-options.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 
@@ -69,10 +66,16 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   const targetsFile = resolveTargetsFile(opts, io.env);
   checkFleetFlags(opts, targetsFile);
   const settings = targetsFile === undefined ? undefined : await (await import('./fleet.js')).fleetExportSettings(opts, io.env, targetsFile);
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client, the state
+  // reader, the planner nor the progress line.
+  const [{ createServiceContext }, { LiveOutput }, { readActualState }, { plan }] = await Promise.all([
+    import('./service-context.js'),
+    import('./live-output.js'),
+    import('../state/index.js'),
+    import('../plan/index.js'),
+  ]);
   // The progress of a long listing, on a terminal; logs pass above it.
   const live = new LiveOutput(io, { streamResults: false, color: false });
-  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
-  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream: live.logStream, ...(settings === undefined ? {} : { settings }) }).catch((error: unknown) => {
     live.close();
     throw error;
@@ -86,27 +89,42 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
     if (roles === null) io.stderr.write('warning: the service has no roles listing (GET /api/roles answered 404): roles are written as ids\n');
     const exported = withRoleNames(desiredFromActual(state), roles ?? undefined);
     const schemaRef = opts.writeSchema === true ? `./${schemaFileName}` : (opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output))));
-    const text = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n${stringifyDesired(exported.desired, { omitDefaults: true })}`;
-    verifyRoundTrip(text, state, roles ?? null);
-    const bytes = Buffer.byteLength(text);
+    const header = `${exportHeader(context.settings.url!, schemaRef, exported)}\n\n`;
+    // Written piece by piece, never as one string: checked first (nothing is written unless
+    // the whole file round-trips), then written from the same pieces of the same state.
+    const pieces = () => stringifyDesiredPieces(exported.desired, { omitDefaults: true });
+    const bytes = verifyRoundTrip(header, pieces(), exported.desired, (desired) => plan(desired, state, { prune: desired.prune, isProtected: () => false, passwords: { mode: 'create-only' } }), roles ?? null);
     if (bytes > limits.maxFileBytes) {
       io.stderr.write(
         `warning: the export is ${(bytes / 1024 / 1024).toFixed(1)} MB, more than the ${limits.maxFileBytes / 1024 / 1024} MB a desired-state file may have; validate and plan will refuse it\n`,
       );
     }
     if (output === undefined) {
-      io.stdout.write(text);
+      await writeWithBackpressure(io.stdout, exportText(header, pieces()));
       return;
     }
     // Not a secret, so the usual mode; atomic, so an existing file is never left half written.
     if (opts.writeSchema === true) await writeFileAtomic(join(dirname(resolve(output)), schemaFileName), renderAccessSchema(), 0o644);
-    await writeFileAtomic(resolve(output), text, 0o644);
+    await writeFileAtomic(resolve(output), exportText(header, pieces()), 0o644);
     const { desired, skipped, pinned } = exported;
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
     io.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
     live.close();
     context.close();
+  }
+}
+
+/** The export's text, chunk by chunk: the header, then each piece of the YAML. */
+function* exportText(header: string, pieces: Iterable<DesiredPiece>): Generator<string, void, undefined> {
+  yield header;
+  for (const piece of pieces) yield piece.text;
+}
+
+/** Each chunk written once the stream has room for it (stdout to a slow pipe holds at most one). */
+export async function writeWithBackpressure(stream: OutputStream, chunks: Iterable<string>): Promise<void> {
+  for (const chunk of chunks) {
+    if (!stream.write(chunk) && stream.once !== undefined) await new Promise<void>((resolve) => stream.once!('drain', resolve));
   }
 }
 
@@ -174,21 +192,108 @@ export function schemaRefFor(folder: string, schemaPath: string = installedSchem
  * Import-verify, built in: the text must parse as a valid desired-state file and plan zero
  * changes against the listing it came from. Anything else is a bug in amsync, and nothing
  * is written rather than a file that would change the service.
+ *
+ * Checked piece by piece, without the text (28 MB at 1M items) or a second parsed state in
+ * memory: each piece of items, as a document of its own, must parse to exactly the items it
+ * was written from; what lies around the lists (header, `prune`, `protect`) must parse to the
+ * state's; no identity may be declared twice across pieces (as the file's own check would
+ * find); and the state written must plan zero changes. Together these are the whole file's
+ * round trip. Returns the text's size in bytes.
  */
-function verifyRoundTrip(text: string, actual: ActualState, roles: readonly NamedRole[] | null): void {
-  // amsync's own output is checked whatever its size: the 10 MB limit is for files people give it.
-  const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file'), maxBytes: Number.POSITIVE_INFINITY });
-  const resolved = parsed.value === undefined ? undefined : resolveRoleNames(parsed.value, roles);
-  if (!parsed.value || !resolved?.ok) {
-    const first = parsed.errors[0] ?? (resolved?.ok === false ? resolved.diagnostics[0] : undefined);
-    throw new AmsyncError('export_invalid', `the export does not validate (${first ? `${first.message} at ${first.path}` : 'unknown error'}); nothing was written. This is a bug in amsync: please report it`);
+export function verifyRoundTrip(
+  header: string,
+  pieces: Iterable<DesiredPiece>,
+  written: DesiredState,
+  planAgainstListing: (desired: DesiredState) => { readonly changes: readonly unknown[]; readonly problems: readonly unknown[] },
+  roles: readonly NamedRole[] | null,
+): number {
+  const invalid = (detail: string): AmsyncError =>
+    new AmsyncError('export_invalid', `the export does not validate (${detail}); nothing was written. This is a bug in amsync: please report it`);
+  const parse = (text: string): DesiredState => {
+    // amsync's own output is checked whatever its size: the 10 MB limit is for files people give it.
+    const parsed = parseDesired(text, { file: 'export', env: {}, readSecretFile: () => new Error('an export references no secret file'), maxBytes: Number.POSITIVE_INFINITY });
+    const resolved = parsed.value === undefined ? undefined : resolveRoleNames(parsed.value, roles);
+    if (!parsed.value || !resolved?.ok) {
+      const first = parsed.errors[0] ?? (resolved?.ok === false ? resolved.diagnostics[0] : undefined);
+      throw invalid(first ? `${first.message} at ${first.path}` : 'unknown error');
+    }
+    return resolved.desired;
+  };
+  let bytes = Buffer.byteLength(header);
+  // Everything but the items: the header, each list's key written as an empty list, the tail.
+  let frame = header;
+  const identities = new IdentityCheck();
+  for (const piece of pieces) {
+    bytes += Buffer.byteLength(piece.text);
+    if (piece.kind === 'text') frame += piece.text;
+    else if (piece.kind === 'key') frame += `${piece.list}: []\n`;
+    else {
+      const read = parse(`${piece.list}:\n${piece.text}`);
+      const expected = resolveRoleNames({ ...emptyState, apikeys: piece.list === 'apikeys' ? piece.items : [] }, roles);
+      if (!expected.ok) throw invalid(expected.message);
+      if (piece.list === 'sshUsers') {
+        if (read.apikeys.length > 0 || !sameList(read.sshUsers, piece.items, sameSshUser)) throw invalid(`SSH users from ${quoteName(piece.items[0]?.username)} read back differently`);
+        for (const u of piece.items) identities.add('SSH user', u.username, u.id, false);
+      } else {
+        if (read.sshUsers.length > 0 || !sameList(read.apikeys, expected.desired.apikeys, sameApikey)) throw invalid(`apikeys from ${quoteName(piece.items[0]?.name)} read back differently`);
+        for (const k of piece.items) identities.add('apikey', k.name, k.id, true);
+      }
+    }
   }
-  const desired = resolved.desired;
-  const roundTrip = plan(desired, actual, { prune: desired.prune, isProtected: () => false, passwords: { mode: 'create-only' } });
+  const around = parse(frame);
+  if (around.sshUsers.length > 0 || around.apikeys.length > 0 || !sameSettings(around, written)) throw invalid('what surrounds the lists reads back differently');
+  const resolved = resolveRoleNames(written, roles);
+  if (!resolved.ok) throw invalid(resolved.message);
+  const roundTrip = planAgainstListing(resolved.desired);
   if (roundTrip.changes.length > 0 || roundTrip.problems.length > 0) {
     throw new AmsyncError(
       'export_not_round_trip',
       `the export would plan ${roundTrip.changes.length} changes and ${roundTrip.problems.length} problems instead of none; nothing was written. This is a bug in amsync: please report it`,
     );
   }
+  return bytes;
+}
+
+const emptyState: DesiredState = { sshUsers: [], apikeys: [], prune: { sshUsers: false, apikeys: false }, protect: { sshUsers: [], apikeys: [] } };
+
+const quoteName = (name: string | undefined): string => JSON.stringify(name ?? '');
+
+/**
+ * The desired-state file's own rule across the whole file (check-desired): a name declared
+ * once, apikeys that share a name told apart by a pinned id, and an id pinned once per kind.
+ */
+class IdentityCheck {
+  readonly #names = new Map<string, Set<string>>();
+  readonly #ids = new Map<string, Set<number>>();
+
+  add(kind: string, name: string, id: number | undefined, pinnedNamesMayRepeat: boolean): void {
+    if (!(pinnedNamesMayRepeat && id !== undefined)) this.#once(this.#names, kind, name, `${kind} ${JSON.stringify(name)} is declared twice`);
+    if (id !== undefined) this.#once(this.#ids, kind, id, `id ${id} is pinned twice`);
+  }
+
+  #once<T>(seen: Map<string, Set<T>>, kind: string, value: T, message: string): void {
+    const set = seen.get(kind) ?? seen.set(kind, new Set()).get(kind)!;
+    if (set.has(value)) throw new AmsyncError('export_invalid', `the export does not validate (${message}); nothing was written. This is a bug in amsync: please report it`);
+    set.add(value);
+  }
+}
+
+function sameList<T>(read: readonly T[], written: readonly T[], same: (a: T, b: T) => boolean): boolean {
+  if (read.length !== written.length) return false;
+  for (let i = 0; i < read.length; i += 1) if (!same(read[i]!, written[i]!)) return false;
+  return true;
+}
+
+// What the planner reads of an item; source positions differ by construction.
+function sameSshUser(a: DesiredSshUser, b: DesiredSshUser): boolean {
+  return a.username === b.username && a.id === b.id && a.level === b.level && a.ensure === b.ensure && a.password === undefined && a.passwordRef === undefined && b.passwordRef === undefined;
+}
+
+function sameApikey(a: DesiredApikey, b: DesiredApikey): boolean {
+  return a.name === b.name && a.id === b.id && a.superuser === b.superuser && a.ensure === b.ensure && a.roles.length === b.roles.length && a.roles.every((r, i) => r === b.roles[i]);
+}
+
+function sameSettings(a: DesiredState, b: DesiredState): boolean {
+  const sameGlobs = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((g, i) => g === y[i]);
+  return a.prune.sshUsers === b.prune.sshUsers && a.prune.apikeys === b.prune.apikeys && sameGlobs(a.protect.sshUsers, b.protect.sshUsers) && sameGlobs(a.protect.apikeys, b.protect.apikeys);
 }

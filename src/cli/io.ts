@@ -5,7 +5,10 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where the CLI writes: process.stdout/stderr, or a test's capture. */
 export interface OutputStream {
+  /** false: the stream is full; wait for `drain` (when it has `once`) before writing more. */
   write(chunk: string): boolean;
+  /** Present on a real stream: a long output (an export) waits for `drain` after a full write. */
+  once?(event: 'drain', listener: () => void): unknown;
   /** A terminal: colour, the confirmation and the progress line only there. */
   readonly isTTY?: boolean;
   readonly columns?: number;

@@ -29,6 +29,7 @@ function redacted(stream: OutputStream, onWrite?: () => void): OutputStream {
       if (chunk.length > 0) onWrite?.();
       return stream.write(scrub(chunk));
     },
+    ...(stream.once === undefined ? {} : { once: (event: 'drain', listener: () => void) => stream.once!(event, listener) }),
     get isTTY() {
       return stream.isTTY;
     },

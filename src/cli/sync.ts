@@ -1,22 +1,18 @@
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { writeSavedPlan, passwordReferences, toSavedPlan, type SavedApprovals } from '../saved-plan/index.js';
+import type { SavedApprovals } from '../saved-plan/index.js';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
 import type { TokenError } from '../apply/index.js';
 import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } from '../errors.js';
 import type { ApprovalStatus, ChangeResult, Plan } from '../model/index.js';
-import { applySummary, renderPlanText, type Report } from '../report/index.js';
+import type { Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { askApproval, askApprovalOfGated } from './confirm.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, throwAfterReport } from './interrupts.js';
 import { isInteractive, useColor } from './io.js';
-import { LiveOutput } from './live-output.js';
 import { errText } from './output.js';
-import { renderReport } from './render-report.js';
-import { publishReport } from './report-outputs.js';
 import type { LoadedDesiredState, ServiceContext } from './service-context.js';
 import {
   addConnectionOptions,
@@ -115,9 +111,16 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     throw new UsageError(`amsync cannot ask for approval while printing ${format === 'json' ? 'one JSON document' : 'Markdown'}: add --auto-approve, or plan first (amsync plan --out plan.json) and apply that plan (amsync apply plan.json)`, 'approval_needed');
   }
   const color = useColor(io.stdout, env);
+  // Loaded here, not at start: a cold `amsync validate` needs neither the client, apply, the
+  // reports nor the progress line.
+  const [{ createServiceContext }, { LiveOutput }, { applySummary, renderPlanText }, { renderReport }, { publishReport }] = await Promise.all([
+    import('./service-context.js'),
+    import('./live-output.js'),
+    import('../report/index.js'),
+    import('./render-report.js'),
+    import('./report-outputs.js'),
+  ]);
   const live = new LiveOutput(io, { streamResults: format === 'text' && !dryRun, color });
-  // Loaded here, not at start: a cold `amsync validate` needs neither the client nor apply.
-  const { createServiceContext } = await import('./service-context.js');
   const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
     live.close();
     throw error;
@@ -155,6 +158,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
         const pending = approval.review.gates.filter((g) => !approved.has(g.index));
         let answer: boolean | ApprovalAnswer = true;
         if (plan.changes.length > 0 && ask) {
+          const { askApproval, askApprovalOfGated } = await import('./confirm.js');
           answer = pending.length === 0 ? await askApproval(io, interrupts?.signal) : await askApprovalOfGated(io, approval, plan.changes.length, interrupts?.signal);
         }
         if (answer === false) return false;
@@ -256,6 +260,7 @@ function throwIfWithheld(plan: Plan, approval: ApprovalStatus): void {
 
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
 async function savePlan(planFile: string, context: ServiceContext, loaded: LoadedDesiredState, outcome: SyncOutcome, opts: SyncCommandOptions): Promise<void> {
+  const { passwordReferences, toSavedPlan, writeSavedPlan } = await import('../saved-plan/index.js');
   // Secret file references are relative to the desired file's folder; of several files, to the first's.
   const desiredDir = dirname(resolve(loaded.files[0]?.file ?? context.file));
   const saved = toSavedPlan({

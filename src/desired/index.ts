@@ -3,7 +3,7 @@ export { filesHash, loadDesired, readSecretFile, type LoadedDesired, type Loaded
 export { desiredFilesOf, desiredFoldersOf, maxDesiredFiles, type DesiredSource } from './desired-files.js';
 export { mergeDesired, type DesiredPart } from './merge-desired.js';
 export { secretFilesOf } from './secret-files.js';
-export { stringifyDesired, stringifyDesiredChunks, type StringifyDesiredOptions } from './stringify-desired.js';
+export { stringifyDesired, stringifyDesiredChunks, stringifyDesiredPieces, type DesiredPiece, type StringifyDesiredOptions } from './stringify-desired.js';
 export { desiredFileSchema, type DesiredFile, type DesiredFileInput } from './desired-schema.js';
 export { renderAccessSchema } from './json-schema.js';
 export { knownLevels } from './check-desired.js';

@@ -56,11 +56,54 @@ export function* stringifyDesiredChunks(state: DesiredState, options: StringifyD
       }
     }
   }
-  if (state.prune.sshUsers || state.prune.apikeys) chunk += `prune:\n  sshUsers: ${state.prune.sshUsers}\n  apikeys: ${state.prune.apikeys}\n`;
-  if (state.protect.sshUsers.length > 0 || state.protect.apikeys.length > 0) {
-    chunk += `protect:\n  sshUsers: ${flowList(state.protect.sshUsers.map(scalar))}\n  apikeys: ${flowList(state.protect.apikeys.map(scalar))}\n`;
-  }
+  chunk += tailLines(state);
   if (chunk !== '') yield chunk;
+}
+
+/** One piece of the YAML stringifyDesiredPieces writes. */
+export type DesiredPiece =
+  /** Text outside the lists: the `$schema` line, `prune:` and `protect:`. */
+  | { readonly kind: 'text'; readonly text: string }
+  /** A list's key line: `sshUsers:`, or `sshUsers: []` when `empty`. */
+  | { readonly kind: 'key'; readonly list: 'sshUsers' | 'apikeys'; readonly empty: boolean; readonly text: string }
+  /** Up to 1,000 items of a list, and the text they are written as: `${list}:\n` + text is a document of them alone. */
+  | { readonly kind: 'items'; readonly list: 'sshUsers'; readonly items: readonly DesiredSshUser[]; readonly text: string }
+  | { readonly kind: 'items'; readonly list: 'apikeys'; readonly items: readonly DesiredApikey[]; readonly text: string };
+
+/**
+ * The same YAML as stringifyDesired, piece by piece, each list's items in pieces of at most
+ * 1,000 with the items they hold: an export checks each piece it writes against its items
+ * without the whole text in one string.
+ */
+export function* stringifyDesiredPieces(state: DesiredState, options: StringifyDesiredOptions = {}): Generator<DesiredPiece, void, undefined> {
+  if (options.schemaUrl !== undefined) yield { kind: 'text', text: `# yaml-language-server: $schema=${options.schemaUrl}\n\n` };
+  yield* listPieces('sshUsers', state.sshUsers, (u) => sshUserLines(u, options));
+  yield* listPieces('apikeys', state.apikeys, (k) => apikeyLines(k, options));
+  const tail = tailLines(state);
+  if (tail !== '') yield { kind: 'text', text: tail };
+}
+
+function* listPieces<L extends 'sshUsers' | 'apikeys'>(
+  list: L,
+  items: readonly (L extends 'sshUsers' ? DesiredSshUser : DesiredApikey)[],
+  lines: (item: L extends 'sshUsers' ? DesiredSshUser : DesiredApikey) => string,
+): Generator<DesiredPiece, void, undefined> {
+  yield { kind: 'key', list, empty: items.length === 0, text: items.length === 0 ? `${list}: []\n` : `${list}:\n` };
+  for (let from = 0; from < items.length; from += itemsPerChunk) {
+    const slice = items.slice(from, from + itemsPerChunk);
+    let text = '';
+    for (const item of slice) text += lines(item);
+    yield { kind: 'items', list, items: slice, text } as DesiredPiece;
+  }
+}
+
+function tailLines(state: DesiredState): string {
+  let out = '';
+  if (state.prune.sshUsers || state.prune.apikeys) out += `prune:\n  sshUsers: ${state.prune.sshUsers}\n  apikeys: ${state.prune.apikeys}\n`;
+  if (state.protect.sshUsers.length > 0 || state.protect.apikeys.length > 0) {
+    out += `protect:\n  sshUsers: ${flowList(state.protect.sshUsers.map(scalar))}\n  apikeys: ${flowList(state.protect.apikeys.map(scalar))}\n`;
+  }
+  return out;
 }
 
 function sshUserLines(u: DesiredSshUser, options: StringifyDesiredOptions): string {

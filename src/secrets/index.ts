@@ -7,6 +7,7 @@ export { fingerprint } from './fingerprint.js';
 export type { PasswordState } from './state-file.js';
 export { TokenFileError } from './token-sink.js';
 export { TokenSink } from './token-sink.js';
+export type { KeptCurrent, TokenFile } from './token-sink.js';
 export { openPasswordState } from './state-file.js';
 export { envNamePattern } from './secret-ref.js';
 export { resolveWrittenSecret } from './secret-ref.js';

@@ -10,12 +10,8 @@ const minSecretLength = 4;
 
 export type Range = readonly [number, number];
 
-const printableAscii = /^[\x21-\x7e]*$/;
-
 /** The forms of one value a server may echo besides itself: trimmed, and in either Unicode normal form. */
 function variants(value: string): string[] {
-  // Tokens: nothing to trim or normalise (100k of them are registered per listing).
-  if (printableAscii.test(value)) return value.length >= minSecretLength ? [value] : [];
   const forms = new Set([value, value.trim(), value.normalize('NFC'), value.normalize('NFD')]);
   return [...forms].filter((form) => form.length >= minSecretLength);
 }
@@ -35,8 +31,12 @@ interface LengthTable {
   readonly length: number;
   /** base^length mod 2^32. */
   readonly power: number;
-  /** Values of this length by hash; one string when alone, as nearly all are. */
-  readonly byHash: Map<number, string | string[]>;
+  /**
+   * Values of this length: their check (checkOf) by their hash; one number when alone, as
+   * nearly all are. Not the values themselves: 100k listed apikey tokens of 150 characters
+   * would hold ~17 MB for the whole run (test/bench).
+   */
+  readonly byHash: Map<number, number | number[]>;
 }
 
 const base = 0x01000193;
@@ -51,9 +51,21 @@ function hashOf(text: string, from: number, to: number): number {
 }
 
 /**
+ * A second, unrelated hash of text[from, to) (FNV-1a, 30 bits so it is stored unboxed): a
+ * window whose hash and check both match a known value of its length is taken for it. With
+ * 62 bits together, 100k known values and a 10 MB text read in a few readings, the chance of
+ * one wrong match is below 10^-5; it would redact text that is not a secret, never the reverse.
+ */
+function checkOf(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 2;
+}
+
+/**
  * Finds and removes known secret values in text, whatever way the text encodes them (see
- * readings.ts). Values are looked up by length and a rolling hash, then compared, so the cost
- * per character of text grows with the number of distinct lengths, not of secrets (100k
+ * readings.ts). Values are looked up by length and a rolling hash, then a second hash, so the
+ * cost per character of text grows with the number of distinct lengths, not of secrets (100k
  * listed apikey tokens share one or two lengths).
  */
 export class SecretScrubber {
@@ -73,20 +85,36 @@ export class SecretScrubber {
 
   /** Registers a value; shorter than minSecretLength it is ignored. */
   add(value: string): void {
-    for (const form of variants(value)) {
-      const { byHash } = this.#table(form.length);
-      const hash = hashOf(form, 0, form.length);
-      const values = byHash.get(hash);
-      if (values === undefined) byHash.set(hash, form);
-      else if (typeof values === 'string') {
-        if (values !== form) byHash.set(hash, [values, form]);
-      } else if (!values.includes(form)) values.push(form);
-      this.#heads[form.charCodeAt(0)] = 1;
-      const bucket = hash >>> filterShift;
-      this.#filter[bucket >>> 3]! |= 1 << (bucket & 7);
-      if (form.includes(' ')) this.#spaces = true;
-      this.#longest = Math.max(this.#longest, form.length);
+    // One pass over the value: both hashes, and whether it is printable ASCII (a token), whose
+    // only form is itself (100k of them are registered per listing).
+    let hash = 0;
+    let check = 0x811c9dc5;
+    let plain = true;
+    for (let i = 0; i < value.length; i += 1) {
+      const unit = value.charCodeAt(i);
+      hash = (Math.imul(hash, base) + unit) | 0;
+      check = Math.imul(check ^ unit, 0x01000193);
+      if (unit < 0x21 || unit > 0x7e) plain = false;
     }
+    if (plain) {
+      if (value.length >= minSecretLength) this.#addForm(value, hash, check >>> 2);
+      return;
+    }
+    for (const form of variants(value)) this.#addForm(form, hashOf(form, 0, form.length), checkOf(form, 0, form.length));
+  }
+
+  #addForm(form: string, hash: number, check: number): void {
+    const { byHash } = this.#table(form.length);
+    const checks = byHash.get(hash);
+    if (checks === undefined) byHash.set(hash, check);
+    else if (typeof checks === 'number') {
+      if (checks !== check) byHash.set(hash, [checks, check]);
+    } else if (!checks.includes(check)) checks.push(check);
+    this.#heads[form.charCodeAt(0)] = 1;
+    const bucket = hash >>> filterShift;
+    this.#filter[bucket >>> 3]! |= 1 << (bucket & 7);
+    if (form.includes(' ')) this.#spaces = true;
+    this.#longest = Math.max(this.#longest, form.length);
   }
 
   #table(length: number): LengthTable {
@@ -132,8 +160,10 @@ export class SecretScrubber {
         const hash = (prefix[p + length]! - Math.imul(prefix[p]!, power)) | 0;
         const bucket = hash >>> filterShift;
         if ((filter[bucket >>> 3]! & (1 << (bucket & 7))) === 0) continue;
-        const candidates = byHash.get(hash);
-        if (candidates === undefined || !(typeof candidates === 'string' ? text.startsWith(candidates, p) : candidates.some((c) => text.startsWith(c, p)))) continue;
+        const checks = byHash.get(hash);
+        if (checks === undefined) continue;
+        const check = checkOf(text, p, p + length);
+        if (!(typeof checks === 'number' ? checks === check : checks.includes(check))) continue;
         found.push([start ? start[p]! : p, end ? end[p + length - 1]! : p + length]);
         // Longest first: a shorter value inside this one is covered by it.
         break;

@@ -16,13 +16,22 @@ export interface RemoteApikey {
   readonly token?: SecretValue;
 }
 
+export interface ListApikeysOptions {
+  /** @default true */
+  readonly tokens?: boolean;
+}
+
 /**
  * What reading the actual state needs from the service: complete listings. Each call either
  * returns every item of its kind or throws (a partial listing is never returned).
  */
 export interface ServiceReader {
   listSshUsers(): Promise<readonly RemoteSshUser[]>;
-  listApikeys(): Promise<readonly RemoteApikey[]>;
+  /**
+   * `tokens: false`: the caller has no use for the keys' tokens, which may then be left out
+   * (at 100k keys they are ~17 MB of strings held to the end of the listing).
+   */
+  listApikeys(options?: ListApikeysOptions): Promise<readonly RemoteApikey[]>;
   /**
    * Every role (to resolve role names the file uses); null when the service has no roles
    * listing. Absent: the service cannot list roles at all.

@@ -110,14 +110,22 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const policy = planPolicy({ ...input, desired, passwordState });
   const fingerprints = passwordFingerprints(desired, passwordState);
   const plan = makePlan(desired, actual, policy, fingerprints);
-  const actualFingerprint = stateFingerprint(actual);
+  // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
+  let fingerprint: string | undefined;
+  const listed = <R extends object>(rest: R) => ({
+    ...rest,
+    actual,
+    get actualFingerprint(): string {
+      return (fingerprint ??= stateFingerprint(actual));
+    },
+  });
   let approval = approvalStatus(plan, actual, desired.policy, input.approvals ?? []);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false }) ?? policyRefusal(approval.review);
-  if (refusal || input.dryRun) return { ...names, actual, actualFingerprint, plan, policy, refusal, tokensWritten: 0, approval };
+  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval });
   await preflightScopes(plan, input.service);
   if (input.beforeApply) {
     const answer = await input.beforeApply(plan, roleNames, approval);
-    if (answer === false) return { ...names, actual, actualFingerprint, plan, policy, tokensWritten: 0, cancelled: true, approval };
+    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval });
     if (answer !== true) approval = withApprovals(approval, plan, actual, answer.approve);
   }
 
@@ -137,10 +145,8 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
   });
-  return {
+  return listed({
     ...names,
-    actual,
-    actualFingerprint,
     plan,
     policy,
     results: results.map((r, i) => part.annotate(r, i)),
@@ -148,7 +154,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     tokenErrors,
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
-  };
+  });
 }
 
 

@@ -104,7 +104,8 @@ export async function tokensDirScenario(config: BenchConfig, workDir: string, fi
     const plain = await noopAgain(emu, config, items, dir);
     return [writing, plain, await noopAgain(emu, config, items, dir, { args: tokensArgs, timeoutMs })] as const;
   });
-  const files = (await readdir(join(dir, 'tokens'))).length;
+  // The token files, not the sink's index of them (.amsync~index).
+  const files = (await readdir(join(dir, 'tokens'))).filter((name) => !name.startsWith('.')).length;
   if (files !== items) throw new Error(`expected ${items} token files, found ${files}`);
   const cpu = (o: SyncOutcome) => o.run.cpuMs ?? Number.NaN;
   figures.push(

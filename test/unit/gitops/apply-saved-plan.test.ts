@@ -3,6 +3,7 @@ import { applySavedPlan, checkSavedPlan, runSync, type ApplySavedInput } from '.
 import { StalePlanError, passwordReferences, toSavedPlan, type SavedPlan } from '../../../src/saved-plan/index.js';
 import { InvalidInputError, SafetyError } from '../../../src/errors.js';
 import type { DesiredState } from '../../../src/model/index.js';
+import { stateFingerprint } from '../../../src/state/index.js';
 import { FakeService } from '../../helpers/fake-service.js';
 import { desired, key, secret, user } from '../../helpers/plan-fixtures.js';
 
@@ -155,3 +156,11 @@ describe('a saved plan of a file that names roles', () => {
   });
 });
 
+describe('the fingerprint of the listing is made only for a saved plan', () => {
+  it('a run leaves it unhashed until it is read, and then it is the fingerprint of the listing', async () => {
+    const outcome = await runSync({ desired: d, service: seeded(), maxDeletes: 10, dryRun: true });
+    expect(typeof Object.getOwnPropertyDescriptor(outcome, 'actualFingerprint')?.get).toBe('function');
+    expect(outcome.actualFingerprint).toBe(stateFingerprint(outcome.actual));
+    expect(outcome.actualFingerprint).toBe(outcome.actualFingerprint);
+  });
+});
