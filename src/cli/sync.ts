@@ -10,7 +10,11 @@ import type { Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { catchInterrupts, throwAfterReport } from './interrupts.js';
+import { catchInterrupts, throwAfterReport, type Interrupts } from './interrupts.js';
+import type { LiveOutput } from './live-output.js';
+import type * as ReportModule from '../report/index.js';
+import type { renderReport as renderReportType } from './render-report.js';
+import type { publishReport as publishReportType } from './report-outputs.js';
 import { isInteractive, useColor } from './io.js';
 import { errText } from './output.js';
 import type { LoadedDesiredState, ServiceContext } from './service-context.js';
@@ -24,6 +28,7 @@ import {
   addPlanOutputOptions,
   badFlag,
   resolveFormat,
+  type OutputFormat,
   type ServiceOptions,
 } from './shared-options.js';
 import { version } from './version.js';
@@ -89,12 +94,10 @@ export function addReportOption(cmd: Command): Command {
  * known), and turn the outcome into an exit code. With `--out`, a dry-run also saves the
  * plan for `amsync apply`.
  */
-// eslint-disable-next-line max-lines-per-function -- split pending (issue 13): this file is being changed on the performance branch; split it once that has merged
 export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, ctx: CommandContext): Promise<void> {
   const { io } = ctx;
-  const env = io.env;
   // Fleet (DESIGN.md §9): --targets FILE (or AMSYNC_TARGETS) runs on every service it lists.
-  const targetsFile = resolveTargetsFile(opts, env);
+  const targetsFile = resolveTargetsFile(opts, io.env);
   checkFleetFlags(opts, targetsFile);
   if (targetsFile !== undefined) {
     const { runFleetSyncCommand } = await import('./fleet.js');
@@ -102,18 +105,12 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     return;
   }
   const format = resolveFormat(opts);
-  if (opts.out !== undefined && !dryRun) {
-    throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
-  }
   const ask = !dryRun && opts.autoApprove !== true && isInteractive(io);
-  if (ask && format !== 'text') {
-    // As terraform apply -json: one document cannot hold a question and its answer.
-    throw new UsageError(`amsync cannot ask for approval while printing ${format === 'json' ? 'one JSON document' : 'Markdown'}: add --auto-approve, or plan first (amsync plan --out plan.json) and apply that plan (amsync apply plan.json)`, 'approval_needed');
-  }
-  const color = useColor(io.stdout, env);
+  checkSyncFlags(opts, dryRun, format, ask);
+  const color = useColor(io.stdout, io.env);
   // Loaded here, not at start: a cold `amsync validate` needs neither the client, apply, the
   // reports nor the progress line.
-  const [{ createServiceContext }, { LiveOutput }, { applySummary, renderPlanText }, { renderReport }, { publishReport }] = await Promise.all([
+  const [{ createServiceContext }, { LiveOutput }, reports, { renderReport }, { publishReport }] = await Promise.all([
     import('./service-context.js'),
     import('./live-output.js'),
     import('../report/index.js'),
@@ -127,88 +124,9 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   });
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
   const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text));
+  const run: SyncRun = { opts, dryRun, ctx, format, ask, color, live, context, interrupts, reports, renderReport, publishReport };
   try {
-    const loaded = await context.loadDesired();
-    for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
-    annotateDiagnostics(io, loaded.warnings);
-    context.client(); // a missing URL or token is a usage error, found before any request
-    const log = context.logger.child({ component: 'sync' });
-    let shown = false;
-    const sources = loaded.files.length > 1;
-    const outcome = await context.sync(loaded.desired, {
-      dryRun,
-      rotatePasswords: opts.rotatePasswords,
-      pruneAll: opts.prune,
-      allowEmptyPrune: opts.allowEmptyPrune,
-      deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
-      approvals: opts.approve ?? [],
-      ...(interrupts ? { stopWrites: interrupts.signal } : {}),
-      observer: live,
-      onResult: (r) => {
-        log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
-        live.onResult(r);
-      },
-      beforeApply: async (plan, roleNames, approval) => {
-        live.pause();
-        if (format === 'text') {
-          live.print(renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }), sources, approval }, { color }));
-          shown = true;
-        }
-        const approved = new Set(approval.approved);
-        const pending = approval.review.gates.filter((g) => !approved.has(g.index));
-        let answer: boolean | ApprovalAnswer = true;
-        if (plan.changes.length > 0 && ask) {
-          const { askApproval, askApprovalOfGated } = await import('./confirm.js');
-          answer = pending.length === 0 ? await askApproval(io, interrupts?.signal) : await askApprovalOfGated(io, approval, plan.changes.length, interrupts?.signal);
-        }
-        if (answer === false) return false;
-        const typed = answer === true ? new Set<number>() : new Set(matchApprovals(approval.review, answer.approve).approved);
-        const held = new Set(pending.filter((g) => !typed.has(g.index)).map((g) => g.index));
-        live.startApply({ ...plan, changes: plan.changes.filter((_, i) => !held.has(i)) });
-        return answer;
-      },
-    });
-    live.close();
-    context.notifyOutcome(outcome, dryRun);
-    annotatePlan(io, outcome.plan);
-    if (outcome.cancelled) {
-      io.stdout.write('Apply cancelled.\n');
-      ctx.setExitCode(exitCodes.failure);
-      return;
-    }
-    // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
-    // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
-    const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
-    if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
-    const report: Report = {
-      plan: outcome.plan,
-      dryRun: dryRun || outcome.refusal !== undefined,
-      results: outcome.results,
-      file: context.file,
-      planFile,
-      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
-      ...(sources ? { sources: true } : {}),
-      ...(outcome.approval ? { approval: outcome.approval } : {}),
-    };
-    // The plan and each result are out already; what is left is the apply's summary line.
-    if (shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? applySummary(outcome.results) : '');
-    else io.stdout.write(renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
-    await publishReport(report, { env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
-    if (planFile !== undefined) io.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
-
-    if (outcome.refusal) {
-      if (opts.out !== undefined) io.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
-      throw outcome.refusal;
-    }
-    if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
-    if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
-    throwOnAuditFailure(context.auditTrail());
-    const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
-    for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
-    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
-    if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
-    if (!dryRun && outcome.approval) throwIfWithheld(outcome.plan, outcome.approval);
-    if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
+    await syncAndReport(run);
   } catch (error) {
     notifyFailure(context, error);
     throw error;
@@ -220,6 +138,137 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     await context.closeNotifier(notifyGraceMs);
     context.close();
   }
+}
+
+/** Flags that contradict each other or the terminal: exit 64 before anything is read. */
+function checkSyncFlags(opts: SyncCommandOptions, dryRun: boolean, format: OutputFormat, ask: boolean): void {
+  if (opts.out !== undefined && !dryRun) {
+    throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
+  }
+  if (ask && format !== 'text') {
+    // As terraform apply -json: one document cannot hold a question and its answer.
+    throw new UsageError(`amsync cannot ask for approval while printing ${format === 'json' ? 'one JSON document' : 'Markdown'}: add --auto-approve, or plan first (amsync plan --out plan.json) and apply that plan (amsync apply plan.json)`, 'approval_needed');
+  }
+}
+
+/** One plan or sync of one service, with what it was given and what it loaded lazily. */
+interface SyncRun {
+  readonly opts: SyncCommandOptions;
+  readonly dryRun: boolean;
+  readonly ctx: CommandContext;
+  readonly format: OutputFormat;
+  /** At a terminal, without --auto-approve: the plan is shown and the user asked. */
+  readonly ask: boolean;
+  readonly color: boolean;
+  readonly live: LiveOutput;
+  readonly context: ServiceContext;
+  readonly interrupts: Interrupts | undefined;
+  readonly reports: Pick<typeof ReportModule, 'applySummary' | 'renderPlanText'>;
+  readonly renderReport: typeof renderReportType;
+  readonly publishReport: typeof publishReportType;
+}
+
+async function syncAndReport(run: SyncRun): Promise<void> {
+  const { opts, dryRun, ctx, live, context, interrupts } = run;
+  const io = ctx.io;
+  const loaded = await context.loadDesired();
+  for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
+  annotateDiagnostics(io, loaded.warnings);
+  context.client(); // a missing URL or token is a usage error, found before any request
+  const log = context.logger.child({ component: 'sync' });
+  const shown = { plan: false };
+  const sources = loaded.files.length > 1;
+  const outcome = await context.sync(loaded.desired, {
+    dryRun,
+    rotatePasswords: opts.rotatePasswords,
+    pruneAll: opts.prune,
+    allowEmptyPrune: opts.allowEmptyPrune,
+    deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+    approvals: opts.approve ?? [],
+    ...(interrupts ? { stopWrites: interrupts.signal } : {}),
+    observer: live,
+    onResult: (r) => {
+      log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+      live.onResult(r);
+    },
+    beforeApply: (plan, roleNames, approval) => showAndAsk(run, { plan, roleNames, approval, sources, shown }),
+  });
+  live.close();
+  context.notifyOutcome(outcome, dryRun);
+  annotatePlan(io, outcome.plan);
+  if (outcome.cancelled) {
+    io.stdout.write('Apply cancelled.\n');
+    ctx.setExitCode(exitCodes.failure);
+    return;
+  }
+  await reportOutcome(run, loaded, outcome, { shown: shown.plan, sources });
+  if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
+  if (!dryRun && outcome.approval) throwIfWithheld(outcome.plan, outcome.approval);
+  if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
+}
+
+/**
+ * Before anything is written: the plan on a terminal, the question (a typed hash for changes
+ * the policy gates), and the progress of what will be written (gated changes not approved stay out).
+ */
+async function showAndAsk(
+  run: SyncRun,
+  at: { plan: Plan; roleNames: ReadonlyMap<number, string> | undefined; approval: ApprovalStatus; sources: boolean; shown: { plan: boolean } },
+): Promise<boolean | ApprovalAnswer> {
+  const { live, format, ask, interrupts, context, color } = run;
+  const { plan, roleNames, approval } = at;
+  live.pause();
+  if (format === 'text') {
+    live.print(run.reports.renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }), sources: at.sources, approval }, { color }));
+    at.shown.plan = true;
+  }
+  const approved = new Set(approval.approved);
+  const pending = approval.review.gates.filter((g) => !approved.has(g.index));
+  let answer: boolean | ApprovalAnswer = true;
+  if (plan.changes.length > 0 && ask) {
+    const { askApproval, askApprovalOfGated } = await import('./confirm.js');
+    answer = pending.length === 0 ? await askApproval(run.ctx.io, interrupts?.signal) : await askApprovalOfGated(run.ctx.io, approval, plan.changes.length, interrupts?.signal);
+  }
+  if (answer === false) return false;
+  const typed = answer === true ? new Set<number>() : new Set(matchApprovals(approval.review, answer.approve).approved);
+  const held = new Set(pending.filter((g) => !typed.has(g.index)).map((g) => g.index));
+  live.startApply({ ...plan, changes: plan.changes.filter((_, i) => !held.has(i)) });
+  return answer;
+}
+
+/** The report, the saved plan, and the exit: refused (3), interrupted, failed (1). */
+async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: SyncOutcome, how: { shown: boolean; sources: boolean }): Promise<void> {
+  const { opts, dryRun, context, interrupts, format, color } = run;
+  const io = run.ctx.io;
+  // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
+  // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
+  const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
+  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
+  const report: Report = {
+    plan: outcome.plan,
+    dryRun: dryRun || outcome.refusal !== undefined,
+    results: outcome.results,
+    file: context.file,
+    planFile,
+    ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
+    ...(how.sources ? { sources: true } : {}),
+    ...(outcome.approval ? { approval: outcome.approval } : {}),
+  };
+  // The plan and each result are out already; what is left is the apply's summary line.
+  if (how.shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? run.reports.applySummary(outcome.results) : '');
+  else io.stdout.write(run.renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
+  await run.publishReport(report, { env: io.env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
+  if (planFile !== undefined) io.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
+  if (outcome.refusal) {
+    if (opts.out !== undefined) io.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);
+    throw outcome.refusal;
+  }
+  if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
+  if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
+  throwOnAuditFailure(context.auditTrail());
+  const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
+  for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
+  throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
 }
 
 /**
