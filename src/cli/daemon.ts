@@ -6,8 +6,6 @@ import type { DesiredState } from '../model/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import { UsageError } from '../errors.js';
 import type { Logger, AmsyncMetrics } from '../obs/index.js';
-import { hostname } from 'node:os';
-import { systemTimers } from '../time/index.js';
 import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
 import type { AuditTrigger } from '../audit/index.js';
@@ -18,7 +16,7 @@ import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 import { notifyGraceMs } from './notify-run.js';
-import { attachClientMetrics, flushLogger, runSignal, runtimeOptions } from './daemon-helpers.js';
+import { attachClientMetrics, flushLogger, runSignal, runtimeOptions, startElection } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';
 
@@ -213,34 +211,9 @@ export function auditTrigger(reasons: readonly TriggerReason[]): AuditTrigger {
   return 'schedule';
 }
 
-/**
- * `--leader-elect lease:NS/NAME`: the elector runs beside the daemon for its whole life.
- * The identity is the pod's name (POD_NAME from the downward API, else HOSTNAME, which
- * Kubernetes sets to the pod name), so a restarted pod of a StatefulSet keeps its claim.
- */
+/** `--leader-elect lease:NS/NAME`: only the holder writes; the other replicas observe. */
 async function startLeaderElection(settings: Settings, env: Env, metrics: AmsyncMetrics, log: Logger, onChange: (leading: boolean, message: string) => void): Promise<LeaseElector | undefined> {
   const ref = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
   if (!ref) return undefined;
-  const identity = env.POD_NAME || env.HOSTNAME || hostname();
-  const [{ kubeLeaseStore }, { LeaseElector }] = await Promise.all([import('../daemon/kube-lease-store.js'), import('../daemon/lease-elector.js')]);
-  const store = await kubeLeaseStore({ ref });
-  const elector = new LeaseElector({
-    store,
-    identity,
-    timers: systemTimers,
-    onChange: (leading, detail) => {
-      metrics.setLeader(leading);
-      if (leading) log.info({ lease: store.describe, identity }, `leading: ${detail}; this replica writes`);
-      else log.warn({ lease: store.describe, identity }, `not leading: ${detail}; this replica only observes`);
-      onChange(leading, `${identity} ${leading ? 'now leads' : 'no longer leads'} (${store.describe}): ${detail}`);
-    },
-    onError: (error) => log.warn({ lease: store.describe, err: errorMessage(error) }, 'leader election: the Lease could not be read or written; retrying'),
-  });
-  metrics.setLeader(false);
-  await elector.start();
-  return elector;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return startElection(ref, env, metrics, log, { leading: 'this replica writes', following: 'this replica only observes' }, onChange);
 }

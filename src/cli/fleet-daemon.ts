@@ -7,9 +7,8 @@ import { UsageError } from '../errors.js';
 import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard } from '../fleet/index.js';
 import { createLogger, type Logger } from '../obs/index.js';
 import { parseLeaseRef, type LeaseRef, type Settings } from '../settings/index.js';
-import { systemTimers } from '../time/index.js';
 import { quote } from '../yaml/index.js';
-import { attachClientMetrics, flushLogger, runtimeOptions } from './daemon-helpers.js';
+import { attachClientMetrics, flushLogger, runtimeOptions, startElection } from './daemon-helpers.js';
 import { defaultTargetConcurrency, type FleetOptions, fleetDesiredFile } from './fleet-options.js';
 import { loadFleet } from './fleet.js';
 import type { CliIo, Env } from './io.js';
@@ -142,26 +141,8 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
 async function startShardElection(settings: Settings, shard: Shard | undefined, env: Env, metrics: { setLeader(on: boolean): void }, log: Logger, onLeading: () => void): Promise<LeaseElector | undefined> {
   const configured = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
   if (!configured) return undefined;
-  const ref = shardLease(configured, shard);
-  const identity = env.POD_NAME || env.HOSTNAME || hostname();
-  const [{ kubeLeaseStore }, { LeaseElector }] = await Promise.all([import('../daemon/kube-lease-store.js'), import('../daemon/lease-elector.js')]);
-  const store = await kubeLeaseStore({ ref });
-  const elector = new LeaseElector({
-    store,
-    identity,
-    timers: systemTimers,
-    onChange: (leading, detail) => {
-      metrics.setLeader(leading);
-      if (leading) {
-        log.info({ lease: store.describe, identity }, `leading: ${detail}; this replica reconciles its shard's targets`);
-        onLeading();
-      } else {
-        log.warn({ lease: store.describe, identity }, `not leading: ${detail}; this replica waits (runs nothing) until it holds the Lease`);
-      }
-    },
-    onError: (error) => log.warn({ lease: store.describe, err: error instanceof Error ? error.message : String(error) }, 'leader election: the Lease could not be read or written; retrying'),
+  const wording = { leading: "this replica reconciles its shard's targets", following: 'this replica waits (runs nothing) until it holds the Lease' };
+  return startElection(shardLease(configured, shard), env, metrics, log, wording, (leading) => {
+    if (leading) onLeading();
   });
-  metrics.setLeader(false);
-  await elector.start();
-  return elector;
 }
