@@ -176,7 +176,7 @@ export class Transport {
    * past maxResponseBytes (got has no such option), so an answer that streams without end
    * costs at most the limit and one chunk of memory. The stream interface rather than the
    * promise one: the promise wrapper (a cancelable promise, a buffering of the body and a
-   * progress listener to bound it) cost ~0.12 ms of CPU per request, a sixth of a 2,000-page
+   * progress listener to bound it) cost ~0.15 ms of CPU per request, a fifth of a 2,000-page
    * listing's (docs/performance.md). `token` undefined: no Authorization header (the token
    * endpoint).
    */
