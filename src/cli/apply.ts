@@ -25,7 +25,7 @@ import {
   type ServiceOptions,
 } from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
-import { notifyFailure, notifyGraceMs } from './notify-run.js';
+import { notifyGraceMs } from './notify-run.js';
 import { version } from './version.js';
 import { errText } from './output.js';
 import { throwOnAuditFailure } from './audit-failure.js';
@@ -177,7 +177,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } catch (error) {
-    notifyFailure(context, error);
+    context.notifyFailure(error);
     throw error;
   } finally {
     interrupts.dispose();

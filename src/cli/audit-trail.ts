@@ -37,9 +37,11 @@ export class AuditTrail {
   hooks(plan: Plan, trigger: AuditTrigger): AuditHooks {
     const file = this.#open();
     const planHash = planHashOf(plan);
-    const changeOf = new Map(plan.changes.map((c) => [changeKey(c), c]));
-    const base = (c: Pick<Change, 'kind' | 'key' | 'action'>, id: number | null) => {
-      const change = changeOf.get(changeKey(c));
+    const changeOf = new Map(plan.changes.map((c) => [changeKey(c, c.id), c]));
+    // An attempt carries its change (a drift re-write too); a result is matched to its change by
+    // kind, action, name and id, since apikeys that share a name differ by id.
+    const base = (c: Pick<Change, 'kind' | 'key' | 'action'>, id: number | null, known?: Change) => {
+      const change = known ?? changeOf.get(changeKey(c, id));
       const fields = change === undefined ? [] : Object.keys(change.fields);
       // Values of what is not secret only: the audit log also drops any field named like a secret.
       const values = change === undefined ? {} : Object.fromEntries(Object.entries(change.fields).map(([name, f]) => [name, f.after]));
@@ -47,7 +49,7 @@ export class AuditTrail {
     };
     return {
       onAttempt: (change) => {
-        file.record({ ...base(change, change.id), phase: 'attempt' });
+        file.record({ ...base(change, change.id, change), phase: 'attempt' });
       },
       onResult: (result) => {
         try {
@@ -80,7 +82,8 @@ export class AuditTrail {
   }
 }
 
-const changeKey = (c: Pick<Change, 'kind' | 'key' | 'action'>): string => `${c.kind}\u0000${c.action}\u0000${c.key}`;
+/** A create is known by its name (it has no id yet); an update or delete by its id too. */
+const changeKey = (c: Pick<Change, 'kind' | 'key' | 'action'>, id: number | null): string => `${c.kind}\u0000${c.action}\u0000${c.key}\u0000${c.action === 'create' ? '' : String(id)}`;
 
 /** Names the plan an apply ran (16 hex of SHA-256 over its changes); never a secret: values are markers. */
 export function planHashOf(plan: Plan): string {

@@ -41,7 +41,8 @@ import { markdownMaxChars } from './render-report.js';
 import { appendStepSummary, writeReportFile } from './report-outputs.js';
 import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
-import { notifyFailure, notifyGraceMs } from './notify-run.js';
+import { notifyGraceMs } from './notify-run.js';
+import { throwOnAuditFailure } from './audit-failure.js';
 
 /** The desired file loaded against a targets file: the names and labels `targets:` refers to. */
 export interface LoadedFleet {
@@ -128,9 +129,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
           });
           // The webhooks hear of each target on its own (the events name it).
           service.notifyOutcome(outcome, dryRun);
+          throwOnAuditFailure(service.auditTrail());
           return outcome;
         } catch (error) {
-          notifyFailure(service, error);
+          service.notifyFailure(error);
           throw error;
         } finally {
           service.close();
@@ -277,7 +279,9 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: 'apply', dryRun: false, file: desiredFile, planFile };
   const interrupts = catchInterrupts(process, (text) => io.stderr.write(text));
-  const { createServiceContext } = await import('./service-context.js');
+  const { createNotifier, createServiceContext } = await import('./service-context.js');
+  // One notifier for the whole fleet, as for a fleet sync.
+  const notifier = createNotifier(base, env, logger);
   try {
     const outcomes = await applyFleetPlan({
       saved,
@@ -288,10 +292,12 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
       signal: interrupts.signal,
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       applyTarget: async (target, plan, beforeApply) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
         try {
           service.client();
-          return await applySavedPlan({
+          // Opened before the first write, as for one service: a log that cannot be opened stops this target.
+          const audit = plan.plan.changes.length > 0 ? service.auditTrail()?.hooks(plan.plan, 'saved-plan') : undefined;
+          const outcome = await applySavedPlan({
             saved: plan,
             planFile,
             desiredFile,
@@ -304,7 +310,14 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
             maxInFlight: service.settings.concurrency,
             signal: interrupts.signal,
             beforeApply,
+            ...(audit ? { onAttempt: audit.onAttempt, onResult: audit.onResult } : {}),
           });
+          service.notifyOutcome(outcome, false);
+          throwOnAuditFailure(service.auditTrail());
+          return outcome;
+        } catch (error) {
+          service.notifyFailure(error);
+          throw error;
         } finally {
           service.close();
         }
@@ -318,6 +331,10 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
     await publishFleetReport(outcomes, context, env, opts.report);
     finish(outcomes, ctx, { dryRun: false }, interrupts.received);
   } finally {
+    if (notifier) {
+      await notifier.flush(notifyGraceMs);
+      await notifier.close();
+    }
     interrupts.dispose();
   }
 }

@@ -4,7 +4,7 @@ import { type Timers } from '../time/index.js';
 import { clientService, acquireWriterLock, writerLockPath } from '../apply/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
 import type { HeldLock, ServiceWriter } from '../apply/index.js';
-import { UsageError } from '../errors.js';
+import { InvalidInputError, UsageError } from '../errors.js';
 import type { ChangeResult, DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
@@ -101,6 +101,11 @@ export interface ServiceContext {
    * Without webhooks it does nothing.
    */
   notify(event: NotifyEvent): void;
+  /**
+   * A run that failed is a `failure` event, unless its outcome's events said so already (a
+   * refusal, changes that did not apply) or nothing was sent (a bad command line or file).
+   */
+  notifyFailure(error: unknown): void;
   /** The events of a sync's outcome (drift found, changes applied, failure) to the webhooks. */
   notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void;
   /** Gives notifications still queued up to `ms` to go out, then stops the notifier. */
@@ -144,6 +149,8 @@ class CommandServiceContext implements ServiceContext {
   readonly #notifier: Notifier | undefined;
   #client: AmClient | undefined;
   #audit: AuditTrail | undefined;
+  /** A `failure` event went out for this context's run: the error thrown after it is the same news. */
+  #failureSent = false;
 
   constructor(parts: ContextParts) {
     this.settings = parts.settings;
@@ -212,7 +219,16 @@ class CommandServiceContext implements ServiceContext {
 
   notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void {
     if (!this.#notifier) return;
-    for (const event of syncEvents(outcome, { dryRun, target: this.#overrides.target ?? null })) this.#notifier.notify(event);
+    for (const event of syncEvents(outcome, { dryRun, target: this.#overrides.target ?? null })) {
+      if (event.event === 'failure') this.#failureSent = true;
+      this.#notifier.notify(event);
+    }
+  }
+
+  notifyFailure(error: unknown): void {
+    if (error instanceof UsageError || error instanceof InvalidInputError || this.#failureSent) return;
+    this.#failureSent = true;
+    this.notify({ event: 'failure', message: error instanceof Error ? error.message : String(error) });
   }
 
   async closeNotifier(ms: number): Promise<void> {

@@ -34,7 +34,7 @@ import {
 import { version } from './version.js';
 import { throwOnAuditFailure } from './audit-failure.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
-import { notifyFailure, notifyGraceMs } from './notify-run.js';
+import { notifyGraceMs } from './notify-run.js';
 
 export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly dryRun?: boolean;
@@ -128,7 +128,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   try {
     await syncAndReport(run);
   } catch (error) {
-    notifyFailure(context, error);
+    context.notifyFailure(error);
     throw error;
   } finally {
     interrupts?.dispose();

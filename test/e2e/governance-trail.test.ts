@@ -197,4 +197,48 @@ describe('a fleet run tells the webhooks of each target, and audits each write w
       await fleet.close();
     }
   });
+
+  it('a saved fleet plan applied: audit lines (saved-plan) and a notification per target', async () => {
+    const fleet = await startEmulator({ tokens: [TOKEN], tenants: ['east', 'west'] });
+    const receiver = await WebhookReceiver.start();
+    try {
+      await writeFile(
+        join(dir, 'targets.yaml'),
+        `targets:\n  - name: east\n    url: ${fleet.tenant('east').url}\n    token: { env: FLEET_TOKEN }\n  - name: west\n    url: ${fleet.tenant('west').url}\n    token: { env: FLEET_TOKEN }\n`,
+      );
+      const fleetEnv = { ...env(), AMSYNC_URL: '', FLEET_TOKEN: TOKEN };
+      const planned = await runInProcess(['plan', '--targets', 'targets.yaml', '--out', 'plan.json'], { cwd: dir, env: fleetEnv });
+      expect(planned.code, planned.stderr).toBe(0);
+      await writeFile(join(dir, 'settings.yaml'), `auditLog: audit.jsonl\nnotify:\n  maxAttempts: 1\n  webhooks:\n    - url: ${receiver.url()}\n      secretEnv: HOOK_KEY\n`);
+      const run = await runInProcess(['apply', 'plan.json', '--targets', 'targets.yaml', '--settings', 'settings.yaml'], { cwd: dir, env: fleetEnv });
+      expect(run.code, run.stderr).toBe(0);
+      const events = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as { event: string; target: string });
+      expect(events.map((e) => `${e.event} ${e.target}`).sort()).toEqual(['changes_applied east', 'changes_applied west']);
+      const written = await lines(join(dir, 'audit.jsonl'));
+      expect(written).toHaveLength(8);
+      expect(written.every((l) => l.trigger === 'saved-plan')).toBe(true);
+      expect(new Set(written.map((l) => l.target))).toEqual(new Set(['east', 'west']));
+    } finally {
+      await receiver.close();
+      await fleet.close();
+    }
+  });
+});
+
+describe('one failure, one notification', () => {
+  it('a refused plan is told once, not once for the refusal and again for the error it exits with', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      emu.seed({ sshUsers: [{ username: 'old1', level: 'n1', password: 'x' }, { username: 'old2', level: 'n1', password: 'x' }] });
+      await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\nprune:\n  sshUsers: true\n');
+      await writeFile(join(dir, 'settings.yaml'), `notify:\n  maxAttempts: 1\n  webhooks:\n    - url: ${receiver.url()}\n`);
+      const run = await runInProcess(['sync', '--auto-approve', '--max-deletes', '1', '--settings', 'settings.yaml'], { cwd: dir, env: env() });
+      expect(run.code).toBe(3);
+      // The command waits for the queue before it exits: what was sent has arrived.
+      const events = receiver.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { event: string }).event);
+      expect(events).toEqual(['failure']);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

@@ -7,7 +7,8 @@ import { settingsFromEnv } from '../../../src/settings/env-settings.js';
 import { loadSettings } from '../../../src/settings/load-settings.js';
 import { mergeSettings } from '../../../src/settings/merge-settings.js';
 import { parseSettings } from '../../../src/settings/parse-settings.js';
-import { defaultSettings } from '../../../src/settings/index.js';
+import { defaultSettings, rules, setIn, settingName, settingOptions } from '../../../src/settings/index.js';
+import { stringify } from 'yaml';
 
 let dir: string;
 beforeAll(() => {
@@ -119,6 +120,19 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     expect(settings.refreshTokenFile).toBe(join(dir, 'conf', 'keys/ik'));
     expect(settings.tokensDir).toBe('/abs/tokens');
     expect(settings.http.caFile).toBe(join(dir, 'conf', 'ca.pem'));
+  });
+
+  it("every path setting of the option table, written relative in a settings file, is relative to the file's folder", async () => {
+    const paths = settingOptions.filter((o) => o.rule === rules.path);
+    expect(paths.map(settingName)).toContain('daemon.approvalsFile');
+    const layer: Record<string, unknown> = {};
+    for (const o of paths) setIn(layer, o.path, `rel/${settingName(o)}`);
+    const file = settingsFile(stringify(layer));
+    const settings = await loadSettings({ settingsFile: file, env: {} });
+    for (const o of paths) {
+      const value = o.path.reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], settings);
+      expect(value, settingName(o)).toBe(join(dir, 'conf', `rel/${settingName(o)}`));
+    }
   });
 
   it('every documented AMSYNC_* variable lands where it should', () => {
