@@ -1,6 +1,7 @@
 import type { AmClient, CredentialEvent } from '../api/index.js';
 import { hostname } from 'node:os';
-import type { DaemonRuntimeOptions, LeaseElector } from '../daemon/index.js';
+import type { AuditTrigger } from '../audit/index.js';
+import type { DaemonRuntimeOptions, LeaseElector, TriggerReason } from '../daemon/index.js';
 import type { LeaseRef } from '../settings/index.js';
 import { systemTimers } from '../time/index.js';
 import type { Env } from './io.js';
@@ -107,4 +108,11 @@ export async function startElection(
   metrics.setLeader(false);
   await elector.start();
   return elector;
+}
+
+/** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
+export function auditTrigger(reasons: readonly TriggerReason[]): AuditTrigger {
+  if (reasons.includes('file') || reasons.includes('reload')) return 'file-change';
+  if (reasons.includes('start') || reasons.includes('leader')) return 'startup';
+  return 'schedule';
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { AmClient } from '../api/index.js';
-import type { DaemonDeps, DaemonRuntimeOptions, PendingApprovalsEvent, RunningDaemon, StopResult, LeaseElector, TriggerReason } from '../daemon/index.js';
+import type { DaemonDeps, DaemonRuntimeOptions, PendingApprovalsEvent, RunningDaemon, StopResult, LeaseElector } from '../daemon/index.js';
 import type * as DaemonModuleType from '../daemon/index.js';
 import type { DesiredState } from '../model/index.js';
 import type { SyncOutcome } from '../sync/index.js';
@@ -8,7 +8,6 @@ import { UsageError } from '../errors.js';
 import type { Logger, AmsyncMetrics } from '../obs/index.js';
 import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
-import type { AuditTrigger } from '../audit/index.js';
 import type { CommandContext } from './command-context.js';
 import type { ServiceContext } from './service-context.js';
 
@@ -16,9 +15,10 @@ import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 import { notifyGraceMs } from './notify-run.js';
-import { attachClientMetrics, flushLogger, runSignal, runtimeOptions, startElection } from './daemon-helpers.js';
+import { attachClientMetrics, auditTrigger, flushLogger, runSignal, runtimeOptions, startElection } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';
+import { throwOnAuditFailure } from './audit-failure.js';
 
 
 function shardsFlag(value: string): number {
@@ -147,9 +147,9 @@ class DaemonCommand {
    * too, so none outlives the lease into a new leader's term (the elector steps down at its
    * renew deadline, before the lease can expire for the others).
    */
-  #sync(desired: DesiredState, options: Parameters<DaemonDeps['sync']>[1]): Promise<SyncOutcome> {
+  async #sync(desired: DesiredState, options: Parameters<DaemonDeps['sync']>[1]): Promise<SyncOutcome> {
     const term = this.#elector?.term;
-    return this.service.sync(desired, {
+    const outcome = await this.service.sync(desired, {
       dryRun: options.dryRun,
       pruneAll: this.opts.prune,
       signal: runSignal(options.signal, term, options.dryRun),
@@ -157,6 +157,9 @@ class DaemonCommand {
       trigger: auditTrigger(options.reasons),
       ...(term ? { stopWrites: term } : {}),
     });
+    // A result line the audit log lost fails the run (its health and webhooks say so), though the writes happened.
+    throwOnAuditFailure(this.service.auditTrail());
+    return outcome;
   }
 
   #onLeadership(leading: boolean, message: string): void {
@@ -204,12 +207,6 @@ class DaemonCommand {
   }
 }
 
-/** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
-export function auditTrigger(reasons: readonly TriggerReason[]): AuditTrigger {
-  if (reasons.includes('file') || reasons.includes('reload')) return 'file-change';
-  if (reasons.includes('start') || reasons.includes('leader')) return 'startup';
-  return 'schedule';
-}
 
 /** `--leader-elect lease:NS/NAME`: only the holder writes; the other replicas observe. */
 async function startLeaderElection(settings: Settings, env: Env, metrics: AmsyncMetrics, log: Logger, onChange: (leading: boolean, message: string) => void): Promise<LeaseElector | undefined> {

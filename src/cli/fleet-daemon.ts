@@ -4,17 +4,22 @@ import { resolve } from 'node:path';
 import type { LeaseElector, RunningFleetDaemon, TargetService } from '../daemon/index.js';
 import { secretFilesOf } from '../desired/index.js';
 import { UsageError } from '../errors.js';
-import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard } from '../fleet/index.js';
-import { createLogger, type Logger } from '../obs/index.js';
+import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard, type Target } from '../fleet/index.js';
+import { createLogger, type AmsyncMetrics, type Logger } from '../obs/index.js';
 import { parseLeaseRef, type LeaseRef, type Settings } from '../settings/index.js';
 import { quote } from '../yaml/index.js';
-import { attachClientMetrics, flushLogger, runtimeOptions, startElection } from './daemon-helpers.js';
+import { attachClientMetrics, flushLogger, runtimeOptions, startElection, auditTrigger } from './daemon-helpers.js';
 import { defaultTargetConcurrency, type FleetOptions, fleetDesiredFile } from './fleet-options.js';
 import { loadFleet } from './fleet.js';
 import type { CliIo, Env } from './io.js';
 import { resolveSettings, type ServiceOptions } from './shared-options.js';
 import type { ServiceContext } from './service-context.js';
 import { version } from './version.js';
+import { notifyGraceMs } from './notify-run.js';
+import type { createServiceContext as createServiceContextType } from './service-context.js';
+import type { Notifier } from '../notify/index.js';
+import type { NotifyEvent } from '../model/index.js';
+import { throwOnAuditFailure } from './audit-failure.js';
 
 export interface FleetDaemonOptions extends ServiceOptions, FleetOptions {
   /** `--shards N`: this replica's shard is the ordinal its pod name ends in. */
@@ -58,7 +63,7 @@ export function shardLease(ref: LeaseRef, shard: Shard | undefined): LeaseRef {
 export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, targetsFile: string): Promise<number> {
   const env = io.env;
   const shard = resolveShard(opts, env);
-  const [{ DaemonError, startFleetDaemon }, { createMetrics }, { createServiceContext }] = await Promise.all([import('../daemon/index.js'), import('../obs/metrics.js'), import('./service-context.js')]);
+  const [{ DaemonError, startFleetDaemon }, { createMetrics }, { createNotifier, createServiceContext }] = await Promise.all([import('../daemon/index.js'), import('../obs/metrics.js'), import('./service-context.js')]);
   let base = await resolveSettings(opts, env);
   const logger = createLogger({ level: base.logLevel, destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
   const log = logger.child({ component: 'daemon' });
@@ -68,11 +73,17 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
     log.warn({ shard: `${shard.index}/${shard.count}` }, 'sharded without --leader-elect: nothing stops a second pod of this shard from writing at the same time (apikeys could be duplicated); add --leader-elect lease:NAMESPACE/NAME');
   }
 
+  // One notifier for the fleet: every target's events name it.
+  const notifier = createNotifier(base, env, logger, metrics);
   let elector: LeaseElector | undefined;
   let daemon: RunningFleetDaemon | undefined;
   try {
-    elector = await startShardElection(base, shard, env, metrics, log, () => daemon?.trigger('leader'));
+    elector = await startShardElection(base, shard, env, metrics, log, (leading, message) => {
+      notifier?.notify({ event: 'leadership_changed', message });
+      if (leading) daemon?.trigger('leader');
+    });
     daemon = await startFleetDaemon({
+      ...(notifier ? { notify: (event: NotifyEvent) => notifier.notify(event) } : {}),
       loadFleet: async () => {
         const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
         const owned = shard === undefined ? fleet.selected : ownedTargets(fleet.selected, shard);
@@ -84,29 +95,7 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
           fileHash: createHash('sha256').update(`${fleet.desiredFileHash}\0${JSON.stringify(owned.map((t) => [t.name, t.url, t.labels]))}`).digest('hex'),
         };
       },
-      openTarget: (target): TargetService => {
-        const settings = targetSettings(base, target);
-        let context: Promise<ServiceContext> | undefined;
-        let detach: (() => void) | undefined;
-        const open = () =>
-          (context ??= createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name }).then((c) => {
-            // An unsendable token is this target's failure, retried with backoff like any other.
-            detach = attachClientMetrics(c.client(), metrics, { rate: false });
-            return c;
-          }));
-        return {
-          // Losing the shard's Lease cancels the requests in flight too, not only the writes to
-          // come: what may still land after the step-down is at most a request already sent.
-          sync: async (desired, o) =>
-            (await open()).sync(desired, { dryRun: o.dryRun, pruneAll: opts.prune, signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal, ...(elector ? { stopWrites: elector.term } : {}) }),
-          close: () => {
-            void context?.then((c) => {
-              detach?.();
-              c.close();
-            }, () => undefined);
-          },
-        };
-      },
+      openTarget: (target) => openTarget({ opts, io, logger, metrics, notifier, elector, createServiceContext }, targetSettings(base, target), target),
       reloadSettings: async () => {
         const next = await resolveSettings(opts, env);
         logger.level = next.logLevel;
@@ -132,17 +121,66 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
   }
   const result = await daemon.stopped;
   await elector?.stop();
+  if (notifier) {
+    await notifier.flush(notifyGraceMs);
+    await notifier.close();
+  }
   await flushLogger(logger);
   if (result.forced) return forcedExitCodes[result.reason];
   return result.finished ? 0 : 1;
 }
 
 /** The elector of this replica's shard (or of the whole fleet when it is not sharded). */
-async function startShardElection(settings: Settings, shard: Shard | undefined, env: Env, metrics: { setLeader(on: boolean): void }, log: Logger, onLeading: () => void): Promise<LeaseElector | undefined> {
+async function startShardElection(settings: Settings, shard: Shard | undefined, env: Env, metrics: { setLeader(on: boolean): void }, log: Logger, onChange: (leading: boolean, message: string) => void): Promise<LeaseElector | undefined> {
   const configured = settings.daemon.leaderElect === undefined ? undefined : parseLeaseRef(settings.daemon.leaderElect);
   if (!configured) return undefined;
   const wording = { leading: "this replica reconciles its shard's targets", following: 'this replica waits (runs nothing) until it holds the Lease' };
-  return startElection(shardLease(configured, shard), env, metrics, log, wording, (leading) => {
-    if (leading) onLeading();
-  });
+  return startElection(shardLease(configured, shard), env, metrics, log, wording, onChange);
 }
+
+interface TargetOpenerParts {
+  readonly opts: FleetDaemonOptions;
+  readonly io: CliIo;
+  readonly logger: Logger;
+  readonly metrics: AmsyncMetrics;
+  readonly notifier: Notifier | undefined;
+  readonly elector: LeaseElector | undefined;
+  readonly createServiceContext: typeof createServiceContextType;
+}
+
+/** One target's service for the fleet daemon: its context made on the first run, closed when the target goes. */
+function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target): TargetService {
+  const { opts, io, logger, metrics, notifier, elector } = parts;
+  let context: Promise<ServiceContext> | undefined;
+  let detach: (() => void) | undefined;
+  const open = () =>
+    (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, ...(notifier ? { notifier } : {}) }).then((c) => {
+      // An unsendable token is this target's failure, retried with backoff like any other.
+      detach = attachClientMetrics(c.client(), metrics, { rate: false });
+      return c;
+    }));
+  return {
+    // Losing the shard's Lease cancels the requests in flight too, not only the writes to
+    // come: what may still land after the step-down is at most a request already sent.
+    sync: async (desired, o) => {
+      const context = await open();
+      const outcome = await context.sync(desired, {
+        dryRun: o.dryRun,
+        pruneAll: opts.prune,
+        signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal,
+        trigger: auditTrigger(o.reasons),
+        ...(elector ? { stopWrites: elector.term } : {}),
+      });
+      // A result line the audit log lost fails this target's run, though the writes happened.
+      throwOnAuditFailure(context.auditTrail());
+      return outcome;
+    },
+    close: () => {
+      void context?.then((c) => {
+        detach?.();
+        c.close();
+      }, () => undefined);
+    },
+  };
+}
+

@@ -214,7 +214,7 @@ class CommandServiceContext implements ServiceContext {
 
   notify(event: NotifyEvent): void {
     const target = this.#overrides.target;
-    this.#notifier?.notify(target === undefined ? event : { target, ...event });
+    this.#notifier?.notify(target === undefined ? event : { ...event, target });
   }
 
   notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void {

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors.js';
 import { desiredForTarget, Semaphore, type Target } from '../fleet/index.js';
-import type { DesiredState, Diagnostic } from '../model/index.js';
+import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import type { AmsyncMetrics, Logger } from '../obs/index.js';
 import { systemTimers, type Timers } from '../time/index.js';
 import { defaultBackoff } from './backoff.js';
@@ -42,6 +42,8 @@ export interface FleetDaemonOptions extends DaemonOptions {
 export interface FleetDaemonDeps {
   /** Reads both files; throws InvalidInputError for either (the last good version is kept). */
   loadFleet(): Promise<FleetInput>;
+  /** Told of each target's drift, applied changes and failures (the webhooks; events name the target); never blocks. */
+  notify?(event: NotifyEvent): void;
   /** A target's service; opened when the target appears or its entry in the targets file changes. */
   openTarget(target: Target): TargetService;
   /** SIGHUP: re-read the settings; every target's service is opened again afterwards. */
@@ -200,6 +202,7 @@ class FleetDaemon {
       slots: new Semaphore(this.#options.targetConcurrency),
       readiness: this.#options.readiness ?? defaultReadiness,
       openTarget: (target) => deps.openTarget(target),
+      notify: (event) => deps.notify?.(event),
       loadTarget: (name) => this.#loadTarget(name),
       mode: () => this.#runtime.mode,
       mayWrite: () => this.#mayWrite(),

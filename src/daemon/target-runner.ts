@@ -1,5 +1,5 @@
 import type { Semaphore, Target } from '../fleet/index.js';
-import type { DesiredState } from '../model/index.js';
+import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { DaemonMetrics, Logger } from '../obs/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { Timers } from '../time/index.js';
@@ -12,7 +12,7 @@ import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 
 /** One target's way to its service: a client kept across runs (its limiter and login). */
 export interface TargetService {
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
   close(): void;
 }
 
@@ -52,6 +52,8 @@ export interface TargetRunnerContext {
   runDeadlineMs(): number;
   /** A run of this target ended: the fleet's readiness may have changed. */
   afterRun(): void;
+  /** The webhooks: each event of this target's runs, named after it. */
+  notify(event: NotifyEvent): void;
 }
 
 /**
@@ -87,6 +89,7 @@ export class TargetRunner {
       mode: () => (ctx.mayWrite() ? ctx.mode() : 'observe'),
       runDeadlineMs: () => ctx.runDeadlineMs(),
       onWatchFiles: () => undefined,
+      notify: (event) => ctx.notify({ ...event, target: target.name }),
     });
     this.loop = new SyncLoop({
       run: (reasons) => this.#run(reasons),

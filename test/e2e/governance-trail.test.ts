@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { auditTrigger } from '../../src/cli/daemon.js';
+import { auditTrigger } from '../../src/cli/daemon-helpers.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
 import type { Target } from '../../../src/fleet/index.js';
-import type { DesiredState } from '../../../src/model/index.js';
+import type { DesiredState, NotifyEvent } from '../../../src/model/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
 import { Secret } from '../../../src/secrets/index.js';
 import type { SyncOutcome } from '../../../src/sync/run-sync.js';
@@ -43,7 +43,9 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
   const calls: Call[] = [];
   const opened: string[] = [];
   const closed: string[] = [];
+  const events: NotifyEvent[] = [];
   const h = {
+    events,
     timers,
     scheduler,
     watcher,
@@ -81,6 +83,7 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
       };
     },
     mayWrite: () => h.leading,
+    notify: (event) => events.push(event),
     logger: log.logger,
     metrics,
     options: {
@@ -165,6 +168,19 @@ describe('every target is reconciled at start, on a change of either file, and o
     expect(h.log.lines.filter((l) => String(l.msg).includes("unknown key 'lables'"))).toHaveLength(1);
     expect((await h.scrape()).value('amsync_config_valid')).toBe(0);
     expect((await h.readyz()).body).toMatchObject({ ready: true, configValid: false });
+  });
+});
+
+describe('notifications: each target\'s events, named after it', () => {
+  it('a target whose change failed is a failure of that target; the others report what they applied', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.events.length = 0;
+    h.sync['sp-2'] = async (_d, o) => outcome({ dryRun: o.dryRun, changes: [{ kind: 'sshUser', action: 'create', key: 'deploy' }], failed: ['deploy'] });
+    h.sync['rj-1'] = async (_d, o) => outcome({ dryRun: o.dryRun, changes: [{ kind: 'sshUser', action: 'create', key: 'deploy' }] });
+    h.scheduler.fire();
+    await h.daemon.idle();
+    expect(h.events.map((e) => `${e.event} ${String(e.target)}`).sort()).toEqual(['changes_applied rj-1', 'failure sp-2']);
   });
 });
 
