@@ -29,6 +29,7 @@ import {
 import { passwordReferences, StalePlanError, toSavedPlan } from '../saved-plan/index.js';
 import type { Settings } from '../settings/index.js';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type SyncOutcome } from '../sync/index.js';
+import type { ServiceContext } from './service-context.js';
 import { readBounded } from '../yaml/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
@@ -117,9 +118,9 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       syncTarget: async (target, desired) => {
         const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
-        try {
+        return runInTarget(service, dryRun, async () => {
           service.client(); // an unsendable token is this target's failure, before any request
-          const outcome = await service.sync(desired, {
+          return service.sync(desired, {
             dryRun,
             rotatePasswords: opts.rotatePasswords,
             pruneAll: opts.prune,
@@ -127,16 +128,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
             deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
             ...(interrupts ? { stopWrites: interrupts.signal } : {}),
           });
-          // The webhooks hear of each target on its own (the events name it).
-          service.notifyOutcome(outcome, dryRun);
-          throwOnAuditFailure(service.auditTrail());
-          return outcome;
-        } catch (error) {
-          service.notifyFailure(error);
-          throw error;
-        } finally {
-          service.close();
-        }
+        });
       },
       onTargetDone: (outcome) => {
         if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
@@ -293,7 +285,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       applyTarget: async (target, plan, beforeApply) => {
         const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
-        try {
+        return runInTarget(service, false, async () => {
           service.client();
           // Opened before the first write, as for one service: a log that cannot be opened stops this target.
           const audit = plan.plan.changes.length > 0 ? service.auditTrail()?.hooks(plan.plan, 'saved-plan') : undefined;
@@ -312,15 +304,8 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
             beforeApply,
             ...(audit ? { onAttempt: audit.onAttempt, onResult: audit.onResult } : {}),
           });
-          service.notifyOutcome(outcome, false);
-          throwOnAuditFailure(service.auditTrail());
           return outcome;
-        } catch (error) {
-          service.notifyFailure(error);
-          throw error;
-        } finally {
-          service.close();
-        }
+        });
       },
       onTargetDone: (outcome) => {
         if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
@@ -366,3 +351,22 @@ export async function validateFleet(targetsFile: string, env: CliIo['env'], secr
     throw error;
   }
 }
+
+/**
+ * One target's run inside a fleet run: its outcome told to the webhooks (the events name the
+ * target), a lost audit result line made its failure, and its context closed whatever happens.
+ */
+async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>>(service: ServiceContext, dryRun: boolean, work: () => Promise<T>): Promise<T> {
+  try {
+    const outcome = await work();
+    service.notifyOutcome(outcome, dryRun);
+    throwOnAuditFailure(service.auditTrail());
+    return outcome;
+  } catch (error) {
+    service.notifyFailure(error);
+    throw error;
+  } finally {
+    service.close();
+  }
+}
+
