@@ -169,6 +169,23 @@ export class DaemonLifecycle {
     });
   }
 
+  /**
+   * The start both daemons make, in order: endpoints, watcher, schedule, signals (SIGHUP calls
+   * `onReload`). Returns the endpoints' URL; the caller then asks for its first run.
+   */
+  async start(parts: { endpoints: EndpointOptions; watch: WatchOptions; schedule: string; onSchedule(): void; signals: SignalSource | null | undefined; onReload(): void }): Promise<string> {
+    const url = await this.serve(parts.endpoints);
+    await this.watch(parts.watch);
+    await this.schedule(parts.schedule, parts.onSchedule);
+    this.listenForSignals(parts.signals, parts.onReload);
+    return url;
+  }
+
+  /** The handle a started daemon gives its caller: stopping is the lifecycle's, the rest the daemon's. */
+  handle<T extends object>(url: string, own: T): T & { url: string; stopped: Promise<StopResult>; stop(reason?: StopResult['reason']): Promise<StopResult> } {
+    return { url, stopped: this.stopped, stop: (reason) => this.stop(reason), ...own };
+  }
+
   /** Stops once, whoever asks and however often. */
   stop(reason: StopResult['reason'] = 'stop'): Promise<StopResult> {
     this.#stopping$ ??= this.#shutDown(reason);

@@ -132,32 +132,24 @@ class Sidecar {
 
   /** Serve, watch, schedule, listen for signals, then ask for the first run. */
   async start(): Promise<RunningDaemon> {
-    const url = await this.#lifecycle.serve({
-      listen: this.#options.listen,
-      readiness: () => this.#status(),
-      liveness: () => liveness(this.#reconciler.status()),
-    });
-    await this.#lifecycle.watch({
-      files: this.#watched([]),
-      debounceMs: this.#runtime.debounceMs,
-      pollMs: this.#options.watchPollMs,
-      onChange: () => this.#loop.trigger('file'),
-    });
-    await this.#lifecycle.schedule(this.#runtime.schedule, () => this.#onSchedule());
-    this.#lifecycle.listenForSignals(this.#deps.signals, () => {
-      this.#log.info('SIGHUP: reloading the settings and the file');
-      this.#loop.trigger('reload');
+    const url = await this.#lifecycle.start({
+      endpoints: { listen: this.#options.listen, readiness: () => this.#status(), liveness: () => liveness(this.#reconciler.status()) },
+      watch: { files: this.#watched([]), debounceMs: this.#runtime.debounceMs, pollMs: this.#options.watchPollMs, onChange: () => this.#loop.trigger('file') },
+      schedule: this.#runtime.schedule,
+      onSchedule: () => this.#onSchedule(),
+      signals: this.#deps.signals,
+      onReload: () => {
+        this.#log.info('SIGHUP: reloading the settings and the file');
+        this.#loop.trigger('reload');
+      },
     });
     this.#logStarted(url);
     this.#loop.trigger('start');
-    return {
-      url,
-      stopped: this.#lifecycle.stopped,
-      stop: (reason) => this.#lifecycle.stop(reason),
+    return this.#lifecycle.handle(url, {
       status: () => this.#status(),
-      trigger: (reason = 'file') => this.#loop.trigger(reason),
+      trigger: (reason: TriggerReason = 'file') => this.#loop.trigger(reason),
       idle: () => this.#loop.idle(),
-    };
+    });
   }
 
   #createReconciler(): Reconciler {

@@ -159,36 +159,32 @@ class FleetDaemon {
   /** Serve, watch, schedule, listen for signals, then ask for the first run. */
   async start(): Promise<RunningFleetDaemon> {
     const options = this.#options;
-    const url = await this.#lifecycle.serve({
-      listen: options.listen,
-      readiness: () => this.#status(),
-      readinessJson: () => {
-        const { ready: _r, reason: _reason, ...rest } = this.#status();
-        return rest;
+    const url = await this.#lifecycle.start({
+      endpoints: {
+        listen: options.listen,
+        readiness: () => this.#status(),
+        readinessJson: () => {
+          const { ready: _r, reason: _reason, ...rest } = this.#status();
+          return rest;
+        },
+        liveness: () => this.#liveness(),
       },
-      liveness: () => this.#liveness(),
-    });
-    await this.#lifecycle.watch({
-      files: [options.file, options.targetsFile],
-      debounceMs: this.#runtime.debounceMs,
-      pollMs: options.watchPollMs,
-      onChange: () => this.#fleetLoop.trigger('file'),
-    });
-    await this.#lifecycle.schedule(this.#runtime.schedule, () => this.#fleetLoop.trigger('schedule'));
-    this.#lifecycle.listenForSignals(this.#deps.signals, () => {
-      this.#log.info('SIGHUP: reloading the settings and the files');
-      this.#fleetLoop.trigger('reload');
+      watch: { files: [options.file, options.targetsFile], debounceMs: this.#runtime.debounceMs, pollMs: options.watchPollMs, onChange: () => this.#fleetLoop.trigger('file') },
+      schedule: this.#runtime.schedule,
+      onSchedule: () => this.#fleetLoop.trigger('schedule'),
+      signals: this.#deps.signals,
+      onReload: () => {
+        this.#log.info('SIGHUP: reloading the settings and the files');
+        this.#fleetLoop.trigger('reload');
+      },
     });
     this.#logStarted(url);
     this.#fleetLoop.trigger('start');
-    return {
-      url,
-      stopped: this.#lifecycle.stopped,
-      stop: (reason) => this.#lifecycle.stop(reason),
+    return this.#lifecycle.handle(url, {
       status: () => this.#status(),
-      trigger: (reason = 'file') => this.#fleetLoop.trigger(reason),
+      trigger: (reason: TriggerReason = 'file') => this.#fleetLoop.trigger(reason),
       idle: () => this.#idle(),
-    };
+    });
   }
 
   #createRunnerContext(): TargetRunnerContext {
