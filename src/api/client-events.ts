@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { Kind } from '../model/index.js';
 import type { ApiErrorCode } from './api-error.js';
 
 /** One attempt of one request, once it is known whether the call goes on. Carries no ids, bodies or tokens. */
@@ -46,6 +47,12 @@ export interface ThrottleEvent {
   readonly pauseMs: number;
 }
 
+/** A page of a listing arrived (the live output's progress); `items` not seen on an earlier page. */
+export interface PageEvent {
+  readonly kind: Kind;
+  readonly items: number;
+}
+
 /** The token file was re-read after a 401. */
 export interface TokenEvent {
   readonly method: string;
@@ -75,6 +82,7 @@ export interface ClientEventMap {
   retry: [RetryEvent];
   throttle: [ThrottleEvent];
   token: [TokenEvent];
+  page: [PageEvent];
   credential: [CredentialEvent];
 }
 

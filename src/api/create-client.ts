@@ -1,4 +1,4 @@
-import type { SecretValue } from '../model/index.js';
+import type { AccessService, ApikeyChanges, ActualSshUser, ListedApikey, NewApikey, NewSshUser, SecretValue, SshUserChanges } from '../model/index.js';
 import { AdaptiveLimiter, defaultConcurrency, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
 import { checkCaFile } from './ca-file.js';
@@ -15,16 +15,7 @@ import { fetchUserInfo, listAllRoles, type ApiRole, type ApiUserInfo } from './s
 import { tokenExchangeCall, type TokenAnswer } from './token-exchange.js';
 import { TokenProvider } from './token-provider.js';
 import { Transport } from './transport.js';
-import type {
-  ApiApikey,
-  ApikeyChanges,
-  ApikeyPage,
-  ApiSshUser,
-  NewApikey,
-  NewSshUser,
-  SshUserChanges,
-  SshUserPage,
-} from './types.js';
+import type { ApikeyPage, SshUserPage } from './types.js';
 import { defaultUserAgent } from './user-agent.js';
 
 export interface ClientOptions {
@@ -73,27 +64,23 @@ export interface ClientOptions {
   readonly timers?: Timers;
 }
 
-/** The service client: one per service, one limiter and one got instance inside. */
-export interface AmClient {
-  /** `request`, `retry`, `throttle`, `token` (see client-events.ts). */
+/**
+ * The service client: one per service, one limiter and one got instance inside. It is the
+ * AccessService the rest of amsync uses (items in the model's types, normalised and listed
+ * once here), plus the pages of a listing for what streams them (export) and what only a
+ * client has: events, the limiter, cancellation, the credential.
+ */
+export interface AmClient extends AccessService {
+  /** `request`, `retry`, `throttle`, `token`, `page`, `credential` (see client-events.ts). */
   readonly events: ClientEvents;
   readonly limiter: LimiterView;
 
-  listSshUsers(): AsyncIterable<SshUserPage>;
-  /** Every SSH user, or ListingIncompleteError: never a partial list. */
-  listAllSshUsers(): Promise<ApiSshUser[]>;
-  fetchSshUser(id: number): Promise<ApiSshUser>;
-  /** undefined: accepted for later (202); the next listing confirms it. */
-  createSshUser(body: NewSshUser): Promise<ApiSshUser | undefined>;
-  updateSshUser(id: number, changes: SshUserChanges): Promise<ApiSshUser | undefined>;
-  deleteSshUser(id: number): Promise<void>;
-
-  listApikeys(): AsyncIterable<ApikeyPage>;
-  listAllApikeys(): Promise<ApiApikey[]>;
-  fetchApikey(id: number): Promise<ApiApikey>;
-  createApikey(body: NewApikey): Promise<ApiApikey | undefined>;
-  updateApikey(id: number, changes: ApikeyChanges): Promise<ApiApikey | undefined>;
-  deleteApikey(id: number): Promise<void>;
+  /** The pages of the SSH users listing, as they arrive. */
+  sshUserPages(): AsyncIterable<SshUserPage>;
+  /** The pages of the apikeys listing, as they arrive. */
+  apikeyPages(): AsyncIterable<ApikeyPage>;
+  listRoles(): Promise<ApiRole[] | null>;
+  userInfo(): Promise<ApiUserInfo | null>;
 
   /**
    * The same client (one limiter, one connection pool) whose calls all carry `signal`: once it
@@ -101,10 +88,6 @@ export interface AmClient {
    * failing with ApiError `cancelled`. The daemon gives each run one.
    */
   withSignal(signal: AbortSignal): AmClient;
-  /** Every role (`GET /api/roles`, every page); null when the service has no such listing (404). */
-  listAllRoles(): Promise<ApiRole[] | null>;
-  /** The token's owner and scopes (`GET /api/user/info`); null when the service does not answer it (404). */
-  fetchUserInfo(): Promise<ApiUserInfo | null>;
   /** With an integrator key: whether its last rotation reached its file. undefined otherwise. */
   credentialStatus(): { readonly writeBack: WriteBackStatus } | undefined;
 
@@ -199,6 +182,7 @@ export function createClient(options: ClientOptions): AmClient {
     maxPages: options.maxPages ?? 100_000,
     listDeadlineMs: options.listDeadlineMs ?? 300_000,
     timers,
+    events,
   };
   const users = new Resource(sshUsers, executor, settings);
   const keys = new Resource(apikeys, executor, settings);
@@ -211,8 +195,8 @@ export function createClient(options: ClientOptions): AmClient {
     events,
     limiter,
     close,
-    listAllRoles: () => listAllRoles(executor, settings),
-    fetchUserInfo: () => fetchUserInfo(executor),
+    listRoles: () => listAllRoles(executor, settings),
+    userInfo: () => fetchUserInfo(executor),
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
   });
 }
@@ -221,23 +205,28 @@ export function createClient(options: ClientOptions): AmClient {
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close' | 'listAllRoles' | 'fetchUserInfo' | 'credentialStatus'>;
+type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close' | 'listRoles' | 'userInfo' | 'credentialStatus'>;
 
-function clientOf(users: Resource<ApiSshUser, NewSshUser, SshUserChanges>, keys: Resource<ApiApikey, NewApikey, ApikeyChanges>, shared: SharedParts): AmClient {
+function clientOf(users: Resource<ActualSshUser, NewSshUser, SshUserChanges>, keys: Resource<ListedApikey, NewApikey, ApikeyChanges>, shared: SharedParts): AmClient {
   return {
     ...shared,
-    listSshUsers: () => users.list(),
-    listAllSshUsers: () => users.listAll(),
+    sshUserPages: () => users.list(),
+    listSshUsers: () => users.listAll(),
     fetchSshUser: (id) => users.fetch(id),
     createSshUser: (body) => users.create(body),
     updateSshUser: (id, changes) => users.update(id, changes),
     deleteSshUser: (id) => users.delete(id),
-    listApikeys: () => keys.list(),
-    listAllApikeys: () => keys.listAll(),
+    apikeyPages: () => keys.list(),
+    listApikeys: (options) => keys.listAll(options?.tokens === false ? withoutToken : undefined),
     fetchApikey: (id) => keys.fetch(id),
     createApikey: (body) => keys.create(body),
     updateApikey: (id, changes) => keys.update(id, changes),
     deleteApikey: (id) => keys.delete(id),
     withSignal: (signal) => clientOf(users.withSignal(signal), keys.withSignal(signal), shared),
   };
+}
+
+/** A listed key without its token, for a caller with no use for tokens (no token sink). */
+function withoutToken(key: ListedApikey): ListedApikey {
+  return key.token === undefined ? key : { id: key.id, name: key.name, superuser: key.superuser, roles: key.roles };
 }

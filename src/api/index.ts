@@ -7,22 +7,11 @@ export { isSendableToken } from './token-provider.js';
 export { CredentialError, type CredentialErrorCode } from './credential-error.js';
 export type { WriteBackStatus } from './integrator-key-provider.js';
 export type { ApiRole, ApiScope, ApiUserInfo } from './service-info.js';
-export type { ClientEventMap, ClientEvents, CredentialEvent, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
+export type { ClientEventMap, ClientEvents, CredentialEvent, PageEvent, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
 export type { LimiterView } from './adaptive-limiter.js';
 export { decideRetry, defaultRetryOptions } from './retry-policy.js';
 export type { AttemptFailure, HttpMethod, RetryDecision, RetryOptions, RetryPolicyOptions, StopReason } from './retry-policy.js';
 export { parseRetryAfter } from './retry-after.js';
-export type {
-  ApiApikey,
-  ApikeyChanges,
-  ApikeyPage,
-  ApiSshUser,
-  NewApikey,
-  NewSshUser,
-  Page,
-  PageCursor,
-  SshUserChanges,
-  SshUserPage,
-} from './types.js';
+export type { ApikeyPage, Page, PageCursor, SshUserPage } from './types.js';
 export { defaultUserAgent } from './user-agent.js';
 export { isLoopbackHost } from './base-url.js';

@@ -1,8 +1,7 @@
-import type { SecretValue } from '../model/index.js';
+import type { ActualSshUser, ApikeyChanges, ListedApikey, NewApikey, NewSshUser, SecretValue, SshUserChanges } from '../model/index.js';
 import { hashStart, hashText, hashValue } from './paginate.js';
 import type { ResourceDefinition, WireBody } from './resource.js';
-import { apiApikeySchema, apiSshUserSchema, apikeyPageSchema, sshUserPageSchema } from './schemas.js';
-import type { ApiApikey, ApikeyChanges, ApiSshUser, NewApikey, NewSshUser, SshUserChanges } from './types.js';
+import { apikeyPageSchema, apikeySchema, sshUserPageSchema, sshUserSchema } from './schemas.js';
 
 /** Serialises a body, revealing secrets here and only here, and lists them for scrubbing. */
 function wire(fields: Record<string, unknown>): WireBody {
@@ -21,19 +20,22 @@ function wire(fields: Record<string, unknown>): WireBody {
   return { json: JSON.stringify(plain), secrets };
 }
 
-export const sshUsers: ResourceDefinition<ApiSshUser, NewSshUser, SshUserChanges> = {
+export const sshUsers: ResourceDefinition<ActualSshUser, NewSshUser, SshUserChanges> = {
+  kind: 'sshUser',
   route: '/api/sshusers',
-  itemSchema: apiSshUserSchema,
+  itemSchema: sshUserSchema,
   pageSchema: sshUserPageSchema,
   idOf: (user) => user.id,
   contentOf: (user) => hashText(hashText(hashStart, user.username), user.level),
   serialiseNew: (body) => wire({ username: body.username, level: body.level, password: body.password }),
   serialiseChanges: (body) => wire({ username: body.username, level: body.level, password: body.password }),
+  createdOutcome: (user) => ({ id: user.id, accepted: false }),
 };
 
-export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = {
+export const apikeys: ResourceDefinition<ListedApikey, NewApikey, ApikeyChanges> = {
+  kind: 'apikey',
   route: '/api/3rdparty/apikeys',
-  itemSchema: apiApikeySchema,
+  itemSchema: apikeySchema,
   pageSchema: apikeyPageSchema,
   idOf: (apikey) => apikey.id,
   contentOf: (apikey) => {
@@ -43,4 +45,5 @@ export const apikeys: ResourceDefinition<ApiApikey, NewApikey, ApikeyChanges> = 
   },
   serialiseNew: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
   serialiseChanges: (body) => wire({ name: body.name, superuser: body.superuser, roles: body.roles === undefined ? undefined : [...body.roles] }),
+  createdOutcome: (key) => ({ id: key.id, accepted: false, ...(key.token === undefined ? {} : { token: key.token }) }),
 };

@@ -1,10 +1,14 @@
 import type { z } from 'zod';
+import type { Kind, WriteOutcome } from '../model/index.js';
+import { isApiError } from './api-error.js';
+import { emitSafely, type ClientEvents } from './client-events.js';
 import type { Call, ParseResult, RequestExecutor } from './request-executor.js';
 import { paginate } from './paginate.js';
 import type { Timers } from '../time/index.js';
 import type { Page, PageCursor } from './types.js';
 
 export interface ResourceDefinition<T, TNew, TChanges> {
+  readonly kind: Kind;
   /** e.g. `/api/sshusers`. */
   readonly route: string;
   readonly itemSchema: z.ZodType<T>;
@@ -15,6 +19,8 @@ export interface ResourceDefinition<T, TNew, TChanges> {
   /** Request body (secrets revealed) and the secret values in it. */
   readonly serialiseNew: (body: TNew) => WireBody;
   readonly serialiseChanges: (body: TChanges) => WireBody;
+  /** What a 200 answer to a create tells the caller (the id; an apikey's token). */
+  readonly createdOutcome: (item: T) => WriteOutcome;
 }
 
 export interface WireBody {
@@ -29,6 +35,8 @@ export interface ResourceSettings {
   /** A listing must end within this long. */
   readonly listDeadlineMs: number;
   readonly timers: Timers;
+  /** Where each listed page is told (`page`: the live output's progress). */
+  readonly events?: ClientEvents;
 }
 
 /** What one kind's listings learn about the service, kept for the client's lifetime. */
@@ -87,7 +95,16 @@ export class Resource<T, TNew, TChanges> {
    * service's own largest (shorter than asked, and not the last), then for exactly that: the
    * fewest round trips the service allows, ceil(N / its largest page).
    */
-  list(): AsyncIterable<Page<T>> {
+  async *list(): AsyncGenerator<Page<T>, void, undefined> {
+    const { kind } = this.#def;
+    const { events } = this.#settings;
+    for await (const page of this.#pages()) {
+      if (events !== undefined) emitSafely(events, 'page', { kind, items: page.items.length });
+      yield page;
+    }
+  }
+
+  #pages(): AsyncIterable<Page<T>> {
     const { route, pageSchema, idOf, contentOf } = this.#def;
     const memory = this.#memory;
     const { pageSize, maxPages, listDeadlineMs, timers } = this.#settings;
@@ -122,43 +139,55 @@ export class Resource<T, TNew, TChanges> {
     return this.#signal === undefined ? {} : { signal: this.#signal };
   }
 
-  /** Every item, or ListingIncompleteError: never a partial list. */
-  async listAll(): Promise<T[]> {
-    const all: T[] = [];
-    for await (const page of this.list()) all.push(...page.items);
+  /**
+   * Every item, or ListingIncompleteError: never a partial list. `keep` converts each item as
+   * its page arrives (an apikey without its token), so what is dropped is never held.
+   */
+  async listAll<R = T>(keep?: (item: T) => R): Promise<R[]> {
+    const all: R[] = [];
+    for await (const page of this.list()) {
+      if (keep === undefined) all.push(...(page.items as unknown as readonly R[]));
+      else for (const item of page.items) all.push(keep(item));
+    }
     return all;
   }
 
-  fetch(id: number): Promise<T> {
+  /** The item as it is now; undefined when the service answers 404. */
+  async fetch(id: number): Promise<T | undefined> {
     const { itemSchema } = this.#def;
-    return this.#executor.run(
-      this.#itemCall('GET', id, undefined, (status, body) =>
-        status === 200 ? parseWith(itemSchema, body) : { ok: false, problem: 'a fetch must answer 200' },
-      ),
-    );
+    try {
+      return await this.#executor.run(
+        this.#itemCall('GET', id, undefined, (status, body) => (status === 200 ? parseWith(itemSchema, body) : { ok: false, problem: 'a fetch must answer 200' })),
+      );
+    } catch (error) {
+      if (isApiError(error, 'not_found')) return undefined;
+      throw error;
+    }
   }
 
-  /** The created item, or undefined when the service accepted it for later (202). */
-  create(body: TNew): Promise<T | undefined> {
-    const { route, itemSchema } = this.#def;
+  /** 200: the created item's id (and token); 202: accepted for later, the next listing confirms it. */
+  create(body: TNew): Promise<WriteOutcome> {
+    const { route, itemSchema, createdOutcome } = this.#def;
     const wire = this.#def.serialiseNew(body);
-    return this.#executor.run<T | undefined>({
+    return this.#executor.run<WriteOutcome>({
       method: 'POST',
       path: route,
       route,
       body: wire.json,
       secrets: wire.secrets,
-      parse: (status, text) => (status === 202 ? { ok: true, value: undefined } : parseWith(itemSchema, text)),
+      parse: (status, text) => (status === 202 ? { ok: true, value: { accepted: true } } : outcome(parseWith(itemSchema, text), createdOutcome)),
       ...this.#signalled(),
     });
   }
 
-  /** The updated item, or undefined when the service accepted it for later (202). */
-  update(id: number, changes: TChanges): Promise<T | undefined> {
+  /** 200: done; 202: accepted for later. The answer's item is checked, then not needed. */
+  update(id: number, changes: TChanges): Promise<WriteOutcome> {
     const { itemSchema } = this.#def;
     const wire = this.#def.serialiseChanges(changes);
     return this.#executor.run(
-      this.#itemCall<T | undefined>('PUT', id, wire, (status, text) => (status === 202 ? { ok: true, value: undefined } : parseWith(itemSchema, text))),
+      this.#itemCall<WriteOutcome>('PUT', id, wire, (status, text) =>
+        status === 202 ? { ok: true, value: { id, accepted: true } } : outcome(parseWith(itemSchema, text), () => ({ id, accepted: false })),
+      ),
     );
   }
 
@@ -178,4 +207,8 @@ export class Resource<T, TNew, TChanges> {
       ...this.#signalled(),
     };
   }
+}
+
+function outcome<T>(parsed: ParseResult<T>, toOutcome: (item: T) => WriteOutcome): ParseResult<WriteOutcome> {
+  return parsed.ok ? { ok: true, value: toOutcome(parsed.value) } : parsed;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import type { ActualSshUser, ListedApikey } from '../model/index.js';
 import { Secret } from '../secrets/index.js';
-import type { ApiApikey, ApiSshUser, PageCursor } from './types.js';
+import type { PageCursor } from './types.js';
 
 // z.object drops keys it does not know: the service adds fields (created_at, ...) freely.
 //
@@ -34,14 +35,16 @@ const wireApikey = z.object({
 type WireSshUser = z.output<typeof wireSshUser>;
 type WireApikey = z.output<typeof wireApikey>;
 
-function toSshUser(raw: WireSshUser): ApiSshUser {
-  const user: { id: number; username: string; level: string; createdAt?: string; updatedAt?: string } = { id: raw.id, username: raw.username, level: raw.level };
-  if (raw.created_at != null) user.createdAt = raw.created_at;
-  if (raw.updated_at != null) user.updatedAt = raw.updated_at;
-  return user;
+// The model's types, once: the timestamps and any field the service adds are dropped here.
+function toSshUser(raw: WireSshUser): ActualSshUser {
+  return { id: raw.id, username: raw.username, level: raw.level };
 }
 
-function roleIds(roles: WireApikey['roles']): number[] {
+// Most keys have no roles: one shared empty list instead of one each (100k at 100k keys).
+const noRoles: readonly number[] = Object.freeze([]);
+
+function roleIds(roles: WireApikey['roles']): readonly number[] {
+  if (roles.length === 0) return noRoles;
   const ids: number[] = [];
   for (const role of roles) ids.push(typeof role === 'number' ? role : role.id);
   // Nearly always already sorted and unique: then no Set and no sort.
@@ -51,21 +54,15 @@ function roleIds(roles: WireApikey['roles']): number[] {
   return ids;
 }
 
-function toApikey(raw: WireApikey): ApiApikey {
-  const key: { id: number; name: string; superuser: boolean; roles: number[]; token: Secret | undefined; createdAt?: string; updatedAt?: string } = {
-    id: raw.id,
-    name: raw.name,
-    superuser: raw.superuser,
-    roles: roleIds(raw.roles),
-    token: typeof raw.token === 'string' ? new Secret(raw.token) : undefined,
-  };
-  if (raw.created_at != null) key.createdAt = raw.created_at;
-  if (raw.updated_at != null) key.updatedAt = raw.updated_at;
-  return key;
+function toApikey(raw: WireApikey): ListedApikey {
+  const roles = roleIds(raw.roles);
+  return typeof raw.token === 'string'
+    ? { id: raw.id, name: raw.name, superuser: raw.superuser, roles, token: new Secret(raw.token) }
+    : { id: raw.id, name: raw.name, superuser: raw.superuser, roles };
 }
 
-export const apiSshUserSchema = wireSshUser.transform(toSshUser);
-export const apiApikeySchema = wireApikey.transform(toApikey);
+export const sshUserSchema = wireSshUser.transform(toSshUser);
+export const apikeySchema = wireApikey.transform(toApikey);
 
 // Precompiled checks of the item shapes, run before zod on every listed item: each accepts
 // only what the zod schema above accepts (a property test holds them to that), so an item

@@ -1,4 +1,4 @@
-import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
+import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
 import PQueue from 'p-queue';
 import { ChangeWriter } from './change-writer.js';
@@ -6,11 +6,11 @@ import { DriftResolver, driftNote, type Outcome } from './drift-resolver.js';
 import { errorCode, errorSummary } from './error-summary.js';
 import { Refresher } from './refresher.js';
 import { schedule, type Schedule } from './schedule.js';
-import type { PasswordRecorder, ServiceWriter } from './service-writer.js';
+import type { PasswordRecorder } from './password-recorder.js';
 import { TouchedIds } from './touched-ids.js';
 
 export interface ApplyOptions {
-  readonly writer: ServiceWriter;
+  readonly writer: AccessService;
   readonly desired: DesiredState;
   /** The listing the plan was computed from. */
   readonly actual: ActualState;

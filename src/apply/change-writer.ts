@@ -1,10 +1,10 @@
-import type { Change, DesiredApikey, DesiredSshUser, SecretValue } from '../model/index.js';
+import type { AccessService, Change, DesiredApikey, DesiredSshUser, SecretValue, WriteOutcome } from '../model/index.js';
 import { apikeyBody, sshUserBody } from './request-body.js';
-import type { PasswordRecorder, ServiceWriter, WriteOutcome } from './service-writer.js';
+import type { PasswordRecorder } from './password-recorder.js';
 import type { TouchedIds } from './touched-ids.js';
 
 export interface ChangeWriterDeps {
-  readonly writer: ServiceWriter;
+  readonly writer: AccessService;
   readonly touched: TouchedIds;
   readonly passwords?: PasswordRecorder;
   /** Receives each created apikey's token (the token sink). */

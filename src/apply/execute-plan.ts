@@ -1,4 +1,4 @@
-import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
+import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PlanPolicy } from '../plan/index.js';
 import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
@@ -6,7 +6,6 @@ import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
 import { passwordFingerprints } from './password-fingerprints.js';
 import { StateSaver } from './state-saver.js';
-import type { ServiceWriter } from './service-writer.js';
 
 export interface ExecuteInput {
   readonly plan: Plan;
@@ -15,7 +14,7 @@ export interface ExecuteInput {
   readonly actual: ActualState;
   readonly tokens: ActualStateRead['tokens'];
   readonly policy: PlanPolicy;
-  readonly service: ServiceWriter;
+  readonly service: AccessService;
   readonly passwordState?: PasswordState;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;

@@ -1,11 +1,10 @@
 export { applyPlan } from './apply-plan.js';
 export type { ApplyOptions } from './apply-plan.js';
-export type { ApikeyBody, PasswordRecorder, ServiceWriter, SshUserBody, WriteOutcome } from './service-writer.js';
+export type { PasswordRecorder } from './password-recorder.js';
 export { heldWith, schedule } from './schedule.js';
 export { protectMatcher } from './protect-matcher.js';
 export { executePlan } from './execute-plan.js';
 export type { ExecuteInput, ExecuteOutcome } from './execute-plan.js';
-export { clientService } from './client-service.js';
 export { acquireWriterLock } from './writer-lock.js';
 export { writerLockPath } from './writer-lock.js';
 export type { HeldLock } from './with-writer-lock.js';

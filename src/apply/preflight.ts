@@ -1,7 +1,6 @@
 import { AmsyncError } from '../errors.js';
-import type { Plan } from '../model/index.js';
+import type { AccessService, Plan } from '../model/index.js';
 import { kindsWithoutWriteScope } from '../plan/index.js';
-import type { ServiceWriter } from './service-writer.js';
 
 const kindWords = { sshUser: 'SSH users', apikey: 'apikeys' } as const;
 
@@ -11,8 +10,8 @@ const kindWords = { sshUser: 'SSH users', apikey: 'apikeys' } as const;
  * instead of one 403 per item. Where it does not answer (404, or any failure), nothing
  * changes: the writes go ahead and say for themselves what they may not do.
  */
-export async function preflightScopes(plan: Plan, service: ServiceWriter): Promise<void> {
-  if (plan.changes.length === 0 || service.userInfo === undefined) return;
+export async function preflightScopes(plan: Plan, service: Pick<AccessService, 'userInfo'>): Promise<void> {
+  if (plan.changes.length === 0) return;
   let info;
   try {
     info = await service.userInfo();

@@ -1,6 +1,5 @@
-import type { ActualState, Kind, SecretValue } from '../model/index.js';
-import { normaliseApikey, normaliseSshUser } from '../state/index.js';
-import type { ServiceWriter } from './service-writer.js';
+import type { AccessService, ActualState, Kind, SecretValue } from '../model/index.js';
+import { withoutTokens } from '../state/index.js';
 
 /**
  * Re-reads one kind for drift handling. Items that drift together share one listing
@@ -15,7 +14,7 @@ export class Refresher {
   private clock = 0;
 
   constructor(
-    private readonly writer: ServiceWriter,
+    private readonly writer: AccessService,
     private readonly base: ActualState,
   ) {}
 
@@ -31,10 +30,10 @@ export class Refresher {
     const startedAt = this.mark();
     const listing =
       kind === 'sshUser'
-        ? this.writer.listSshUsers().then((users) => ({ ...this.base, sshUsers: users.map(normaliseSshUser) }))
+        ? this.writer.listSshUsers().then((users) => ({ ...this.base, sshUsers: users }))
         : this.writer.listApikeys().then((keys) => {
             for (const k of keys) if (k.token) this.tokens.set(k.id, k.token);
-            return { ...this.base, apikeys: keys.map(normaliseApikey) };
+            return { ...this.base, apikeys: withoutTokens(keys) };
           });
     this.cache.set(kind, { startedAt, listing });
     return listing;

@@ -1,11 +1,10 @@
-import type { Change, DesiredSshUser } from '../model/index.js';
-import type { ApikeyBody, SshUserBody } from './service-writer.js';
+import type { ApikeyChanges, Change, DesiredSshUser, SshUserChanges } from '../model/index.js';
 
 /**
  * Builds a request body from a change. Non-secret values come from the change itself (what
  * was reviewed); the password comes from the desired item, the only place a secret lives.
  */
-export function sshUserBody(change: Change, item: DesiredSshUser | undefined): SshUserBody {
+export function sshUserBody(change: Change, item: DesiredSshUser | undefined): SshUserChanges {
   const body: { username?: string; level?: string; password?: DesiredSshUser['password'] } = {};
   if ('username' in change.fields) body.username = String(change.fields.username!.after);
   if ('level' in change.fields) body.level = String(change.fields.level!.after);
@@ -16,7 +15,7 @@ export function sshUserBody(change: Change, item: DesiredSshUser | undefined): S
   return body;
 }
 
-export function apikeyBody(change: Change): ApikeyBody {
+export function apikeyBody(change: Change): ApikeyChanges {
   const body: { name?: string; superuser?: boolean; roles?: number[] } = {};
   if ('name' in change.fields) body.name = String(change.fields.name!.after);
   if ('superuser' in change.fields) body.superuser = Boolean(change.fields.superuser!.after);

@@ -1,7 +1,6 @@
 import { InvalidInputError } from '../errors.js';
-import type { DesiredState } from '../model/index.js';
+import type { AccessService, DesiredState } from '../model/index.js';
 import { resolveRoleNames, usesRoleNames } from '../desired/index.js';
-import type { ServiceReader } from '../state/index.js';
 
 export interface ResolvedRoles {
   /** The desired state with every role as an id. */
@@ -15,9 +14,9 @@ export interface ResolvedRoles {
  * listing (every page), read only when a name is used. A name that is unknown or ambiguous,
  * or a service without a roles listing, is InvalidInputError (exit 65) before any write.
  */
-export async function resolveRoles(desired: DesiredState, service: ServiceReader): Promise<ResolvedRoles> {
+export async function resolveRoles(desired: DesiredState, service: Pick<AccessService, 'listRoles'>): Promise<ResolvedRoles> {
   if (!usesRoleNames(desired)) return { desired };
-  const roles = service.listRoles === undefined ? null : await service.listRoles();
+  const roles = await service.listRoles();
   const resolved = resolveRoleNames(desired, roles);
   if (!resolved.ok) throw new InvalidInputError(resolved.message, resolved.diagnostics, 'role_names');
   return { desired: resolved.desired, roleNames: resolved.roleNames };

@@ -85,7 +85,7 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
     // No tokens: an export writes none (at 1M keys they would be ~100 MB held for nothing).
     const read = readActualState(context.service(live), { tokens: false });
     const { state } = await read.finally(() => live.close());
-    const roles = opts.roleNames === true ? await context.client().listAllRoles() : undefined;
+    const roles = opts.roleNames === true ? await context.client().listRoles() : undefined;
     if (roles === null) io.stderr.write('warning: the service has no roles listing (GET /api/roles answered 404): roles are written as ids\n');
     const exported = withRoleNames(desiredFromActual(state), roles ?? undefined);
     const schemaRef = opts.writeSchema === true ? `./${schemaFileName}` : (opts.schema ?? schemaRefFor(output === undefined ? process.cwd() : dirname(resolve(output))));

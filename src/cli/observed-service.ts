@@ -1,6 +1,5 @@
-import type { AmClient } from '../api/index.js';
-import type { ServiceWriter } from '../apply/index.js';
-import type { Action as ChangeAction, Kind as ItemKind } from '../model/index.js';
+import type { AmClient, PageEvent } from '../api/index.js';
+import type { AccessService, Action as ChangeAction, Kind as ItemKind } from '../model/index.js';
 
 /** A write about to be sent: by name for a create, by id otherwise. */
 export interface WriteStart {
@@ -16,28 +15,36 @@ export interface ServiceObserver {
   onWriteStart(write: WriteStart): void;
 }
 
-/** The client, with every listed page reported as it arrives. */
-export function observedClient(client: AmClient, observer: Pick<ServiceObserver, 'onPage'>): AmClient {
-  async function* counted<P extends { readonly items: readonly unknown[] }>(kind: ItemKind, pages: AsyncIterable<P>): AsyncGenerator<P> {
-    for await (const page of pages) {
-      observer.onPage(kind, page.items.length);
-      yield page;
-    }
-  }
-  return { ...client, listSshUsers: () => counted('sshUser', client.listSshUsers()), listApikeys: () => counted('apikey', client.listApikeys()) };
-}
-
-/** The service, with every write reported as it starts. */
-export function observedService(service: ServiceWriter, observer: Pick<ServiceObserver, 'onWriteStart'>): ServiceWriter {
+/**
+ * The client as the live output sees it: each listed page reported as it arrives (from the
+ * client's `page` events, while that kind's listing runs), each write as it starts. Everything
+ * else (roles, the scope check, fetches) goes straight through.
+ */
+export function observedService(client: AmClient, observer: ServiceObserver): AccessService {
   const start = (write: WriteStart) => observer.onWriteStart(write);
+  const counted = async <T>(kind: ItemKind, list: () => Promise<T>): Promise<T> => {
+    const onPage = (event: PageEvent): void => {
+      if (event.kind === kind) observer.onPage(kind, event.items);
+    };
+    client.events.on('page', onPage);
+    try {
+      return await list();
+    } finally {
+      client.events.off('page', onPage);
+    }
+  };
   return {
-    // Everything else as it is (reads, roles, the scope check): only writes are observed.
-    ...service,
-    createSshUser: (body) => (start({ kind: 'sshUser', action: 'create', key: body.username }), service.createSshUser(body)),
-    updateSshUser: (id, body) => (start({ kind: 'sshUser', action: 'update', id }), service.updateSshUser(id, body)),
-    deleteSshUser: (id) => (start({ kind: 'sshUser', action: 'delete', id }), service.deleteSshUser(id)),
-    createApikey: (body) => (start({ kind: 'apikey', action: 'create', key: body.name }), service.createApikey(body)),
-    updateApikey: (id, body) => (start({ kind: 'apikey', action: 'update', id }), service.updateApikey(id, body)),
-    deleteApikey: (id) => (start({ kind: 'apikey', action: 'delete', id }), service.deleteApikey(id)),
+    listSshUsers: () => counted('sshUser', () => client.listSshUsers()),
+    listApikeys: (options) => counted('apikey', () => client.listApikeys(options)),
+    listRoles: () => client.listRoles(),
+    userInfo: () => client.userInfo(),
+    fetchSshUser: (id) => client.fetchSshUser(id),
+    fetchApikey: (id) => client.fetchApikey(id),
+    createSshUser: (body) => (start({ kind: 'sshUser', action: 'create', key: body.username }), client.createSshUser(body)),
+    updateSshUser: (id, body) => (start({ kind: 'sshUser', action: 'update', id }), client.updateSshUser(id, body)),
+    deleteSshUser: (id) => (start({ kind: 'sshUser', action: 'delete', id }), client.deleteSshUser(id)),
+    createApikey: (body) => (start({ kind: 'apikey', action: 'create', key: body.name }), client.createApikey(body)),
+    updateApikey: (id, body) => (start({ kind: 'apikey', action: 'update', id }), client.updateApikey(id, body)),
+    deleteApikey: (id) => (start({ kind: 'apikey', action: 'delete', id }), client.deleteApikey(id)),
   };
 }

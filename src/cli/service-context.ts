@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
 import { type Timers } from '../time/index.js';
-import { clientService, acquireWriterLock, writerLockPath } from '../apply/index.js';
+import { acquireWriterLock, writerLockPath } from '../apply/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
-import type { HeldLock, ServiceWriter } from '../apply/index.js';
+import type { HeldLock } from '../apply/index.js';
 import { InvalidInputError, UsageError } from '../errors.js';
-import type { ChangeResult, DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
+import type { AccessService, ChangeResult, DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
@@ -17,7 +17,7 @@ import { checkCredentials } from './check-credentials.js';
 import { checkLocalInputs } from './check-local-inputs.js';
 import { clientOptionsFrom } from './client-options.js';
 import type { CliIo, OutputStream } from './io.js';
-import { observedClient, observedService, type ServiceObserver } from './observed-service.js';
+import { observedService, type ServiceObserver } from './observed-service.js';
 import { describeSource, resolveDesiredSource, resolveSettings, type ServiceOptions } from './shared-options.js';
 
 export interface LoadedDesiredState {
@@ -86,7 +86,7 @@ export interface ServiceContext {
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
   /** The service; with an observer, every page listed and every write started is reported to it. */
-  service(observer?: ServiceObserver): ServiceWriter;
+  service(observer?: ServiceObserver): AccessService;
   /** The password state file of this service (fingerprints of applied passwords). */
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
@@ -197,9 +197,9 @@ class CommandServiceContext implements ServiceContext {
   };
 
   /** `signal` cancels every request (the daemon's run deadline); `observer` sees pages and writes. */
-  service = (observer?: ServiceObserver, signal?: AbortSignal): ServiceWriter => {
+  service = (observer?: ServiceObserver, signal?: AbortSignal): AccessService => {
     const client = signal === undefined ? this.client() : this.client().withSignal(signal);
-    return observer ? observedService(clientService(observedClient(client, observer)), observer) : clientService(client);
+    return observer ? observedService(client, observer) : client;
   };
 
   passwordState = (): Promise<PasswordState> =>

@@ -24,7 +24,7 @@ export interface ApikeyInput {
 
 type Mode = 'create' | 'update';
 
-export function checkSshUserBody(body: unknown, mode: Mode): Checked<SshUserInput> {
+export function checkSshUserBody(body: unknown, mode: Mode, levels: readonly string[] = LEVELS): Checked<SshUserInput> {
   const errors: FieldError[] = [];
   const obj = asObject(body, errors);
   if (obj === null) return { ok: false, errors };
@@ -33,8 +33,8 @@ export function checkSshUserBody(body: unknown, mode: Mode): Checked<SshUserInpu
   if (username !== undefined) value.username = username;
   const level = stringField(obj, 'level', mode === 'create', errors);
   if (level !== undefined) {
-    if (LEVELS.includes(level)) value.level = level;
-    else errors.push({ field: 'level', type: 'invalid', msg: `level must be one of: ${LEVELS.join(', ')}; got '${level}'` });
+    if (levels.includes(level)) value.level = level;
+    else errors.push({ field: 'level', type: 'invalid', msg: `level must be one of: ${levels.join(', ')}; got '${level}'` });
   }
   const password = stringField(obj, 'password', mode === 'create', errors);
   if (password !== undefined) value.password = password;

@@ -15,6 +15,8 @@ export interface StoreDeps {
   newToken(): string;
   /** Mixed into password hashes, so state and data files never hold a password in the clear. */
   passwordPepper: string;
+  /** The levels an SSH user may have. @default LEVELS (`n1`, the only one api-spec.md documents) */
+  levels?: readonly string[];
 }
 
 export type StoreResult<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 409; errors: FieldError[] };
@@ -130,7 +132,7 @@ export class Store {
   // ---- SSH user writes ----
 
   prepareCreateSshUser(body: unknown): Prepared<SshUserView> {
-    const checked = checkSshUserBody(body, 'create');
+    const checked = checkSshUserBody(body, 'create', this.deps.levels);
     if (!checked.ok) return invalid(checked.errors);
     const { username, level, password } = checked.value as Required<typeof checked.value>;
     if (this.usernames.has(username)) return duplicatedUsername(username);
@@ -153,7 +155,7 @@ export class Store {
   prepareUpdateSshUser(id: number, body: unknown): Prepared<SshUserView> {
     const user = this.users.get(id);
     if (!user) return notFound('sshUser', id);
-    const checked = checkSshUserBody(body, 'update');
+    const checked = checkSshUserBody(body, 'update', this.deps.levels);
     if (!checked.ok) return invalid(checked.errors);
     const change = checked.value;
     if (change.username !== undefined && change.username !== user.username && this.usernames.has(change.username)) {
@@ -265,7 +267,8 @@ export class Store {
     const names = new Set<string>();
     for (const [i, u] of (data.sshUsers ?? []).entries()) {
       const level = u.level ?? 'n1';
-      if (!LEVELS.includes(level)) errors.push({ field: `sshUsers[${i}].level`, type: 'invalid', msg: `level must be one of: ${LEVELS.join(', ')}` });
+      const levels = this.deps.levels ?? LEVELS;
+      if (!levels.includes(level)) errors.push({ field: `sshUsers[${i}].level`, type: 'invalid', msg: `level must be one of: ${levels.join(', ')}` });
       if (this.usernames.has(u.username) || names.has(u.username)) {
         errors.push({ field: `sshUsers[${i}].username`, type: 'duplicated', msg: `username '${u.username}' already exists` });
       }

@@ -10,3 +10,15 @@ export { SENSITIVE } from './plan.js';
 export { diagnosticCodes } from './diagnostic-codes.js';
 export { secretCodes } from './diagnostic-codes.js';
 export { notifyEventNames, type NotifyChange, type NotifyEvent, type NotifyEventName, type NotifySummary } from './notify-event.js';
+export type {
+  AccessService,
+  ApikeyChanges,
+  ListApikeysOptions,
+  ListedApikey,
+  NewApikey,
+  NewSshUser,
+  SshUserChanges,
+  TokenInfo,
+  TokenScope,
+  WriteOutcome,
+} from './access-service.js';

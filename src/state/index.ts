@@ -1,4 +1,3 @@
-export { readActualState, normaliseApikey, normaliseSshUser } from './read-actual-state.js';
-export type { ActualStateRead, ReadActualStateOptions } from './read-actual-state.js';
-export type { ListApikeysOptions, RemoteApikey, RemoteSshUser, ServiceReader } from './service-reader.js';
+export { readActualState, withoutTokens } from './read-actual-state.js';
+export type { ActualStateRead, ReadActualStateOptions, StateSource } from './read-actual-state.js';
 export { stateFingerprint } from './state-fingerprint.js';

@@ -1,5 +1,5 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
-import type { ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
 import { allApproved, applicablePart, checkPolicy, policyRefusal } from './approvals.js';
@@ -8,7 +8,6 @@ import { reviewPlan } from '../policy/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
-import type { ServiceWriter } from '../apply/index.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
   readonly saved: SavedPlan;
@@ -20,7 +19,7 @@ export interface ApplySavedInput extends WriteRunHooks {
   readonly desiredFileHash: string;
   /** Each desired file read now, with its hash: names the one that moved when the plan is stale. */
   readonly desiredFiles?: readonly { readonly file: string; readonly hash: string }[];
-  readonly service: ServiceWriter;
+  readonly service: AccessService;
   /** Opens the state file once the writer lock is held (see SyncInput.passwordState). */
   readonly passwordState?: () => Promise<PasswordState>;
   /**

@@ -1,10 +1,9 @@
 import type { SafetyError } from '../errors.js';
-import type { ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
+import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { executePlan, type TokenError, passwordFingerprints, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
-import type { ServiceWriter } from '../apply/index.js';
 import { approvalStatus, applicablePart, checkPolicy, policyRefusal, withApprovals } from './approvals.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
@@ -24,7 +23,7 @@ export interface WriteRunHooks {
 
 export interface SyncInput extends WriteRunHooks {
   readonly desired: DesiredState;
-  readonly service: ServiceWriter;
+  readonly service: AccessService;
   /**
    * Opens the state file; undefined when none is configured (passwords then set on create
    * only). Called once the writer lock is held: a copy read before it may predate another

@@ -51,31 +51,35 @@ describe('the contract end to end', () => {
   it('lists every page: one GET per page, each item once', async () => {
     emulator.seed({ count: { sshUsers: 250, apikeys: 3 } });
     const client = connect({ pageSize: 100 });
-    const users = await client.listAllSshUsers();
+    const users = await client.listSshUsers();
     expect(users).toHaveLength(250);
     expect(new Set(users.map((user) => user.id)).size).toBe(250);
     expect(listRequests('/api/sshusers')).toHaveLength(3);
     expect(listRequests('/api/sshusers')[0]!.query).toMatchObject({ cursor: '0', size: '100' });
-    const keys = await client.listAllApikeys();
+    const keys = await client.listApikeys();
     expect(keys).toHaveLength(3);
     expect(keys[0]!.token).toBeInstanceOf(Secret);
   });
 
   it('creates, fetches, updates and deletes both kinds', async () => {
     const client = connect();
-    const user = await client.createSshUser({ username: 'deploy', level: 'n1', password: new Secret('Deploy-pass-123!') });
-    expect(user).toMatchObject({ username: 'deploy', level: 'n1' });
-    await expect(client.fetchSshUser(user!.id)).resolves.toMatchObject({ id: user!.id });
-    await expect(client.updateSshUser(user!.id, { password: new Secret('Other-pass-456!') })).resolves.toMatchObject({ id: user!.id });
-    await client.deleteSshUser(user!.id);
-    await expect(client.fetchSshUser(user!.id)).rejects.toMatchObject({ code: 'not_found' });
+    const created = await client.createSshUser({ username: 'deploy', level: 'n1', password: new Secret('Deploy-pass-123!') });
+    expect(created).toEqual({ id: expect.any(Number), accepted: false });
+    const id = created.id!;
+    await expect(client.fetchSshUser(id)).resolves.toEqual({ id, username: 'deploy', level: 'n1' });
+    await expect(client.updateSshUser(id, { password: new Secret('Other-pass-456!') })).resolves.toEqual({ id, accepted: false });
+    await client.deleteSshUser(id);
+    await expect(client.fetchSshUser(id)).resolves.toBeUndefined();
+    await expect(client.deleteSshUser(id)).rejects.toMatchObject({ code: 'not_found' });
 
     const key = await client.createApikey({ name: 'billing', superuser: false, roles: [3, 1] });
-    expect(key).toMatchObject({ name: 'billing', superuser: false, roles: [1, 3] });
-    expect(key!.token?.reveal()).toEqual(expect.any(String));
-    await expect(client.updateApikey(key!.id, { roles: [] })).resolves.toMatchObject({ roles: [] });
-    await client.deleteApikey(key!.id);
-    await expect(client.deleteApikey(key!.id)).rejects.toMatchObject({ code: 'not_found', status: 404 });
+    expect(key).toMatchObject({ id: expect.any(Number), accepted: false });
+    expect(key.token?.reveal()).toEqual(expect.any(String));
+    await expect(client.fetchApikey(key.id!)).resolves.toMatchObject({ name: 'billing', superuser: false, roles: [1, 3] });
+    await expect(client.updateApikey(key.id!, { roles: [] })).resolves.toEqual({ id: key.id, accepted: false });
+    await expect(client.fetchApikey(key.id!)).resolves.toMatchObject({ roles: [] });
+    await client.deleteApikey(key.id!);
+    await expect(client.deleteApikey(key.id!)).rejects.toMatchObject({ code: 'not_found', status: 404 });
   });
 
   it('a duplicate username is a conflict with the service errors', async () => {
@@ -89,7 +93,7 @@ describe('the contract end to end', () => {
 
   it('a read-only token is forbidden to write; an expired one is unauthorized', async () => {
     await expect(connect({ token: new Secret(READ_ONLY) }).createApikey({ name: 'x' })).rejects.toMatchObject({ code: 'forbidden', status: 403 });
-    await expect(connect({ token: new Secret(EXPIRED) }).listAllApikeys()).rejects.toMatchObject({
+    await expect(connect({ token: new Secret(EXPIRED) }).listApikeys()).rejects.toMatchObject({
       code: 'listing_incomplete',
       cause: expect.objectContaining({ code: 'unauthorized' }),
     });
@@ -98,10 +102,10 @@ describe('the contract end to end', () => {
   it('async writes answer 202: accepted, and the next listing confirms them', async () => {
     emulator.setFaults({ asyncWrites: true, asyncDelayMs: 20 });
     const client = connect();
-    await expect(client.createSshUser({ username: 'later', level: 'n1', password: new Secret('Later-pass-123!') })).resolves.toBeUndefined();
+    await expect(client.createSshUser({ username: 'later', level: 'n1', password: new Secret('Later-pass-123!') })).resolves.toEqual({ accepted: true });
     let found = false;
     for (let attempt = 0; attempt < 50 && !found; attempt += 1) {
-      found = (await client.listAllSshUsers()).some((user) => user.username === 'later');
+      found = (await client.listSshUsers()).some((user) => user.username === 'later');
       if (!found) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(found).toBe(true);
@@ -114,7 +118,7 @@ describe('faults the emulator injects', () => {
     const client = connect();
     await expect(client.createApikey({ name: 'once' })).rejects.toMatchObject({ code: 'unknown_outcome' });
     expect(emulator.requests().filter((entry) => entry.method === 'POST')).toHaveLength(1);
-    const keys = await client.listAllApikeys();
+    const keys = await client.listApikeys();
     expect(keys.filter((key) => key.name === 'once')).toHaveLength(1);
   });
 
@@ -122,7 +126,7 @@ describe('faults the emulator injects', () => {
     emulator.seed({ sshUsers: [{ username: 'u1' }] });
     emulator.setFaults({ rules: [{ method: 'PUT', times: 1, reset: true }] });
     const client = connect();
-    const [user] = await client.listAllSshUsers();
+    const [user] = await client.listSshUsers();
     await expect(client.updateSshUser(user!.id, { level: 'n1' })).resolves.toMatchObject({ id: user!.id });
   });
 
@@ -131,14 +135,14 @@ describe('faults the emulator injects', () => {
     const client = connect();
     const throttles: ThrottleEvent[] = [];
     client.events.on('throttle', (event) => throttles.push(event));
-    await expect(client.listAllSshUsers()).resolves.toEqual([]);
+    await expect(client.listSshUsers()).resolves.toEqual([]);
     expect(throttles[0]).toMatchObject({ status: 503 });
   });
 
   it('repeated items across pages count once', async () => {
     emulator.seed({ count: { sshUsers: 30 } });
     emulator.setFaults({ rules: [{ method: 'GET', path: '^/api/sshusers$', duplicatePage: true }] });
-    const users = await connect({ pageSize: 10 }).listAllSshUsers();
+    const users = await connect({ pageSize: 10 }).listSshUsers();
     expect(users).toHaveLength(30);
     expect(new Set(users.map((user) => user.id)).size).toBe(30);
   });
@@ -146,7 +150,7 @@ describe('faults the emulator injects', () => {
   it('a cursor loop ends the listing with an error, never a partial list', async () => {
     emulator.seed({ count: { sshUsers: 30 } });
     emulator.setFaults({ rules: [{ method: 'GET', path: '^/api/sshusers$', after: 1, cursorLoop: true }] });
-    const error = await connect({ pageSize: 10 }).listAllSshUsers().catch((e: unknown) => e);
+    const error = await connect({ pageSize: 10 }).listSshUsers().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error).toMatchObject({ code: 'cursor_loop' });
   });
@@ -154,7 +158,7 @@ describe('faults the emulator injects', () => {
   it('a malformed page ends the listing with bad_response as the cause', async () => {
     emulator.seed({ count: { apikeys: 3 } });
     emulator.setFaults({ rules: [{ method: 'GET', path: '^/api/3rdparty/apikeys$', malformed: true }] });
-    const error = (await connect().listAllApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await connect().listApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error.cause).toMatchObject({ code: 'bad_response' });
     expect(error.message).not.toContain(TOKEN);
@@ -185,7 +189,7 @@ describe('the adaptive limiter against a rate limit of 100/s', () => {
   it('discovers the limit: every write succeeds, few 503s, and the estimate lands near the limit', async () => {
     const client = connect({ url: limited.url, timers: time, initialRate: undefined });
     const throttled = await createMany(client);
-    expect((await client.listAllSshUsers()).length).toBe(writes);
+    expect((await client.listSshUsers()).length).toBe(writes);
     // Few, not a figure: `npm run bench` measures the rate of 503s.
     expect(throttled).toBeLessThanOrEqual(20);
     // Loose: after a slow-start overshoot the estimate needs a few 503s to come all the way

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, ListingIncompleteError, type AmClient } from '../../src/api/index.js';
 import { Transport } from '../../src/api/transport.js';
-import { clientService } from '../../src/apply/client-service.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { desired, secret, user } from '../helpers/plan-fixtures.js';
@@ -42,7 +41,7 @@ describe('an answer larger than maxResponseBytes is an error, read as a stream a
     });
     const c = connect(server.url, { maxResponseBytes: 1024 * 1024 });
     const d = desired({ sshUsers: [user('alice')], prune: { sshUsers: true, apikeys: true } });
-    const error = await runSync({ desired: d, service: clientService(c), maxDeletes: 10, dryRun: false }).catch((e: unknown) => e);
+    const error = await runSync({ desired: d, service: c, maxDeletes: 10, dryRun: false }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect((error as ListingIncompleteError).cause).toMatchObject({ code: 'response_too_large', attempts: 1 });
     expect((error as Error).message).toContain('the answer passed the limit of 1 MiB (http.maxResponseBytes); it was not read further');
@@ -89,7 +88,7 @@ describe('a listing that keeps offering new cursors is incomplete long before th
       const at = Number(arrival.query.cursor);
       json(res, { cursor: cursor(at, at + 1), users: [] });
     });
-    const error = await connect(server.url).listAllSshUsers().catch((e: unknown) => e);
+    const error = await connect(server.url).listSshUsers().catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'listing_unbounded', itemsRead: 0 });
     expect(server.arrivals.length).toBeLessThanOrEqual(16);
   });
@@ -99,7 +98,7 @@ describe('a listing that keeps offering new cursors is incomplete long before th
       const at = Number(arrival.query.cursor);
       json(res, { cursor: cursor(at, at + 1), users: [u(1), u(2), u(3)] });
     });
-    const error = await connect(server.url).listAllSshUsers().catch((e: unknown) => e);
+    const error = await connect(server.url).listSshUsers().catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'listing_unbounded', itemsRead: 3 });
     expect(server.arrivals.length).toBeLessThanOrEqual(18);
   });
@@ -126,7 +125,7 @@ describe('a listing that shifts while it is read is read again once, then counts
   it('shifted twice: the run fails as an incomplete listing, and nothing is deleted', async () => {
     server = await shiftingService(2);
     const d = desired({ sshUsers: [user('alice', { password: secret('pw') }), user('old-contractor', { ensure: 'absent' })], prune: { sshUsers: true, apikeys: false } });
-    const error = await runSync({ desired: d, service: clientService(connect(server.url, { pageSize: 2 })), maxDeletes: 10, dryRun: false }).catch((e: unknown) => e);
+    const error = await runSync({ desired: d, service: connect(server.url, { pageSize: 2 }), maxDeletes: 10, dryRun: false }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'listing_inconsistent', message: expect.stringContaining('id 50 was listed twice with different contents') });
     expect((error as Error).message).toContain('read again, it shifted again');
     expect(server.arrivals.filter((a) => a.method !== 'GET')).toEqual([]);
@@ -136,7 +135,7 @@ describe('a listing that shifts while it is read is read again once, then counts
   it('shifted once: the second reading is whole and the plan is made from it', async () => {
     server = await shiftingService(1);
     const d = desired({ sshUsers: [user('aaron'), user('old-contractor'), user('zed')] });
-    const outcome = await runSync({ desired: d, service: clientService(connect(server.url, { pageSize: 2 })), maxDeletes: 10, dryRun: true });
+    const outcome = await runSync({ desired: d, service: connect(server.url, { pageSize: 2 }), maxDeletes: 10, dryRun: true });
     expect(outcome.actual.sshUsers.map((x) => [x.id, x.username])).toEqual([
       [10, 'aaron'],
       [50, 'old-contractor'],
@@ -149,7 +148,7 @@ describe('a listing that shifts while it is read is read again once, then counts
     server = await startHostileServer((_req, res, arrival) =>
       json(res, arrival.query.cursor === '0' ? { cursor: cursor(0, 1), users: [u(1), u(2)] } : { cursor: cursor(1, null), users: [u(2), u(3)] }),
     );
-    await expect(connect(server.url, { pageSize: 2 }).listAllSshUsers()).resolves.toHaveLength(3);
+    await expect(connect(server.url, { pageSize: 2 }).listSshUsers()).resolves.toHaveLength(3);
   });
 });
 
@@ -160,7 +159,7 @@ describe("a client's calls carry the run's signal: once it aborts, nothing more 
     });
     const controller = new AbortController();
     const scoped = connect(server.url).withSignal(controller.signal);
-    const listing = scoped.listAllSshUsers().catch((e: unknown) => e);
+    const listing = scoped.listSshUsers().catch((e: unknown) => e);
     await waitUntil(() => server!.arrivals.length === 1);
     controller.abort();
     const error = await listing;

@@ -22,13 +22,8 @@ describe('every request carries the headers the service expects', () => {
       .matchHeader('user-agent', /^amsync\/\d+\.\d+\.\d+/)
       .reply(200, user);
     client = mockClient();
-    await expect(client.fetchSshUser(7)).resolves.toEqual({
-      id: 7,
-      username: 'deploy',
-      level: 'n1',
-      createdAt: '2024-01-01T00:00:00Z',
-      updatedAt: '2024-01-02T00:00:00Z',
-    });
+    // The model's item: the timestamps and unknown fields are dropped where the answer is parsed.
+    await expect(client.fetchSshUser(7)).resolves.toEqual({ id: 7, username: 'deploy', level: 'n1' });
   });
 
   it('resolves paths under a base URL that has a path of its own', async () => {
@@ -60,16 +55,28 @@ describe('writes send JSON bodies and reveal secrets only there', () => {
       .post('/api/3rdparty/apikeys', { name: 'billing', superuser: false, roles: [7, 3] })
       .reply(200, { id: 4, name: 'billing', superuser: false, roles: [{ id: 7, name: 'b' }, { id: 3, name: 'a' }], token: 'tok-canary-777' });
     client = mockClient();
+    service()
+      .get('/api/3rdparty/apikeys/4')
+      .reply(200, { id: 4, name: 'billing', superuser: false, roles: [{ id: 7, name: 'b' }, { id: 3, name: 'a' }], token: 'tok-canary-777' });
     const created = await client.createApikey({ name: 'billing', superuser: false, roles: [7, 3] });
-    expect(created?.roles).toEqual([3, 7]);
-    expect(created?.token?.reveal()).toBe('tok-canary-777');
+    expect(created).toMatchObject({ id: 4, accepted: false });
+    expect(created.token?.reveal()).toBe('tok-canary-777');
     expect(JSON.stringify(created)).not.toContain('tok-canary-777');
+    const fetched = await client.fetchApikey(4);
+    expect(fetched?.roles).toEqual([3, 7]);
+    expect(JSON.stringify(fetched)).not.toContain('tok-canary-777');
   });
 
   it('takes a 202 as accepted: no item, the next listing confirms it', async () => {
     service().put('/api/3rdparty/apikeys/4', { superuser: true }).reply(202);
     client = mockClient();
-    await expect(client.updateApikey(4, { superuser: true })).resolves.toBeUndefined();
+    await expect(client.updateApikey(4, { superuser: true })).resolves.toEqual({ id: 4, accepted: true });
+  });
+
+  it('a fetch of an item the service does not have answers undefined: a 404 there means gone', async () => {
+    service().get('/api/sshusers/9').reply(404, { errors: [{ field: 'id', type: 'not_found', msg: 'no such user' }] });
+    client = mockClient();
+    await expect(client.fetchSshUser(9)).resolves.toBeUndefined();
   });
 
   it('deletes', async () => {

@@ -107,7 +107,7 @@ describe('nothing listens at the URL', () => {
   it('a listing says it once: no route prefix repeated around it', async () => {
     const port = await closedPort();
     const { client: c } = connect(`http://127.0.0.1:${port}`, new VirtualTime({ runsByItself: true }));
-    const error = await c.listAllSshUsers().catch((e: unknown) => e);
+    const error = await c.listSshUsers().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ListingIncompleteError);
     const { message } = error as ListingIncompleteError;
     expect(message).toMatch(/^nothing listens at http:\/\/127\.0\.0\.1:\d+ /);

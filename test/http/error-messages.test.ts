@@ -26,7 +26,7 @@ describe('each part of a failure is said once', () => {
       .times(2)
       .reply(503);
     client = mockClient({ retry: { maxAttempts: 2 } });
-    const error = (await client.listAllSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await client.listSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error.message).toBe('GET /api/sshusers: listing incomplete after 1 page: 503 service unavailable (gave up after 2 attempts)');
   });
@@ -34,16 +34,17 @@ describe('each part of a failure is said once', () => {
   it('the first page failing: the request and what happened, nothing about pages', async () => {
     service().get('/api/3rdparty/apikeys').query(true).reply(401);
     client = mockClient();
-    const error = (await client.listAllApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await client.listApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error.message).toBe('GET /api/3rdparty/apikeys: token rejected (401): missing, expired or wrong (AMSYNC_TOKEN, AMSYNC_TOKEN_FILE)');
     expect(count(error.message, '/api/3rdparty/apikeys')).toBe(1);
   });
 
   it('the ApiError keeps what happened apart from where, for whoever wraps it', async () => {
-    service().get('/api/sshusers/7').reply(404);
+    // A fetch answers undefined for a 404 (the item is gone); a delete of a missing item is the error.
+    service().delete('/api/sshusers/7').reply(404);
     client = mockClient();
-    const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as ApiError;
-    expect(error).toMatchObject({ code: 'not_found', detail: '404 not found', message: 'GET /api/sshusers/7: 404 not found', serviceWide: false });
+    const error = (await client.deleteSshUser(7).catch((e: unknown) => e)) as ApiError;
+    expect(error).toMatchObject({ code: 'not_found', detail: '404 not found', message: 'DELETE /api/sshusers/7: 404 not found', serviceWide: false });
   });
 });
 

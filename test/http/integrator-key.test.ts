@@ -96,7 +96,7 @@ describe('login with an integrator key', () => {
     expect((error as Error).message).toMatch(/^integrator key rejected: POST \/api\/v1\/oauth2\/token answered 401: refresh_token invalid/);
     expect((error as Error).message).toContain('AMSYNC_REFRESH_TOKEN');
     // No second exchange: nock would fail the test on an unmatched request.
-    await expect(c.listAllSshUsers()).rejects.toBeInstanceOf(CredentialError);
+    await expect(c.listSshUsers()).rejects.toBeInstanceOf(CredentialError);
     expectNoSecret([(error as Error).message, inspect(error, { depth: 10 }), JSON.stringify(error)], [KEY]);
   });
 

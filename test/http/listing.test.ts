@@ -27,7 +27,7 @@ describe('listing follows every next until null, sending back exactly what it go
       .query({ cursor: '17', size: '2' })
       .reply(200, { cursor: cursor(17, null, 'opaque+/=token?x'), users: [u(5)] });
     client = mockClient({ pageSize: 2 });
-    const all = await client.listAllSshUsers();
+    const all = await client.listSshUsers();
     expect(all.map((user) => user.id)).toEqual([1, 2, 3, 4, 5]);
   });
 
@@ -43,7 +43,7 @@ describe('listing follows every next until null, sending back exactly what it go
       .reply(200, { cursor: cursor(1, null), apikeys: [] });
     client = mockClient();
     const pages = [];
-    for await (const page of client.listApikeys()) pages.push(page);
+    for await (const page of client.apikeyPages()) pages.push(page);
     expect(pages.map((page) => [page.index, page.items.length])).toEqual([
       [0, 1],
       [1, 0],
@@ -61,7 +61,7 @@ describe('listing follows every next until null, sending back exactly what it go
       .reply(200, { cursor: cursor(1, null), users: [u(2), u(3)] });
     client = mockClient();
     const pages = [];
-    for await (const page of client.listSshUsers()) pages.push(page);
+    for await (const page of client.sshUserPages()) pages.push(page);
     expect(pages[1]!.duplicates).toBe(1);
     expect(pages.flatMap((page) => page.items.map((user) => user.id))).toEqual([1, 2, 3]);
   });
@@ -77,7 +77,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .query({ cursor: '5', size: '1' })
       .reply(200, { cursor: cursor(5, 0), users: [u(2)] });
     client = mockClient();
-    const error = await client.listAllSshUsers().catch((e: unknown) => e);
+    const error = await client.listSshUsers().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error).toMatchObject({ code: 'cursor_loop', pagesRead: 2, itemsRead: 2, route: '/api/sshusers' });
   });
@@ -92,7 +92,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .times(3)
       .reply(503);
     client = mockClient({ retry: { maxAttempts: 3 } });
-    const error = (await client.listAllSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await client.listSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error.code).toBe('listing_incomplete');
     expect(error.pagesRead).toBe(1);
@@ -109,7 +109,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .query(true)
       .reply(200, { cursor: cursor(0, null), users: [u(1)] });
     client = mockClient();
-    await expect(client.listAllSshUsers()).resolves.toHaveLength(1);
+    await expect(client.listSshUsers()).resolves.toHaveLength(1);
   });
 
   it('a page with malformed JSON', async () => {
@@ -118,7 +118,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .query(true)
       .reply(200, '{"cursor": {"current": 0, "next": null}, "apikeys": [{"id": 1, "token": "tok-malformed-canary"', { 'content-type': 'application/json' });
     client = mockClient();
-    const error = (await client.listAllApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await client.listApikeys().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect(error.cause).toMatchObject({ code: 'bad_response' });
     expect(error.message).toContain('not JSON');
@@ -131,7 +131,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .query(true)
       .reply(200, { cursor: cursor(0, null), users: [u(1), { id: 'two', username: 'x', level: 'n1' }] });
     client = mockClient();
-    const error = (await client.listAllSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
+    const error = (await client.listSshUsers().catch((e: unknown) => e)) as ListingIncompleteError;
     expect(error.cause).toMatchObject({ code: 'bad_response' });
     expect(error.message).toContain('users[1].id');
   });
@@ -142,7 +142,7 @@ describe('a listing that cannot be completed throws: never a partial result', ()
       .query(true)
       .reply(200, { cursor: { current: 0 }, users: [u(1)] });
     client = mockClient();
-    await expect(client.listAllSshUsers()).rejects.toMatchObject({ code: 'listing_incomplete', cause: expect.objectContaining({ code: 'bad_response' }) });
+    await expect(client.listSshUsers()).rejects.toMatchObject({ code: 'listing_incomplete', cause: expect.objectContaining({ code: 'bad_response' }) });
   });
 
   it('a service that hands out new cursors forever is stopped at maxPages', async () => {
@@ -154,6 +154,6 @@ describe('a listing that cannot be completed throws: never a partial result', ()
         .reply(200, { cursor: cursor(page, page + 1), users: [u(page + 1)] });
     }
     client = mockClient({ maxPages: 3 });
-    await expect(client.listAllSshUsers()).rejects.toMatchObject({ code: 'listing_incomplete', pagesRead: 3 });
+    await expect(client.listSshUsers()).rejects.toMatchObject({ code: 'listing_incomplete', pagesRead: 3 });
   });
 });

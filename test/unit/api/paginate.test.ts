@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pageBudget, paginate, type PaginateOptions, type RawPage } from '../../../src/api/paginate.js';
 
@@ -86,6 +87,26 @@ describe('one id listed with two contents is an inconsistent listing; the same c
   it('an identical duplicate is dropped silently', async () => {
     const l = listing((cursor) => (cursor === 0 ? { cursor: cursorOf(0, 1), items: items(1, 2) } : { cursor: cursorOf(1, null), items: items(2, 2) }));
     expect((await l.run()).map((i) => i.id)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('a listing gives each id once, whatever order the pages have (the one place dedupe happens)', () => {
+  it('an item listed twice counts once, the first time it is seen, in order or not', () => {
+    const ids = fc.array(fc.nat({ max: 20 }), { maxLength: 40 });
+    const pageSize = fc.integer({ min: 1, max: 7 });
+    return fc.assert(
+      fc.asyncProperty(ids, pageSize, async (listed, size) => {
+        const all = listed.map((id) => ({ id, name: `n${id}` }));
+        const l = listing((cursor) => {
+          const from = Number(cursor);
+          return { cursor: cursorOf(from, from + size < all.length ? from + size : null), items: all.slice(from, from + size) };
+        });
+        const firsts = new Map<number, Item>();
+        for (const item of all) if (!firsts.has(item.id)) firsts.set(item.id, item);
+        expect(await l.run()).toEqual([...firsts.values()]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -3,10 +3,10 @@ import { applyPlan } from '../../../src/apply/index.js';
 import type { DesiredState, SecretValue } from '../../../src/model/index.js';
 import { plan } from '../../../src/plan/index.js';
 import { readActualState } from '../../../src/state/index.js';
-import { apiError, FakeService } from '../../helpers/fake-service.js';
+import { apiError, StoreService } from '../../helpers/store-service.js';
 import { desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 
-async function syncOnce(service: FakeService, d: DesiredState, extra: { recorded?: Map<number, string>; tokens?: Map<string, string> } = {}) {
+async function syncOnce(service: StoreService, d: DesiredState, extra: { recorded?: Map<number, string>; tokens?: Map<string, string> } = {}) {
   const { state } = await readActualState(service);
   const policy = policyFor(d);
   const p = plan(d, state, policy);
@@ -26,7 +26,7 @@ async function syncOnce(service: FakeService, d: DesiredState, extra: { recorded
 
 describe('apply', () => {
   it('runs creates and updates before deletes, and reports every change', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('old');
     s.seedKey('ci', [1]);
     const d = desired({ sshUsers: [user('new', { password: secret('p') }), user('old', { ensure: 'absent' })], apikeys: [key('ci', { roles: [2] })] });
@@ -37,18 +37,18 @@ describe('apply', () => {
   });
 
   it("one item's failure does not stop the others", async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createSshUser', () => {
       throw apiError('server_error');
     });
     const d = desired({ sshUsers: [user('a', { password: secret('p') }), user('b', { password: secret('p') })] });
     const { results } = await syncOnce(s, d);
     expect(results.map((r) => r.status).sort()).toEqual(['applied', 'failed']);
-    expect(results.find((r) => r.status === 'failed')?.error).toBe('fake server_error');
+    expect(results.find((r) => r.status === 'failed')?.error).toBe('store server_error');
   });
 
   it('a 409 on create adopts the existing user and sets its declared password', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const recorded = new Map<number, string>();
     s.before('createSshUser', (svc) => {
       svc.seedUser('deploy', 'n1'); // created by someone else between listing and create
@@ -56,13 +56,14 @@ describe('apply', () => {
     const d = desired({ sshUsers: [user('deploy', { password: secret('pw1') })] });
     const { results } = await syncOnce(s, d, { recorded });
     expect(results).toMatchObject([{ status: 'applied', id: 100, drift: expect.stringContaining('existed already as id 100') }]);
-    expect(s.users.get(100)?.password).toBe('pw1');
+    expect(s.users.get(100)?.username).toBe('deploy');
+    expect(s.hasPassword('deploy', 'pw1')).toBe(true);
     expect(recorded.get(100)).toBe('pw1');
     expect(s.users.size).toBe(1);
   });
 
   it('a lost create response is looked up first, so no duplicate apikey is created', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createApikey', () => 'commit-then-lose');
     const { results } = await syncOnce(s, desired({ apikeys: [key('billing', { roles: [3] })] }));
     expect(s.keys.size).toBe(1);
@@ -71,7 +72,7 @@ describe('apply', () => {
   });
 
   it('a lost apikey create that is not listed is not sent again (it could still land); the next run creates it', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createApikey', () => {
       throw apiError('unknown_outcome');
     });
@@ -85,7 +86,7 @@ describe('apply', () => {
   });
 
   it('a lost SSH user create that is not listed is created again (a duplicate would get 409)', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createSshUser', () => {
       throw apiError('unknown_outcome');
     });
@@ -95,19 +96,19 @@ describe('apply', () => {
   });
 
   it('a 404 on an apikey delete leaves the SSH user with the same id its fingerprint', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const recorded = new Map<number, string>([[100, 'user-100-pw']]);
     const id = s.seedKey('old-key');
     expect(id).toBe(100);
     s.before('deleteApikey', (svc) => {
-      svc.keys.delete(id);
+      svc.dropKey(id);
     });
     await syncOnce(s, desired({ apikeys: [key('old-key', { ensure: 'absent' })] }), { recorded });
     expect(recorded.get(100)).toBe('user-100-pw');
   });
 
   it('a create that waits for a delete is skipped when the delete fails, instead of adopting the user the file wants gone', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedUser('alice');
     s.before('deleteSshUser', () => {
       throw apiError('forbidden');
@@ -118,7 +119,7 @@ describe('apply', () => {
   });
 
   it('a user found after a 409 that a protect glob covers is left alone and reported skipped', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createSshUser', (svc) => {
       svc.seedUser('admin2');
     });
@@ -129,10 +130,10 @@ describe('apply', () => {
   });
 
   it('a 404 on update creates the user again', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedUser('deploy', 'n2');
     s.before('updateSshUser', (svc) => {
-      svc.users.delete(id);
+      svc.dropUser(id);
     });
     const { results } = await syncOnce(s, desired({ sshUsers: [user('deploy', { password: secret('p') })] }));
     expect(results[0]).toMatchObject({ action: 'update', status: 'applied', drift: expect.stringContaining('created it again') });
@@ -140,27 +141,27 @@ describe('apply', () => {
   });
 
   it('a 404 on update without a declared password fails clearly', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedUser('deploy', 'n2');
     s.before('updateSshUser', (svc) => {
-      svc.users.delete(id);
+      svc.dropUser(id);
     });
     const { results } = await syncOnce(s, desired({ sshUsers: [user('deploy')] }));
     expect(results[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('no password') });
   });
 
   it('a 404 on delete means it is already done', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedUser('gone');
     s.before('deleteSshUser', (svc) => {
-      svc.users.delete(id);
+      svc.dropUser(id);
     });
     const { results } = await syncOnce(s, desired({ sshUsers: [user('gone', { ensure: 'absent' })] }));
     expect(results[0]).toMatchObject({ status: 'applied', drift: 'was already deleted' });
   });
 
   it('drift is handled once: a second conflict fails the item instead of looping', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedUser('a');
     s.seedUser('taken');
     s.before('updateSshUser', () => {
@@ -175,7 +176,7 @@ describe('apply', () => {
   });
 
   it('orders rename chains so each name is free when it is taken', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const a = s.seedUser('a');
     const b = s.seedUser('b');
     const x = s.seedUser('x');
@@ -188,7 +189,7 @@ describe('apply', () => {
   });
 
   it('skips a rename whose prerequisite failed', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const a = s.seedUser('a');
     const b = s.seedUser('b');
     s.before('updateSshUser', () => {
@@ -199,7 +200,7 @@ describe('apply', () => {
   });
 
   it('records applied passwords and hands new tokens to the sink', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const recorded = new Map<number, string>();
     const tokens = new Map<string, string>();
     await syncOnce(s, desired({ sshUsers: [user('u', { password: secret('pw') })], apikeys: [key('k')] }), { recorded, tokens });
@@ -208,7 +209,7 @@ describe('apply', () => {
   });
 
   it('the run after a successful apply plans nothing', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('stray');
     const d = desired({ sshUsers: [user('u', { password: secret('pw') })], apikeys: [key('k', { roles: [1, 2] })], prune: { sshUsers: true, apikeys: true } });
     await syncOnce(s, d);

@@ -6,7 +6,7 @@ import { executePlan } from '../../../src/apply/execute-plan.js';
 import { plan } from '../../../src/plan/index.js';
 import { TokenSink } from '../../../src/secrets/token-sink.js';
 import { readActualState } from '../../../src/state/index.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 import { desired, key, policyFor } from '../../helpers/plan-fixtures.js';
 
 /**
@@ -24,7 +24,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function syncWithSink(service: FakeService, d: ReturnType<typeof desired>) {
+async function syncWithSink(service: StoreService, d: ReturnType<typeof desired>) {
   const { state, tokens } = await readActualState(service);
   const policy = policyFor(d);
   return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens, policy, service, tokenSink: new TokenSink(join(dir, 'tokens')) });
@@ -32,10 +32,10 @@ async function syncWithSink(service: FakeService, d: ReturnType<typeof desired>)
 
 describe("after a sync, each declared key's token file holds that key's current token", () => {
   it('a key deleted between the listing and its update is created again, and its file gets the new token, not the deleted one', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const old = s.seedKey('billing', [1]);
     s.before('updateApikey', (svc) => {
-      svc.keys.delete(old);
+      svc.dropKey(old);
     });
     const { results } = await syncWithSink(s, desired({ apikeys: [key('billing', { roles: [1, 2] })] }));
     expect(results[0]).toMatchObject({ action: 'update', status: 'applied', drift: expect.stringContaining('created it again') });
@@ -45,7 +45,7 @@ describe("after a sync, each declared key's token file holds that key's current 
   });
 
   it('keys that did not change get the token of the listing (a deleted token file is repaired)', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const id = s.seedKey('monitor', [1]);
     await syncWithSink(s, desired({ apikeys: [key('monitor', { roles: [1] })] }));
     expect(await readFile(join(dir, 'tokens', 'monitor'), 'utf8')).toBe(`tok-${id}`);
@@ -54,7 +54,7 @@ describe("after a sync, each declared key's token file holds that key's current 
 
 describe("a lost create's key, found and adopted, gets its token file in the same run", () => {
   it('the token is taken from the listing that found the key (the lost answer carried it)', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.before('createApikey', () => 'commit-then-lose');
     const { results } = await syncWithSink(s, desired({ apikeys: [key('deploy-key', { roles: [1] })] }));
     expect(results[0]).toMatchObject({ action: 'create', status: 'applied', drift: expect.stringContaining('adopted it') });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Refresher } from '../../../src/apply/refresher.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 
 describe('drift re-reads', () => {
   it('share one listing between failures seen before it started', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const r = new Refresher(s, { sshUsers: [], apikeys: [] });
     const a = r.mark();
     const b = r.mark();
@@ -13,7 +13,7 @@ describe('drift re-reads', () => {
   });
 
   it('never answer a failure with a listing that began before it (it may predate the write)', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const r = new Refresher(s, { sshUsers: [], apikeys: [] });
     const first = r.mark();
     const early = r.refresh('apikey', first);

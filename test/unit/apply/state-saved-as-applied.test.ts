@@ -8,7 +8,7 @@ import { plan } from '../../../src/plan/index.js';
 import { openPasswordState, type PasswordState } from '../../../src/secrets/state-file.js';
 import { readActualState } from '../../../src/state/index.js';
 import { deferred, waitFor } from '../../helpers/daemon-deferred.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 import { desired, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 
 let dir: string;
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 const users = (n: number) => desired({ sshUsers: Array.from({ length: n }, (_, i) => user(`u${i}`, { password: secret(`pw-${i}`) })) });
 
-async function run(service: FakeService, state: PasswordState, n: number) {
+async function run(service: StoreService, state: PasswordState, n: number) {
   const d = users(n);
   const { state: actual, tokens } = await readActualState(service);
   const policy = policyFor(d);
@@ -32,7 +32,7 @@ describe('fingerprints are saved as writes succeed, not only at the end', () => 
   it('the state file already holds the first users while later creates are still running', async () => {
     const path = join(dir, 'state.json');
     const state = await openPasswordState({ path, serviceUrl: 'http://127.0.0.1:1', keyFromEnv: 'k' });
-    const s = new FakeService();
+    const s = new StoreService();
     // Half the creates answer at once; the other half wait until the test lets them go.
     const gate = deferred<void>();
     const create = s.createSshUser.bind(s);
@@ -84,7 +84,7 @@ describe('fingerprints are saved as writes succeed, not only at the end', () => 
         throw enospc;
       },
     };
-    const s = new FakeService();
+    const s = new StoreService();
     const outcome = await run(s, full, 5);
     expect(outcome.results.map((r) => r.status)).toEqual(['applied', 'applied', 'applied', 'applied', 'applied']);
     expect(outcome.stateSaveError).toBe(enospc);

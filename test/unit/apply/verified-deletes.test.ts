@@ -3,10 +3,10 @@ import { applyPlan } from '../../../src/apply/index.js';
 import type { DesiredState } from '../../../src/model/index.js';
 import { plan } from '../../../src/plan/index.js';
 import { readActualState } from '../../../src/state/index.js';
-import { apiError, FakeService } from '../../helpers/fake-service.js';
+import { apiError, StoreService } from '../../helpers/store-service.js';
 import { desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 
-async function planThenApply(service: FakeService, d: DesiredState, beforeApply?: () => void, signal?: AbortSignal) {
+async function planThenApply(service: StoreService, d: DesiredState, beforeApply?: () => void, signal?: AbortSignal) {
   const { state } = await readActualState(service);
   const policy = policyFor(d);
   const p = plan(d, state, policy);
@@ -21,11 +21,11 @@ const pruneUsers = (d: DesiredState): DesiredState => ({ ...d, prune: { sshUsers
 describe('verified deletes: a delete is sent only for an item that is still what the plan meant', () => {
   it('a user renamed into a declared name between listing and apply is adopted and never deleted', async () => {
     // The adversarial finding: create alice → 409 → adopt id 50 → the delete wave deleted id 50.
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('old-contractor', 'n1', 50);
     const d = pruneUsers(desired({ sshUsers: [user('alice', { password: secret('pw') })] }));
     const { plan: p, results } = await planThenApply(s, d, () => {
-      s.users.set(50, { id: 50, username: 'alice', level: 'n1' });
+      s.putUser({ id: 50, username: 'alice', level: 'n1' });
     });
     expect(p.changes.map((c) => `${c.action}:${c.key}`)).toEqual(['create:alice', 'delete:old-contractor']);
     expect(s.users.get(50)?.username).toBe('alice');
@@ -35,17 +35,17 @@ describe('verified deletes: a delete is sent only for an item that is still what
   });
 
   it('a user renamed since the listing (to any other name) is re-read by id and not deleted', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('old-contractor', 'n1', 50);
     const { results } = await planThenApply(s, pruneUsers(desired({})), () => {
-      s.users.set(50, { id: 50, username: 'bob', level: 'n1' });
+      s.putUser({ id: 50, username: 'bob', level: 'n1' });
     });
     expect(s.users.get(50)?.username).toBe('bob');
     expect(results).toMatchObject([{ action: 'delete', status: 'skipped', drift: expect.stringContaining('now named "bob"') }]);
   });
 
   it('each delete is preceded by exactly one fetch of that id, and an unchanged item is deleted', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('gone-user', 'n1', 7);
     s.seedKey('gone-key', [], false, 8);
     s.seedUser('keep', 'n1', 9);
@@ -57,25 +57,25 @@ describe('verified deletes: a delete is sent only for an item that is still what
   });
 
   it('an item already gone at the re-read is reported as already deleted, with no DELETE sent', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('x', 'n1', 7);
-    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.users.delete(7));
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.dropUser(7));
     expect(results).toMatchObject([{ status: 'applied', drift: 'was already deleted' }]);
     expect(s.calls).not.toContain('deleteSshUser 7');
   });
 
   it('an apikey renamed to another name since the listing is not deleted', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedKey('old-key', [], false, 8);
     const { results } = await planThenApply(s, pruneUsers(desired({ apikeys: [key('billing')] })), () => {
-      s.keys.set(8, { ...s.keys.get(8)!, name: 'billing' });
+      s.putKey({ ...s.keys.get(8)!, name: 'billing' });
     });
     expect(s.keys.has(8)).toBe(true);
     expect(results.find((r) => r.action === 'delete')).toMatchObject({ status: 'skipped' });
   });
 
   it('a failed re-read fails the delete instead of sending it blind', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('x', 'n1', 7);
     s.before('fetchSshUser', () => {
       throw apiError('server_error');
@@ -86,10 +86,10 @@ describe('verified deletes: a delete is sent only for an item that is still what
   });
 
   it('a declared user that a create adopted after a lost response is never deleted in the same run', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedUser('old', 'n1', 50);
     s.before('createSshUser', (svc) => {
-      svc.users.set(50, { id: 50, username: 'alice', level: 'n1' });
+      svc.putUser({ id: 50, username: 'alice', level: 'n1' });
     });
     const d = pruneUsers(desired({ sshUsers: [user('alice', { password: secret('pw') })] }));
     await planThenApply(s, d);
@@ -99,7 +99,7 @@ describe('verified deletes: a delete is sent only for an item that is still what
 
 describe('an aborted apply starts no new write', () => {
   it('every change not started is skipped with the reason, and nothing is written', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const controller = new AbortController();
     controller.abort(new Error('interrupted (SIGINT)'));
     const d = desired({ sshUsers: [user('a', { password: secret('p') }), user('b', { password: secret('p') })] });

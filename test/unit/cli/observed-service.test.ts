@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { AmClient } from '../../../src/api/index.js';
-import type { ServiceWriter } from '../../../src/apply/service-writer.js';
-import { observedClient, observedService, type WriteStart } from '../../../src/cli/observed-service.js';
+import { EventEmitter } from 'node:events';
+import type { AmClient, ClientEventMap } from '../../../src/api/index.js';
+import { observedService, type WriteStart } from '../../../src/cli/observed-service.js';
 
 describe('the service as the live output sees it', () => {
   it('reports each write as it starts: a create by name, the others by id; the call itself goes through unchanged', async () => {
     const calls: string[] = [];
     const service = {
+      events: new EventEmitter<ClientEventMap>(),
       listSshUsers: async () => [],
       listApikeys: async () => [],
       createSshUser: async (body: { username: string }) => (calls.push(`create ${body.username}`), { id: 5, accepted: false }),
@@ -15,9 +16,9 @@ describe('the service as the live output sees it', () => {
       createApikey: async (body: { name: string }) => (calls.push(`create ${body.name}`), { id: 9, accepted: true }),
       updateApikey: async (id: number) => (calls.push(`update ${id}`), { id, accepted: false }),
       deleteApikey: async (id: number) => void calls.push(`delete ${id}`),
-    } as unknown as ServiceWriter;
+    } as unknown as AmClient;
     const started: WriteStart[] = [];
-    const observed = observedService(service, { onWriteStart: (w) => started.push(w) });
+    const observed = observedService(service, { onWriteStart: (w) => started.push(w), onPage: () => undefined });
     expect(await observed.createSshUser({ username: 'deploy', level: 'n1', password: undefined as never })).toEqual({ id: 5, accepted: false });
     await observed.updateSshUser(3, {});
     await observed.deleteSshUser(4);
@@ -35,17 +36,21 @@ describe('the service as the live output sees it', () => {
     ]);
   });
 
-  it('counts each listed page and its items as it arrives', async () => {
-    async function* pages<T>(sizes: number[], make: (i: number) => T) {
-      for (const n of sizes) yield { items: Array.from({ length: n }, (_, i) => make(i)) };
-    }
-    const client = { listSshUsers: () => pages([100, 100, 7], (i) => ({ id: i })), listApikeys: () => pages([3], (i) => ({ id: i })) } as unknown as AmClient;
+  it('counts each listed page and its items as it arrives, for the kind being listed, and stops listening after', async () => {
+    const events = new EventEmitter<ClientEventMap>();
+    const listing = (kind: 'sshUser' | 'apikey', sizes: number[]) => async () => {
+      for (const items of sizes) {
+        await Promise.resolve();
+        events.emit('page', { kind, items });
+      }
+      return [];
+    };
+    const client = { events, listSshUsers: listing('sshUser', [100, 100, 7]), listApikeys: listing('apikey', [3]) } as unknown as AmClient;
     const seen: string[] = [];
-    const observed = observedClient(client, { onPage: (kind, items) => seen.push(`${kind} ${items}`) });
-    let users = 0;
-    for await (const page of observed.listSshUsers()) users += page.items.length;
-    for await (const page of observed.listApikeys()) void page;
-    expect(users).toBe(207);
-    expect(seen).toEqual(['sshUser 100', 'sshUser 100', 'sshUser 7', 'apikey 3']);
+    const observed = observedService(client, { onPage: (kind, items) => seen.push(`${kind} ${items}`), onWriteStart: () => undefined });
+    await Promise.all([observed.listSshUsers(), observed.listApikeys()]);
+    events.emit('page', { kind: 'sshUser', items: 50 });
+    expect(seen.sort()).toEqual(['apikey 3', 'sshUser 100', 'sshUser 100', 'sshUser 7']);
+    expect(events.listenerCount('page')).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { StalePlanError, passwordReferences, toSavedPlan, type SavedPlan } from 
 import { InvalidInputError, SafetyError } from '../../../src/errors.js';
 import type { DesiredState } from '../../../src/model/index.js';
 import { stateFingerprint } from '../../../src/state/index.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 import { desired, key, secret, user } from '../../helpers/plan-fixtures.js';
 
 const d = desired({
@@ -12,8 +12,8 @@ const d = desired({
   apikeys: [key('ci', { roles: [1, 2] })],
 });
 
-function seeded(): FakeService {
-  const s = new FakeService();
+function seeded(): StoreService {
+  const s = new StoreService();
   s.seedUser('old'); // 100
   s.seedKey('ci', [1]); // 101
   s.seedKey('manual'); // 102
@@ -21,7 +21,7 @@ function seeded(): FakeService {
 }
 
 /** What `amsync plan --out` saves: a dry-run of the same sync. */
-async function savedPlanOf(service: FakeService, state: DesiredState): Promise<SavedPlan> {
+async function savedPlanOf(service: StoreService, state: DesiredState): Promise<SavedPlan> {
   const outcome = await runSync({ desired: state, service, maxDeletes: 10, dryRun: true });
   return toSavedPlan({
     amsyncVersion: '0.1.0',
@@ -37,11 +37,11 @@ async function savedPlanOf(service: FakeService, state: DesiredState): Promise<S
   });
 }
 
-function input(saved: SavedPlan, service: FakeService, extra: Partial<ApplySavedInput> = {}): ApplySavedInput {
+function input(saved: SavedPlan, service: StoreService, extra: Partial<ApplySavedInput> = {}): ApplySavedInput {
   return { saved, planFile: 'plan.json', desiredFile: 'access.yaml', desired: d, desiredFileHash: 'a'.repeat(64), service, ...extra };
 }
 
-const writes = (s: FakeService) => s.calls.filter((c) => !c.startsWith('list') && !c.startsWith('fetch'));
+const writes = (s: StoreService) => s.calls.filter((c) => !c.startsWith('list') && !c.startsWith('fetch'));
 
 describe('applying a saved plan', () => {
   it('applies exactly the saved changes, with the same results as a sync', async () => {
@@ -56,15 +56,16 @@ describe('applying a saved plan', () => {
     expect(writes(viaPlan)).toEqual(['createSshUser deploy', 'updateApikey 101', 'deleteSshUser 100']);
     expect([...viaPlan.users.values()]).toEqual([...viaSync.users.values()]);
     expect([...viaPlan.keys.values()].map(({ tokenValue: _t, ...k }) => k)).toEqual([...viaSync.keys.values()].map(({ tokenValue: _t, ...k }) => k));
-    expect(viaPlan.users.get(103)?.password).toBe('pw-deploy');
+    expect(viaPlan.users.get(103)?.username).toBe('deploy');
+    expect(viaPlan.hasPassword('deploy', 'pw-deploy')).toBe(true);
   });
 
   it('refuses when the service changed since the plan, says what changed, and writes nothing', async () => {
     const s = seeded();
     const saved = await savedPlanOf(s, d);
     s.seedUser('carol');
-    s.keys.get(101)!.roles = [1, 3];
-    s.users.delete(100);
+    s.putKey({ ...s.keys.get(101)!, roles: [1, 3] });
+    s.dropUser(100);
     s.calls = [];
     const error = await applySavedPlan(input(saved, s)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StalePlanError);
@@ -114,7 +115,7 @@ describe('applying a saved plan', () => {
   });
 
   it('tells apikeys that share a name apart by their pinned id when drift is handled', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     const a = s.seedKey('dup', [1]);
     const b = s.seedKey('dup', [2]);
     const pinned = desired({ apikeys: [key('dup', { id: b, roles: [3] }), key('dup', { id: a, roles: [1] })] });
@@ -123,7 +124,7 @@ describe('applying a saved plan', () => {
     // The key is deleted behind amsync's back after the listing: the 404 re-plans that item,
     // which must be the one pinned to id b (roles [3]), not its namesake.
     s.before('updateApikey', (svc) => {
-      svc.keys.delete(b);
+      svc.dropKey(b);
     });
     const { results } = await applySavedPlan(input(saved, s, { desired: pinned }));
     expect(results[0]).toMatchObject({ status: 'failed', error: expect.stringContaining(`id ${b}`) });

@@ -5,7 +5,7 @@ import { plan, type PasswordFingerprints } from '../../../src/plan/index.js';
 import { applyPlan } from '../../../src/apply/index.js';
 import { readActualState } from '../../../src/state/index.js';
 import { applyInMemory } from '../../helpers/in-memory-apply.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 import { policyFor, secret } from '../../helpers/plan-fixtures.js';
 
 const names = fc.constantFrom('alice', 'bob', 'carol', 'dave', 'eve', 'root', 'admin-x', 'ci', 'mon');
@@ -87,7 +87,7 @@ describe('plan properties', () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         const d = buildDesired(s);
-        const service = new FakeService();
+        const service = new StoreService();
         service.startIdsAt(1000);
         for (const u of s.actualUsers) service.seedUser(u.username, u.level, u.id);
         for (const k of s.actualKeys) service.seedKey(k.name, [...k.roles], k.superuser, k.id);

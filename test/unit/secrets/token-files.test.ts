@@ -8,7 +8,7 @@ import { plan } from '../../../src/plan/index.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { TokenFileError, TokenSink } from '../../../src/secrets/token-sink.js';
 import { readActualState } from '../../../src/state/index.js';
-import { FakeService } from '../../helpers/fake-service.js';
+import { StoreService } from '../../helpers/store-service.js';
 import { desired, key, policyFor } from '../../helpers/plan-fixtures.js';
 
 /**
@@ -65,14 +65,14 @@ describe('the token sink opens token files only as regular files', () => {
 });
 
 describe('a sync with an unusable token file ends, and says which key', () => {
-  async function sync(service: FakeService, d: ReturnType<typeof desired>) {
+  async function sync(service: StoreService, d: ReturnType<typeof desired>) {
     const { state, tokens: listed } = await readActualState(service);
     const policy = policyFor(d);
     return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens: listed, policy, service, tokenSink: new TokenSink(tokens) });
   }
 
   it('a key without changes: reported in tokenErrors; the other keys still get their files', async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     s.seedKey('billing', [1]);
     const monitor = s.seedKey('monitor', [1]);
     mkfifo(join(tokens, 'billing'));
@@ -82,7 +82,7 @@ describe('a sync with an unusable token file ends, and says which key', () => {
   });
 
   it("a key created in this run: its result says its token was not written", async () => {
-    const s = new FakeService();
+    const s = new StoreService();
     mkfifo(join(tokens, 'deploy-key'));
     const { results } = await sync(s, desired({ apikeys: [key('deploy-key', { roles: [1] })] }));
     expect(results).toEqual([expect.objectContaining({ action: 'create', status: 'failed', error: expect.stringContaining('is a FIFO (named pipe)') })]);

@@ -1,12 +1,12 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SecretValue } from '../../../src/model/index.js';
-import { readActualState, type ListApikeysOptions, type RemoteApikey, type RemoteSshUser, type ServiceReader } from '../../../src/state/index.js';
+import { AmsyncError } from '../../../src/errors.js';
+import type { ActualSshUser, ListApikeysOptions, ListedApikey, SecretValue } from '../../../src/model/index.js';
+import { readActualState, type StateSource } from '../../../src/state/index.js';
 
 const token = (value: string): SecretValue => ({ reveal: () => value });
 
 /** A reader over fixed listings that records what it was asked. */
-function reader(users: RemoteSshUser[], keys: RemoteApikey[]): ServiceReader & { asked: (ListApikeysOptions | undefined)[] } {
+function reader(users: ActualSshUser[], keys: ListedApikey[]): StateSource & { asked: (ListApikeysOptions | undefined)[] } {
   const asked: (ListApikeysOptions | undefined)[] = [];
   return {
     asked,
@@ -18,34 +18,40 @@ function reader(users: RemoteSshUser[], keys: RemoteApikey[]): ServiceReader & {
   };
 }
 
-describe('reading the actual state keeps each id once, whatever order the listing has', () => {
-  it('an item listed twice counts once, the first time it is seen, in order or not', () => {
-    const ids = fc.array(fc.nat({ max: 20 }), { maxLength: 40 });
-    return fc.assert(
-      fc.asyncProperty(ids, async (listed) => {
-        const users = listed.map((id, i) => ({ id, username: `u${id}-${i}`, level: 'n1' }));
-        const { state } = await readActualState(reader(users, []));
-        const firsts = new Map<number, RemoteSshUser>();
-        for (const u of users) if (!firsts.has(u.id)) firsts.set(u.id, u);
-        expect(state.sshUsers).toEqual([...firsts.values()]);
-      }),
-      { numRuns: 300 },
-    );
-  });
-
-  it('an ascending listing is kept whole, and normalised (roles as sorted unique ids, no token)', async () => {
-    const keys: RemoteApikey[] = [
+describe('reading the actual state takes what the service listed, and keeps the tokens apart', () => {
+  // Each id once and roles as sorted ids are the service's (the client's) to give: see
+  // test/unit/api/paginate.test.ts and schemas.test.ts. Reading does not do it a second time.
+  it('the listing is kept whole and in order; the state holds no token, the tokens map does', async () => {
+    const keys: ListedApikey[] = [
       { id: 1, name: 'a', superuser: false, roles: [], token: token('tok-1') },
-      { id: 2, name: 'b', superuser: true, roles: [{ id: 7 }, 3, 7] },
+      { id: 2, name: 'b', superuser: true, roles: [3, 7] },
       { id: 5, name: 'c', superuser: false, roles: [1, 2] },
     ];
-    const { state, tokens } = await readActualState(reader([], keys));
+    const users = [{ id: 3, username: 'u', level: 'n1' }];
+    const { state, tokens } = await readActualState(reader(users, keys));
+    expect(state.sshUsers).toEqual(users);
     expect(state.apikeys).toEqual([
       { id: 1, name: 'a', superuser: false, roles: [] },
       { id: 2, name: 'b', superuser: true, roles: [3, 7] },
       { id: 5, name: 'c', superuser: false, roles: [1, 2] },
     ]);
+    expect(JSON.stringify(state)).not.toContain('tok-1');
     expect([...tokens.keys()]).toEqual([1]);
+  });
+
+  it('a listing that shifted is read again once; shifted twice, the read fails', async () => {
+    let calls = 0;
+    const shifting = (times: number): StateSource => ({
+      listSshUsers: async () => {
+        calls += 1;
+        if (calls <= times) throw Object.assign(new AmsyncError('listing_inconsistent', 'GET /api/sshusers: id 4 was listed twice'), {});
+        return [];
+      },
+      listApikeys: async () => [],
+    });
+    await expect(readActualState(shifting(1))).resolves.toMatchObject({ state: { sshUsers: [] } });
+    calls = 0;
+    await expect(readActualState(shifting(2))).rejects.toMatchObject({ code: 'listing_inconsistent', message: expect.stringContaining('shifted again') });
   });
 });
 
