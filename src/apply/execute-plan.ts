@@ -1,10 +1,9 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
-import type { PlanPolicy } from '../plan/index.js';
+import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
 import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
-import { passwordFingerprints } from './password-fingerprints.js';
 import { StateSaver } from './state-saver.js';
 
 export interface ExecuteInput {
@@ -16,6 +15,8 @@ export interface ExecuteInput {
   readonly policy: PlanPolicy;
   readonly service: AccessService;
   readonly passwordState?: PasswordState;
+  /** The fingerprints the plan was made with (declared and last applied passwords). */
+  readonly fingerprints: PasswordFingerprints;
   readonly tokenSink?: TokenSink;
   readonly onResult?: (result: ChangeResult) => void;
   /** Told before each write request is sent (the audit log). */
@@ -83,7 +84,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       written.add(name);
       await writeToken(name, token);
     },
-    fingerprints: passwordFingerprints(input.desired, state),
+    fingerprints: input.fingerprints,
     onResult: input.onResult,
     onAttempt: input.onAttempt,
     signal: input.signal,

@@ -7,7 +7,8 @@ import type { WriteRunHooks } from './run-sync.js';
 import { reviewPlan } from '../policy/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan, type TokenError, protectMatcher, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
+import { executePlan, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
+import { policyFor } from './plan-policy.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
   readonly saved: SavedPlan;
@@ -97,15 +98,13 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     throw new StalePlanError(planFile, { reason: 'service', changes: diffActualStates(saved.actual, actual) });
   }
   // Deletes of undeclared items come from the file's prune:, unless --prune made the plan.
-  const fromFile = saved.settings.prune.sshUsers === desired.prune.sshUsers && saved.settings.prune.apikeys === desired.prune.apikeys;
-  const pruneSource = fromFile ? desired.origin?.prune : undefined;
-  const policy: PlanPolicy = {
+  const pruneFromFile = saved.settings.prune.sshUsers === desired.prune.sshUsers && saved.settings.prune.apikeys === desired.prune.apikeys;
+  const policy = policyFor(desired, {
     prune: saved.settings.prune,
-    isProtected: protectMatcher(desired.protect),
-    passwords: { mode: saved.settings.passwordMode },
+    pruneFromFile,
+    passwordMode: saved.settings.passwordMode,
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
-    ...(pruneSource === undefined ? {} : { pruneSource }),
-  };
+  });
   verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
@@ -122,6 +121,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     return { ...(roleNames === undefined ? {} : { roleNames }), plan: saved.plan, actual, policy, results: [], tokensWritten: 0, tokenErrors: [], cancelled: true, approval };
   }
 
+  const passwordState = await input.passwordState?.();
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
     plan: part.plan,
     desired,
@@ -129,7 +129,8 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     tokens,
     policy,
     service: input.service,
-    passwordState: await input.passwordState?.(),
+    passwordState,
+    fingerprints: passwordFingerprints(desired, passwordState),
     tokenSink: input.tokenSink,
     onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
     onAttempt: input.onAttempt,

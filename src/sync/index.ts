@@ -1,4 +1,5 @@
-export { planPolicy, runSync } from './run-sync.js';
+export { runSync } from './run-sync.js';
+export { planPolicy } from './plan-policy.js';
 export type { ApprovalAnswer, SyncInput, SyncOutcome } from './run-sync.js';
 export { allApproved, approvalStatus, checkPolicy, policyRefusal } from './approvals.js';
 export { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from './apply-saved-plan.js';

@@ -3,7 +3,8 @@ import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, 
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan, type TokenError, passwordFingerprints, protectMatcher, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import { executePlan, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, policyRefusal, withApprovals } from './approvals.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
@@ -138,6 +139,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     policy,
     service: input.service,
     passwordState,
+    fingerprints,
     tokenSink: input.tokenSink,
     onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
     onAttempt: input.onAttempt,
@@ -154,24 +156,4 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
   });
-}
-
-
-/** What the plan policy follows from: the file, the state file as opened, and the flags. */
-export interface PolicyInput extends Pick<SyncInput, 'desired' | 'rotatePasswords' | 'pruneAll' | 'deleteDuplicateApikeys'> {
-  readonly passwordState?: PasswordState | undefined;
-}
-
-export function planPolicy(input: PolicyInput): PlanPolicy {
-  const prune = input.pruneAll ? { sshUsers: true, apikeys: true } : input.desired.prune;
-  const mode = input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only';
-  // `--prune` deletes on the command line's word, not a file's.
-  const pruneSource = input.pruneAll ? undefined : input.desired.origin?.prune;
-  return {
-    prune,
-    isProtected: protectMatcher(input.desired.protect),
-    passwords: { mode },
-    deleteDuplicateApikeys: input.deleteDuplicateApikeys === true,
-    ...(pruneSource === undefined ? {} : { pruneSource }),
-  };
 }

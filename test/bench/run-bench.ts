@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActualState, DesiredState } from '../../src/model/index.js';
-import { planPolicy } from '../../src/sync/run-sync.js';
+import { planPolicy } from '../../src/sync/plan-policy.js';
 import { plan } from '../../src/plan/index.js';
 import type { BenchConfig, ScenarioName } from './bench-config.js';
 import {

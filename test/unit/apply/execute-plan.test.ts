@@ -1,3 +1,4 @@
+import { noFingerprints } from '../../../src/plan/index.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ afterEach(async () => {
 async function syncWithSink(service: StoreService, d: ReturnType<typeof desired>) {
   const { state, tokens } = await readActualState(service);
   const policy = policyFor(d);
-  return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens, policy, service, tokenSink: new TokenSink(join(dir, 'tokens')) });
+  return executePlan({ plan: plan(d, state, policy), desired: d, actual: state, tokens, policy, service, fingerprints: noFingerprints, tokenSink: new TokenSink(join(dir, 'tokens')) });
 }
 
 describe("after a sync, each declared key's token file holds that key's current token", () => {

@@ -1,3 +1,4 @@
+import { passwordFingerprints } from '../../../src/apply/index.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,8 @@ async function run(service: StoreService, state: PasswordState, n: number) {
   const d = users(n);
   const { state: actual, tokens } = await readActualState(service);
   const policy = policyFor(d);
-  return executePlan({ plan: plan(d, actual, policy), desired: d, actual, tokens, policy, service, passwordState: state });
+  const fingerprints = passwordFingerprints(d, state);
+  return executePlan({ plan: plan(d, actual, policy), desired: d, actual, tokens, policy, service, passwordState: state, fingerprints });
 }
 
 describe('fingerprints are saved as writes succeed, not only at the end', () => {
