@@ -60,7 +60,16 @@ export class LinearRegex {
    * pattern is anchored.
    */
   #matchMain(): boolean {
-    const program = this.#main;
+    return this.#simulate(this.#main, !this.#anchored, () => true);
+  }
+
+  /**
+   * The forward simulation the main pattern and lookbehinds share: the live states per
+   * position. `restart`: the start state joins at every position (a match may begin
+   * anywhere), else only at 0. `onMatch(p)` is told each position where the program matches;
+   * returning true stops the run, which then answers true.
+   */
+  #simulate(program: Program, restart: boolean, onMatch: (p: number) => boolean): boolean {
     const input = this.#input;
     const n = input.length;
     const { stamp, stack } = program.scratch;
@@ -82,7 +91,7 @@ export class LinearRegex {
           }
         }
       }
-      if ((p === 0 || !this.#anchored) && stamp[program.start] !== gen) {
+      if ((p === 0 || restart) && stamp[program.start] !== gen) {
         stamp[program.start] = gen;
         stack[top++] = program.start;
       }
@@ -92,8 +101,9 @@ export class LinearRegex {
         this.#steps += 1;
         const op = program.op[s];
         if (op === opChar) reached[count++] = s;
-        else if (op === opMatch) return true;
-        else if (op === opEps) {
+        else if (op === opMatch) {
+          if (onMatch(p)) return true;
+        } else if (op === opEps) {
           for (const t of program.eps[s]!) {
             if (stamp[t] !== gen) {
               stamp[t] = gen;
@@ -110,7 +120,8 @@ export class LinearRegex {
       }
       [active, reached] = [reached, active];
       live = count;
-      if (live === 0 && this.#anchored) return false;
+      // Nothing live and nothing to start again: no later position can match.
+      if (live === 0 && !restart) return false;
     }
     return false;
   }
@@ -167,43 +178,11 @@ export class LinearRegex {
 
   /** For each position p, whether the program matches some input ending exactly at p. */
   #forward(program: Program): Uint8Array {
-    const input = this.#input;
-    const n = input.length;
-    const out = new Uint8Array(n + 1);
-    const { stamp, stack } = program.scratch;
-    let active = program.scratch.active;
-    let reached = program.scratch.reached;
-    let live = 0;
-    for (let p = 0; p <= n; p += 1) {
-      const gen = (program.scratch.gen += 1);
-      let top = 0;
-      const push = (t: number): void => {
-        if (stamp[t] === gen) return;
-        stamp[t] = gen;
-        stack[top++] = t;
-      };
-      if (p > 0) {
-        const c = input.charCodeAt(p - 1);
-        for (let i = 0; i < live; i += 1) {
-          const s = active[i]!;
-          this.#steps += 1;
-          if (program.tests[s]!(c)) push(program.next[s]!);
-        }
-      }
-      push(program.start);
-      let count = 0;
-      while (top > 0) {
-        const s = stack[--top]!;
-        this.#steps += 1;
-        const op = program.op[s];
-        if (op === opChar) reached[count++] = s;
-        else if (op === opMatch) out[p] = 1;
-        else if (op === opEps) for (const t of program.eps[s]!) push(t);
-        else if (this.#holds(program, s, p)) push(program.next[s]!);
-      }
-      [active, reached] = [reached, active];
-      live = count;
-    }
+    const out = new Uint8Array(this.#input.length + 1);
+    this.#simulate(program, true, (p) => {
+      out[p] = 1;
+      return false;
+    });
     return out;
   }
 
