@@ -123,7 +123,7 @@ class PlanRun {
     if (change.action === 'delete') {
       try {
         const refusal = await this.#verifyDelete(change);
-        if (refusal === 'gone') return { status: 'applied', id: change.id, drift: 'was already deleted' };
+        if (refusal === 'gone') return this.#alreadyDeleted(change);
         if (refusal) return { status: 'skipped', id: change.id, error: 'not deleted: the item changed since the listing', drift: refusal };
       } catch (error) {
         return { status: 'failed', id: change.id, error: `not deleted: re-reading it failed: ${errorSummary(error)}` };
@@ -137,13 +137,16 @@ class PlanRun {
     }
   }
 
+  /** Deleted by someone else (seen before the DELETE, or by its 404): done, and its password fingerprint goes too. */
+  #alreadyDeleted(change: Change): Outcome {
+    if (change.kind === 'sshUser') this.#options.passwords?.forget(change.id!);
+    return { status: 'applied', id: change.id, drift: 'was already deleted' };
+  }
+
   /** A write failed: already gone (a delete's 404), drift to resolve, or a plain failure. */
   async #afterFailedWrite(change: Change, item: DesiredSshUser | DesiredApikey | undefined, error: unknown): Promise<Outcome> {
     const code = errorCode(error);
-    if (change.action === 'delete' && code === 'not_found') {
-      if (change.kind === 'sshUser') this.#options.passwords?.forget(change.id!);
-      return { status: 'applied', id: change.id, drift: 'was already deleted' };
-    }
+    if (change.action === 'delete' && code === 'not_found') return this.#alreadyDeleted(change);
     const drifted =
       item !== undefined &&
       ((change.action === 'create' && (code === 'conflict' || code === 'unknown_outcome')) || (change.action === 'update' && (code === 'conflict' || code === 'not_found')));

@@ -16,21 +16,24 @@ export interface ServiceObserver {
 }
 
 /**
- * The client as the live output sees it: each listed page reported as it arrives (from the
- * client's `page` events, while that kind's listing runs), each write as it starts. Everything
- * else (roles, the scope check, fetches) goes straight through.
+ * The client as the live output sees it: each listed page reported as it arrives, each write
+ * as it starts. Everything else (roles, the scope check, fetches) goes straight through.
+ * Pages come from the client's `page` events: one listener for this observer, counting a
+ * kind's pages while at least one listing of that kind runs through it (so a page is counted
+ * once however many listings overlap, and pages of listings it did not start are not).
  */
 export function observedService(client: AmClient, observer: ServiceObserver): AccessService {
   const start = (write: WriteStart) => observer.onWriteStart(write);
+  const running: Record<ItemKind, number> = { sshUser: 0, apikey: 0 };
+  client.events.on('page', (event: PageEvent) => {
+    if (running[event.kind] > 0) observer.onPage(event.kind, event.items);
+  });
   const counted = async <T>(kind: ItemKind, list: () => Promise<T>): Promise<T> => {
-    const onPage = (event: PageEvent): void => {
-      if (event.kind === kind) observer.onPage(kind, event.items);
-    };
-    client.events.on('page', onPage);
+    running[kind] += 1;
     try {
       return await list();
     } finally {
-      client.events.off('page', onPage);
+      running[kind] -= 1;
     }
   };
   return {

@@ -51,8 +51,15 @@ describe('the contract end to end', () => {
   it('lists every page: one GET per page, each item once', async () => {
     emulator.seed({ count: { sshUsers: 250, apikeys: 3 } });
     const client = connect({ pageSize: 100 });
+    const pages: unknown[] = [];
+    client.events.on('page', (event) => pages.push(event));
     const users = await client.listSshUsers();
     expect(users).toHaveLength(250);
+    expect(pages).toEqual([
+      { kind: 'sshUser', items: 100 },
+      { kind: 'sshUser', items: 100 },
+      { kind: 'sshUser', items: 50 },
+    ]);
     expect(new Set(users.map((user) => user.id)).size).toBe(250);
     expect(listRequests('/api/sshusers')).toHaveLength(3);
     expect(listRequests('/api/sshusers')[0]!.query).toMatchObject({ cursor: '0', size: '100' });

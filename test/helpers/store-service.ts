@@ -227,7 +227,8 @@ function commit<T>(result: StoreResult<() => T>): T {
 }
 
 function listed(k: StoredKey, withToken: boolean): ListedApikey {
-  const key = { id: k.id, name: k.name, superuser: k.superuser, roles: [...k.roles].sort((a, b) => a - b) };
+  // The port's contract: roles as sorted unique ids.
+  const key = { id: k.id, name: k.name, superuser: k.superuser, roles: [...new Set(k.roles)].sort((a, b) => a - b) };
   return withToken ? { ...key, token: secretOf(k.tokenValue) } : key;
 }
 

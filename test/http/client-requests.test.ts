@@ -79,6 +79,12 @@ describe('writes send JSON bodies and reveal secrets only there', () => {
     await expect(client.fetchSshUser(9)).resolves.toBeUndefined();
   });
 
+  it('any other failure of a fetch is an error, never "gone" (a verified delete must not take it for one)', async () => {
+    service().get('/api/sshusers/9').reply(403, { errors: [{ field: 'token', type: 'forbidden', msg: 'no read scope' }] });
+    client = mockClient();
+    await expect(client.fetchSshUser(9)).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+  });
+
   it('deletes', async () => {
     service().delete('/api/3rdparty/apikeys/4').reply(200, {});
     client = mockClient();

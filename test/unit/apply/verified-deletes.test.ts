@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { applyPlan } from '../../../src/apply/index.js';
+import { applyPlan, type PasswordRecorder } from '../../../src/apply/index.js';
 import type { DesiredState } from '../../../src/model/index.js';
 import { plan } from '../../../src/plan/index.js';
 import { readActualState } from '../../../src/state/index.js';
 import { apiError, StoreService } from '../../helpers/store-service.js';
 import { desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 
-async function planThenApply(service: StoreService, d: DesiredState, beforeApply?: () => void, signal?: AbortSignal) {
+async function planThenApply(service: StoreService, d: DesiredState, beforeApply?: () => void, signal?: AbortSignal, passwords?: PasswordRecorder) {
   const { state } = await readActualState(service);
   const policy = policyFor(d);
   const p = plan(d, state, policy);
   beforeApply?.();
   service.calls = [];
-  const results = await applyPlan(p, { writer: service, desired: d, actual: state, policy, signal });
+  const results = await applyPlan(p, { writer: service, desired: d, actual: state, policy, signal, ...(passwords === undefined ? {} : { passwords }) });
   return { plan: p, results };
 }
 
@@ -59,9 +59,14 @@ describe('verified deletes: a delete is sent only for an item that is still what
   it('an item already gone at the re-read is reported as already deleted, with no DELETE sent', async () => {
     const s = new StoreService();
     s.seedUser('x', 'n1', 7);
-    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.dropUser(7));
+    const forgotten: number[] = [];
+    const passwords: PasswordRecorder = { record: () => undefined, forget: (id) => forgotten.push(id) };
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.dropUser(7), undefined, passwords);
     expect(results).toMatchObject([{ status: 'applied', drift: 'was already deleted' }]);
     expect(s.calls).not.toContain('deleteSshUser 7');
+    // Its password fingerprint goes with it, as after a DELETE answered 404: a user created
+    // later under that id must not be taken for one whose password was set.
+    expect(forgotten).toEqual([7]);
   });
 
   it('an apikey renamed to another name since the listing is not deleted', async () => {

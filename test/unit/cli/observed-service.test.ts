@@ -36,21 +36,39 @@ describe('the service as the live output sees it', () => {
     ]);
   });
 
-  it('counts each listed page and its items as it arrives, for the kind being listed, and stops listening after', async () => {
+  it('counts each page once as it arrives, in order, while a listing of its kind runs, and passes the listing through', async () => {
     const events = new EventEmitter<ClientEventMap>();
     const listing = (kind: 'sshUser' | 'apikey', sizes: number[]) => async () => {
       for (const items of sizes) {
         await Promise.resolve();
         events.emit('page', { kind, items });
       }
-      return [];
+      return [{ id: sizes.length }];
     };
     const client = { events, listSshUsers: listing('sshUser', [100, 100, 7]), listApikeys: listing('apikey', [3]) } as unknown as AmClient;
     const seen: string[] = [];
     const observed = observedService(client, { onPage: (kind, items) => seen.push(`${kind} ${items}`), onWriteStart: () => undefined });
-    await Promise.all([observed.listSshUsers(), observed.listApikeys()]);
-    events.emit('page', { kind: 'sshUser', items: 50 });
-    expect(seen.sort()).toEqual(['apikey 3', 'sshUser 100', 'sshUser 100', 'sshUser 7']);
-    expect(events.listenerCount('page')).toBe(0);
+    events.emit('page', { kind: 'apikey', items: 9 }); // no observed listing runs: not counted
+    expect(await observed.listSshUsers()).toEqual([{ id: 3 }]);
+    expect(await observed.listApikeys()).toEqual([{ id: 1 }]);
+    events.emit('page', { kind: 'sshUser', items: 50 }); // after the listing: not counted
+    expect(seen).toEqual(['sshUser 100', 'sshUser 100', 'sshUser 7', 'apikey 3']);
+  });
+
+  it('two listings of one kind at once (drift re-reads): each page counted once, one listener however many listings', async () => {
+    const events = new EventEmitter<ClientEventMap>();
+    const listSshUsers = async () => {
+      for (const items of [10, 10, 10]) {
+        await Promise.resolve();
+        events.emit('page', { kind: 'sshUser', items });
+      }
+      return [];
+    };
+    const client = { events, listSshUsers } as unknown as AmClient;
+    const seen: number[] = [];
+    const observed = observedService(client, { onPage: (_kind, items) => seen.push(items), onWriteStart: () => undefined });
+    await Promise.all(Array.from({ length: 12 }, () => observed.listSshUsers()));
+    expect(seen).toHaveLength(36);
+    expect(events.listenerCount('page')).toBe(1);
   });
 });
