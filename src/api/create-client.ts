@@ -195,8 +195,8 @@ export function createClient(options: ClientOptions): AmClient {
     events,
     limiter,
     close,
-    listRoles: () => listAllRoles(executor, settings),
-    userInfo: () => fetchUserInfo(executor),
+    listRoles: (signal) => listAllRoles(executor, settings, signal),
+    userInfo: (signal) => fetchUserInfo(executor, signal),
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
   });
 }
@@ -205,11 +205,25 @@ export function createClient(options: ClientOptions): AmClient {
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-type SharedParts = Pick<AmClient, 'events' | 'limiter' | 'close' | 'listRoles' | 'userInfo' | 'credentialStatus'>;
+interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus'> {
+  /** The service-wide reads, given the run's signal (undefined: the client's own calls). */
+  readonly listRoles: (signal: AbortSignal | undefined) => Promise<ApiRole[] | null>;
+  readonly userInfo: (signal: AbortSignal | undefined) => Promise<ApiUserInfo | null>;
+}
 
-function clientOf(users: Resource<ActualSshUser, NewSshUser, SshUserChanges>, keys: Resource<ListedApikey, NewApikey, ApikeyChanges>, shared: SharedParts): AmClient {
+function clientOf(
+  users: Resource<ActualSshUser, NewSshUser, SshUserChanges>,
+  keys: Resource<ListedApikey, NewApikey, ApikeyChanges>,
+  shared: SharedParts,
+  signal?: AbortSignal,
+): AmClient {
   return {
-    ...shared,
+    events: shared.events,
+    limiter: shared.limiter,
+    close: shared.close,
+    credentialStatus: shared.credentialStatus,
+    listRoles: () => shared.listRoles(signal),
+    userInfo: () => shared.userInfo(signal),
     sshUserPages: () => users.list(),
     listSshUsers: () => users.listAll(),
     fetchSshUser: (id) => users.fetch(id),
@@ -222,7 +236,7 @@ function clientOf(users: Resource<ActualSshUser, NewSshUser, SshUserChanges>, ke
     createApikey: (body) => keys.create(body),
     updateApikey: (id, changes) => keys.update(id, changes),
     deleteApikey: (id) => keys.delete(id),
-    withSignal: (signal) => clientOf(users.withSignal(signal), keys.withSignal(signal), shared),
+    withSignal: (runSignal) => clientOf(users.withSignal(runSignal), keys.withSignal(runSignal), shared, runSignal),
   };
 }
 

@@ -49,7 +49,7 @@ const rolesRoute = '/api/roles';
 const userInfoRoute = '/api/user/info';
 
 /** Every role, following every page; null when the service has no roles listing (404). */
-export async function listAllRoles(executor: RequestExecutor, settings: ResourceSettings): Promise<ApiRole[] | null> {
+export async function listAllRoles(executor: RequestExecutor, settings: ResourceSettings, signal?: AbortSignal): Promise<ApiRole[] | null> {
   const roles: ApiRole[] = [];
   try {
     for await (const page of paginate({
@@ -67,6 +67,7 @@ export async function listAllRoles(executor: RequestExecutor, settings: Resource
           route: rolesRoute,
           searchParams: { cursor: String(cursor), size: String(size) },
           parse: (status, body) => (status === 200 ? parseWith(rolePageSchema, body) : { ok: false, problem: 'a listing must answer 200' }),
+          ...(signal === undefined ? {} : { signal }),
         }),
     })) {
       roles.push(...page.items);
@@ -79,13 +80,14 @@ export async function listAllRoles(executor: RequestExecutor, settings: Resource
 }
 
 /** The caller's owner type and scopes; null when the service does not answer it (404). */
-export async function fetchUserInfo(executor: RequestExecutor): Promise<ApiUserInfo | null> {
+export async function fetchUserInfo(executor: RequestExecutor, signal?: AbortSignal): Promise<ApiUserInfo | null> {
   try {
     return await executor.run({
       method: 'GET',
       path: userInfoRoute,
       route: userInfoRoute,
       parse: (status, body) => (status === 200 ? parseWith(userInfoSchema, body) : { ok: false, problem: 'user info must answer 200' }),
+      ...(signal === undefined ? {} : { signal }),
     });
   } catch (error) {
     if (isApiError(error, 'not_found')) return null;

@@ -166,6 +166,9 @@ describe("a client's calls carry the run's signal: once it aborts, nothing more 
     expect(error).toBeInstanceOf(ListingIncompleteError);
     expect((error as ListingIncompleteError).cause).toMatchObject({ code: 'cancelled' });
     await expect(scoped.createApikey({ name: 'k' })).rejects.toMatchObject({ code: 'cancelled', attempts: 0 });
+    // The service-wide reads too: the roles listing and the scope check.
+    await expect(scoped.listRoles()).rejects.toMatchObject({ cause: expect.objectContaining({ code: 'cancelled' }) });
+    await expect(scoped.userInfo()).rejects.toMatchObject({ code: 'cancelled', attempts: 0 });
     expect(server.arrivals).toHaveLength(1);
   });
 });
