@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { settingsFileSchema } from './settings-schema.js';
 
 /** JSON Schema of a settings file, committed as config/settings.schema.json. */
