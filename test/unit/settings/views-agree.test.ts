@@ -56,8 +56,8 @@ describe('every view of the settings agrees with the option table', () => {
     expect(new Set(settingsEnvVars.map((v) => v.name)).size).toBe(settingsEnvVars.length);
   });
 
-  it('each flag of the table is an option of some command, under the key the flags are read by', () => {
-    const program = buildProgram(processIo(), { setExitCode: () => undefined });
+  it('each flag of the table is an option of some command, under the key the flags are read by', async () => {
+    const program = await buildProgram(processIo(), { setExitCode: () => undefined });
     const options = program.commands.flatMap((c) => c.options);
     for (const option of settingOptions.filter((o) => o.flag !== undefined)) {
       const registered = options.find((o) => o.long === option.flag);
