@@ -3,8 +3,8 @@
  * The second step of `npm run build`: bundles tsc's output for the CLI (dist/cli/main.js) into
  * dist/bundle/, the files bin/amsync.js loads. A cold `amsync validate` loaded ~200 ES modules,
  * one file each (zod alone 95): resolving, reading and compiling them was most of its time
- * (docs/performance.md, "Cold `validate`"). Bundled, it loads about twenty; the commands' lazy
- * `import()`s stay lazy, as chunks of their own (code splitting), and a module shared by
+ * (docs/performance.md, "Cold start, bundled"). Bundled, it loads about twenty; the commands'
+ * lazy `import()`s stay lazy, as chunks of their own (code splitting), and a module shared by
  * several of them is still one module, loaded once.
  *
  * Only the dependencies of that cold path are bundled (zod, commander): pure JavaScript that
