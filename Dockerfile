@@ -23,6 +23,8 @@ RUN --mount=type=cache,target=/root/.npm \
 COPY src ./src
 COPY config ./config
 COPY bin ./bin
+# The build's second step: the CLI bundled into dist/bundle/, what bin/amsync.js loads.
+COPY bundle-cli.mjs ./
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime: node, the compiled code and production dependencies; nothing else ---

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { filterAuditLines, parseTimeBound, type AuditFilter, readAuditLog } from '../audit/index.js';
 import type { AuditLine } from '../audit/index.js';
 import { UsageError } from '../errors.js';

@@ -33,23 +33,23 @@ export async function main(argv: readonly string[]): Promise<void> {
 export async function run(argv: readonly string[], given: CliIo): Promise<number> {
   // Every write goes through the one redaction step, whatever the text was built from.
   const io = redactedIo(given);
-  let exitCode: number = exitCodes.ok;
-  const program = buildProgram(io, {
-    setExitCode: (code: number) => {
-      exitCode = code;
-    },
-  });
   const args = argv.slice(2);
-  // A bare `amsync` is a request for help, not a mistake (git, kubectl and terraform agree).
-  if (args.length === 0) {
-    io.stdout.write(program.helpInformation());
-    return exitCodes.ok;
-  }
   // `-v` as well as commander's `-V, --version` (and the `version` command).
   if (args.length === 1 && args[0] === '-v') {
     io.stdout.write(`${version}\n`);
     return exitCodes.ok;
   }
+  let exitCode: number = exitCodes.ok;
+  const setExitCode = (code: number) => {
+    exitCode = code;
+  };
+  // A bare `amsync` is a request for help, not a mistake (git, kubectl and terraform agree).
+  if (args.length === 0) {
+    io.stdout.write((await buildProgram(io, { setExitCode })).helpInformation());
+    return exitCodes.ok;
+  }
+  // Only the command asked for is loaded, when the first word names one.
+  const program = await buildProgram(io, { setExitCode }, args[0]);
   try {
     await program.parseAsync([...argv]);
     return exitCode;
@@ -61,8 +61,11 @@ export async function run(argv: readonly string[], given: CliIo): Promise<number
   }
 }
 
-/** The command tree, writing to `io`; exported for the test that checks every command's help. */
-export function buildProgram(io: CliIo, ctx: { setExitCode(code: number): void }): Command {
+/**
+ * The command tree, writing to `io`: every command, or only `command` when it names one.
+ * Exported for the test that checks every command's help.
+ */
+export async function buildProgram(io: CliIo, ctx: { setExitCode(code: number): void }, command?: string): Promise<Command> {
   const program = new Command('amsync')
     .description('Keep the Access Management Service in the state a YAML file describes.')
     .version(version, '-V, --version', 'print the version (also -v, amsync version)')
@@ -74,7 +77,7 @@ export function buildProgram(io: CliIo, ctx: { setExitCode(code: number): void }
       getOutHelpWidth: () => io.stdout.columns ?? 80,
       getErrHelpWidth: () => io.stderr.columns ?? 80,
     });
-  registerCommands(program, { ...ctx, io });
+  await registerCommands(program, { ...ctx, io }, command);
   return program;
 }
 

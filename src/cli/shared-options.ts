@@ -1,7 +1,7 @@
 import { delimiter } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { DesiredSource } from '../desired/index.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { quote } from '../yaml/index.js';
 import { checkValue, parseText, rules, settingOptions, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { envNamePattern } from '../secrets/index.js';
 import { quote } from '../yaml/index.js';
 import { targetSelectorSchema } from './target-selector.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { oneError, type Reply } from './reply.js';
 import type { TokenSettings } from './types.js';
 

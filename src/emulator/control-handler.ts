@@ -1,6 +1,6 @@
 import { replaceTokens, tokenCounts, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FaultController } from './faults.js';
 import type { OAuthIssuer } from './oauth.js';
 import { errorReply, oneError, type Reply } from './reply.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Rng } from './rng.js';
 import type { FaultRule, FaultRuleStats } from './types.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EmulatorError } from './errors.js';
 import { compileRules, faultRuleSchema, fireRule, ruleStats, type CompiledRule } from './fault-rules.js';
 import { oneError, type Reply } from './reply.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EmulatorError } from './errors.js';
 import type { StoreData } from './store.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldError } from './types.js';
 
 /** The body of `POST /_emulator/seed` and the argument of `seed()`. */

@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError } from '../errors.js';
 import { maxPlanFileBytes, parseSavedPlan, serialiseSavedPlan, type SavedPlan } from '../saved-plan/index.js';
 import { scrub, writeFileAtomic } from '../secrets/index.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { labelsSchema, targetNameSchema } from '../desired/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { rules } from '../settings/index.js';

@@ -1,4 +1,5 @@
-import picomatch from 'picomatch';
+import { createRequire } from 'node:module';
+import type Picomatch from 'picomatch';
 import { LinearRegex } from './linear-regex.js';
 import { UnsupportedRegexError } from './regex-syntax.js';
 
@@ -7,6 +8,14 @@ import { UnsupportedRegexError } from './regex-syntax.js';
  * matches `/`) and `dot` (globs match leading dots).
  */
 export const globOptions = { bash: true, dot: true } as const;
+
+// picomatch is loaded when a glob is first compiled: most files have none, and a cold
+// `amsync validate` of such a file does not pay for reading and compiling it.
+let picomatchModule: typeof Picomatch | undefined;
+function picomatch(): typeof Picomatch {
+  picomatchModule ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch;
+  return picomatchModule;
+}
 
 /** A predicate over names, and the work its last call did (tests check it stays linear). */
 export interface GlobMatcher {
@@ -34,7 +43,7 @@ export class GlobError extends Error {
 export function compileGlob(glob: string): GlobMatcher {
   let regex: RegExp;
   try {
-    regex = picomatch.makeRe(glob, globOptions);
+    regex = picomatch().makeRe(glob, globOptions);
   } catch (error) {
     throw new GlobError(error instanceof Error ? error.message : String(error), { cause: error });
   }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError } from '../errors.js';
 import type { Diagnostic } from '../model/index.js';
 import { SENSITIVE } from '../model/index.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AmsyncError } from '../errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { validate as ValidateCron } from 'node-cron';
 import { parseLeaseRef } from './lease-ref.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { quote, rangeWords } from '../yaml/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { notifyEventNames } from '../model/index.js';

@@ -33,10 +33,10 @@ export function parseSettings(text: string, file: string): ParseSettingsResult {
   if (!read.source) return { errors: read.errors, warnings: read.warnings };
   const source = read.source;
   const raw = source.value === null ? {} : source.value;
-  const parsed = settingsFileSchema.safeParse(raw);
+  const parsed = settingsFileSchema().safeParse(raw);
   if (!parsed.success) {
     const errors = issuesToDiagnostics(parsed.error.issues, source, {
-      schema: settingsFileSchema,
+      schema: settingsFileSchema(),
       rootWhat: 'a settings file must be a mapping of setting names to values',
       isSensitive: () => false,
       unknownKeyHint,

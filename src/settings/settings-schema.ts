@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { settingGroups, settingOptions, type SettingOption } from './option-table.js';
 import type { Settings } from './settings.js';
 
@@ -43,12 +43,18 @@ function buildShape(): Record<string, z.ZodType> {
   return shape;
 }
 
+let fileSchema: z.ZodType<SettingsLayer> | undefined;
+
 /**
  * A `--settings FILE` (and config/default.yaml): every key optional, unknown keys refused.
  * `null` unsets an optional value (`rate: null`: no ceiling). There is deliberately no
  * `token` key: a token never sits in a file that may be committed. Made from the option
- * table, so it cannot name a setting the rest of amsync does not know.
+ * table, so it cannot name a setting the rest of amsync does not know. Built when first
+ * asked for: its ~100 schemas are a cost at every start, and most runs read no settings file.
  */
-export const settingsFileSchema = z
-  .strictObject(buildShape())
-  .meta({ title: 'amsync settings', description: 'Runtime settings: built-in defaults < this file < AMSYNC_* environment < flags.' }) as unknown as z.ZodType<SettingsLayer>;
+export function settingsFileSchema(): z.ZodType<SettingsLayer> {
+  fileSchema ??= z
+    .strictObject(buildShape())
+    .meta({ title: 'amsync settings', description: 'Runtime settings: built-in defaults < this file < AMSYNC_* environment < flags.' }) as unknown as z.ZodType<SettingsLayer>;
+  return fileSchema;
+}

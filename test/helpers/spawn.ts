@@ -16,7 +16,7 @@ import { bin, root } from './paths.js';
 export { bin, root };
 
 export function assertBuilt(): void {
-  if (!existsSync(bin) || (process.env.AMSYNC_BIN === undefined && !existsSync(join(root, 'dist', 'cli', 'main.js')))) {
+  if (!existsSync(bin) || (process.env.AMSYNC_BIN === undefined && !existsSync(join(root, 'dist', 'bundle', 'main.js')))) {
     throw new Error('The tests that spawn the CLI run the build: run `npm run build` (npm test does) first.');
   }
 }

@@ -84,7 +84,7 @@ function argsFor(option: Option): string[] {
 
 /** Whether `amsync NAME [positional] OPTION` parses: every action replaced by one that does nothing. */
 async function accepts(name: string, option: Option): Promise<boolean> {
-  const program = buildProgram(io(), { setExitCode: () => undefined });
+  const program = await buildProgram(io(), { setExitCode: () => undefined });
   for (const cmd of program.commands) cmd.action(() => undefined);
   try {
     await program.parseAsync(['node', 'amsync', name, ...(positional[name] ?? []), ...argsFor(option)]);
@@ -94,13 +94,15 @@ async function accepts(name: string, option: Option): Promise<boolean> {
   }
 }
 
-function commands(): readonly Command[] {
-  return buildProgram(io(), { setExitCode: () => undefined }).commands;
+async function commands(): Promise<readonly Command[]> {
+  return (await buildProgram(io(), { setExitCode: () => undefined })).commands;
 }
 
+const commandNames = (await commands()).map((c) => [c.name()]);
+
 describe('every command\'s --help tells the truth', () => {
-  it.each(commands().map((c) => [c.name()]))('amsync %s: every option in its help is accepted, and every option it accepts is in its help', async (name) => {
-    const cmd = commands().find((c) => c.name() === name)!;
+  it.each(commandNames)('amsync %s: every option in its help is accepted, and every option it accepts is in its help', async (name) => {
+    const cmd = (await commands()).find((c) => c.name() === name)!;
     const shown = new Set(cmd.createHelp().visibleOptions(cmd).filter((o) => o.long !== '--help').map((o) => o.flags));
     const accepted = new Set<string>();
     for (const option of cmd.options) if (await accepts(name, option)) accepted.add(option.flags);
@@ -147,5 +149,25 @@ describe('version and bare amsync', () => {
     expect(Object.keys(access.properties)).toEqual(expect.arrayContaining(['sshUsers', 'apikeys', 'prune', 'protect']));
     const settings = JSON.parse((await runInProcess(['schema', '--settings'])).stdout) as { properties: Record<string, unknown> };
     expect(Object.keys(settings.properties)).toEqual(expect.arrayContaining(['url', 'rate', 'daemon']));
+  });
+});
+
+describe('a run loads the command it names, and only that one', () => {
+  const names = (program: Command) => program.commands.map((c) => c.name());
+
+  it('amsync validate ... builds a tree holding validate alone; its help and its errors are the same', async () => {
+    expect(names(await buildProgram(io(), { setExitCode: () => undefined }, 'validate'))).toEqual(['validate']);
+    const run = await runInProcess(['validate', '--bogus']);
+    expect(run.code).toBe(64);
+    expect(run.stderr).toContain("unknown option '--bogus'");
+  });
+
+  it('anything else gets every command, in the order of amsync --help: help, an option, a misspelt command', async () => {
+    const all = names(await buildProgram(io(), { setExitCode: () => undefined }));
+    expect(all).toEqual(['validate', 'plan', 'sync', 'apply', 'export', 'schema', 'daemon', 'emulator', 'demo', 'audit', 'version']);
+    for (const word of ['help', '--help', 'valdate']) expect(names(await buildProgram(io(), { setExitCode: () => undefined }, word))).toEqual(all);
+    const typo = await runInProcess(['valdate']);
+    expect(typo.code).toBe(64);
+    expect(typo.stderr).toContain('(Did you mean validate?)');
   });
 });

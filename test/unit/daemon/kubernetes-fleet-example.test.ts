@@ -48,7 +48,7 @@ describe('examples/kubernetes/fleet', () => {
     const args = amsync.args as string[];
     const arg = (flag: string) => args[args.indexOf(flag) + 1]!;
     // The command line parses as the daemon's.
-    const program = buildProgram(processIo(), { setExitCode: () => undefined });
+    const program = await buildProgram(processIo(), { setExitCode: () => undefined });
     const daemon = program.commands.find((c) => c.name() === 'daemon')!;
     daemon.action(() => undefined);
     await program.parseAsync(['node', 'amsync', ...args]);

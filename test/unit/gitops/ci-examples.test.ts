@@ -11,10 +11,10 @@ import { root } from '../../helpers/paths.js';
 import { installFakeAmsync, runActionStep } from '../../helpers/github-action.js';
 
 /** The real command tree, as `amsync --help` shows it. */
-function program(): Command {
+async function program(): Promise<Command> {
   // The program options src/cli/main.ts adds (help comes with every command).
   const p = new Command('amsync').version('0.0.0', '-V, --version');
-  registerCommands(p, { setExitCode: () => undefined, io: processIo() });
+  await registerCommands(p, { setExitCode: () => undefined, io: processIo() });
   return p;
 }
 
@@ -108,7 +108,7 @@ describe('examples/ci/github-actions.yaml', () => {
     for (const [, id, name] of JSON.stringify(wf).matchAll(/steps\.([\w-]+)\.outputs\.([\w-]+)/g)) {
       if (ids.has(id)) expect(action.outputs, `steps.${id}.outputs.${name}`).toHaveProperty([name!]);
     }
-    const p = program();
+    const p = await program();
     const calls = [...(await actionCalls()), ...steps.flatMap((s) => (s.run ? invocations(s.run, s.where) : []))];
     expect(calls.length).toBeGreaterThanOrEqual(3);
     for (const call of calls) check(p, call);
@@ -137,9 +137,9 @@ describe('examples/ci/gitlab-ci.yml', () => {
   const calls = jobs.flatMap(([name, job]) => [...(job.before_script ?? []), ...(job.script ?? [])].flatMap((line, i) => invocations(line, `${name}.script[${i}]`)));
   const install = (ci.default!.before_script ?? []).flatMap((line, i) => invocations(line, `default.before_script[${i}]`));
 
-  it('parses, and every amsync command and flag it calls exists', () => {
+  it('parses, and every amsync command and flag it calls exists', async () => {
     expect(jobs.map(([name]) => name)).toEqual(['amsync:build', 'amsync:plan', 'amsync:apply']);
-    const p = program();
+    const p = await program();
     for (const call of [...install, ...calls]) check(p, call);
     expect(calls.map((c) => c.command)).toEqual(['validate', 'sync', 'apply']);
   });
@@ -159,8 +159,8 @@ describe('examples/ci/gitlab-ci.yml', () => {
 describe('examples/docker-compose.yaml', () => {
   const compose = load('examples/docker-compose.yaml') as { services: Record<string, { command: string[]; healthcheck?: unknown }> };
 
-  it('runs commands that exist, with flags that exist', () => {
-    const p = program();
+  it('runs commands that exist, with flags that exist', async () => {
+    const p = await program();
     for (const [name, service] of Object.entries(compose.services)) {
       const [command = '', ...args] = service.command;
       check(p, { command, args, where: `services.${name}.command` });
@@ -171,8 +171,8 @@ describe('examples/docker-compose.yaml', () => {
 });
 
 describe('the check itself', () => {
-  it('finds a command or a flag that does not exist, and reads shell the way the examples write it', () => {
-    const p = program();
+  it('finds a command or a flag that does not exist, and reads shell the way the examples write it', async () => {
+    const p = await program();
     const found = invocations('set +e\namsync sync --dry-run \\\n  --out plan.json > plan.md || { code=$?; }\n# amsync nothing here\nx=1; amsync aply plan.json\nv="$(amsync --version)"; [ "$v" = 1 ]', 'test');
     expect(found.map((c) => [c.command, ...c.args])).toEqual([['sync', '--dry-run', '--out', 'plan.json'], ['aply', 'plan.json'], ['--version']]);
     expect(() => check(p, { command: '--versoin', args: [], where: 'test' })).toThrow(/amsync has no option --versoin/);

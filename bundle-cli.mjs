@@ -1,0 +1,50 @@
+// @ts-check
+/**
+ * The second step of `npm run build`: bundles tsc's output for the CLI (dist/cli/main.js) into
+ * dist/bundle/, the files bin/amsync.js loads. A cold `amsync validate` loaded ~200 ES modules,
+ * one file each (zod alone 95): resolving, reading and compiling them was most of its time
+ * (docs/performance.md, "Cold start, bundled"). Bundled, it loads about twenty; the commands'
+ * lazy `import()`s stay lazy, as chunks of their own (code splitting), and a module shared by
+ * several of them is still one module, loaded once.
+ *
+ * Only the dependencies of that cold path are bundled (zod, commander): pure JavaScript that
+ * reads no file beside itself. The others stay ordinary imports from node_modules, loaded when
+ * a command needs them, as the tsc output loads them (pino starts worker threads from its own
+ * files; the Kubernetes client, got and chokidar gain nothing at start).
+ *
+ *   node bundle-cli.mjs    (after tsc -p tsconfig.build.json)
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const bundled = new Set(['zod', 'commander']);
+const root = fileURLToPath(new URL('.', import.meta.url));
+const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+const external = Object.keys(pkg.dependencies).filter((name) => !bundled.has(name));
+const outdir = 'dist/bundle';
+
+// Chunk names carry a hash: drop the last build's, so the package holds one set.
+await rm(join(root, outdir), { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { main: 'dist/cli/main.js', 'heap-growth': 'dist/cli/heap-growth.js' },
+  outdir,
+  // Flat, two levels below the package root as dist/cli/ is: `new URL('../../package.json',
+  // import.meta.url)` and the other paths of the code relative to the package still hold.
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external,
+  // commander is CommonJS: its require() of node's modules needs a real require in ESM.
+  banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);" },
+  sourcemap: true,
+  // As tsc's maps: they point at the sources, they do not carry them.
+  sourcesContent: false,
+  logLevel: 'warning',
+});
