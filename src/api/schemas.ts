@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ActualSshUser, ListedApikey } from '../model/index.js';
 import { Secret } from '../secrets/index.js';
 import type { PageCursor } from './types.js';

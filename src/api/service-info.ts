@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isApiError } from './api-error.js';
 import { ListingIncompleteError } from './listing-incomplete-error.js';
 import { paginate } from './paginate.js';

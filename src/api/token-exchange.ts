@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Call, ParseResult } from './request-executor.js';
 
 /** The real service's token endpoint (DESIGN.md §1); not in api-spec.md. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { flagTargets } from '../../../src/cli/shared-options.js';
 import { buildProgram } from '../../../src/cli/main.js';
 import { processIo } from '../../../src/cli/io.js';

@@ -21,6 +21,16 @@ async function lintAs(file: string, code: string): Promise<string[]> {
   return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
 }
 
+describe('ESLint: zod is imported as a namespace (the CLI bundle keeps only what is used)', () => {
+  it('refuses `import { z }`, accepts `import * as z` and type-only imports', async () => {
+    expect(await lintAs('src/desired/planted.ts', "import { z } from 'zod';\nexport const s = z.string();\n")).toEqual([
+      "no-restricted-syntax: import * as z from 'zod' (a named import keeps every zod locale in the bundle).",
+    ]);
+    expect(await lintAs('src/desired/planted.ts', "import * as z from 'zod';\nexport const s = z.string();\n")).toEqual([]);
+    expect(await lintAs('src/desired/planted.ts', "import type { z } from 'zod';\nexport type S = z.ZodString;\n")).toEqual([]);
+  });
+});
+
 describe('ESLint: folders import each other through index.ts', () => {
   it('refuses a deep import into another folder', async () => {
     const messages = await lintAs('src/desired/planted.ts', "import { editDistance } from '../yaml/suggest.js';\nexport const d = editDistance('a', 'b');\n");
