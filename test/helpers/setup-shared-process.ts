@@ -12,7 +12,7 @@ import { afterAll, beforeAll, vi } from 'vitest';
  */
 
 /** Words amsync writes and tests expect to read, which no test's secret should be. */
-const ordinaryText = 'the last run: another second, 4242 seconds; null or true; apply, plan, sync, call for deploy';
+const ordinaryText = 'the last run: another second, 4242 seconds; null or true; apply, plan, sync, call for deploy; a literal';
 
 let env: Record<string, string | undefined> = {};
 let cwd = '';
