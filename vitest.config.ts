@@ -6,7 +6,14 @@ export default defineConfig({
     // The full chaos run and the full benchmark are separate commands (npm run chaos / bench).
     exclude: ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**'],
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // Files share their worker and its module graph: importing amsync once per worker, not
+    // once per file, halves the run. Each file leaves the process as it found it
+    // (test/helpers/setup-shared-process.ts checks). Not threads: in-process runs chdir.
+    // Three workers on two cores: the longest files mostly wait on child processes and
+    // sockets, and a third worker fills that time. As many at least as at most: a worker
+    // retired while idle can take a task with it ("Terminating worker thread").
+    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
+    setupFiles: ['test/helpers/setup-shared-process.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: process.env.CI ? ['default'] : ['default'],

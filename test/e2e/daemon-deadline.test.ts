@@ -46,13 +46,14 @@ describe('amsync daemon: a run past its deadline', () => {
     );
     const d = daemon;
     await d.waitForLog((l) => l.code === 'run_deadline' && String(l.msg).includes('abandoned'), 'the run to be abandoned');
+    // Its requests are cut, so it winds down; until it has, /readyz says "has not stopped".
+    await d.waitForLog((l) => String(l.msg) === 'the abandoned run has wound down', 'the abandoned run to wind down');
     const ready = await d.get('/readyz');
     expect(ready.status).toBe(503);
     expect(ready.text).toContain('the last run passed its deadline (2 s) and was abandoned');
     const metrics = parseExposition((await d.get('/metrics')).text);
     expect(metrics.value('amsync_sync_runs_abandoned_total')).toBe(1);
     expect(metrics.value('amsync_sync_in_progress')).toBe(0);
-    await d.waitForLog((l) => String(l.msg) === 'the abandoned run has wound down', 'the abandoned run to wind down');
     expect((await d.get('/healthz')).status).toBe(200);
 
     // The service answers again; SIGHUP asks for a run at once instead of waiting for the backoff.

@@ -21,6 +21,8 @@ function onNoMatch(request: { method?: string; href?: string; path?: string }): 
 
 export function useStrictHttpMock(): void {
   beforeAll(() => {
+    // Importing nock turns it on; an earlier file in this process may have turned it off (below).
+    if (!nock.isActive()) nock.activate();
     nock.disableNetConnect();
     nock.emitter.on('no match', onNoMatch);
   });
@@ -36,6 +38,9 @@ export function useStrictHttpMock(): void {
   afterAll(() => {
     nock.emitter.removeListener('no match', onNoMatch);
     nock.enableNetConnect();
+    // Test files share the process (vitest.config.ts): the files after this one talk to real
+    // sockets, not through nock's interceptor.
+    nock.restore();
   });
 }
 
