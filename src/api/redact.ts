@@ -5,7 +5,9 @@ const REDACTED = '[redacted]';
 const secretKey = /token|password|passwd|secret|authorization/i;
 // The same, as `"key": "value"` / `key=value` in text that is not valid JSON (a truncated body).
 // An auth scheme word (`Authorization: Bearer xyz`) belongs to the value.
-const secretPair = /("?[\w-]*(?:token|password|passwd|secret|authorization)[\w-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"?|(?:(?:bearer|basic|token)\s+)?[^\s,;&}\]]+)/gi;
+// A value the scrubber already replaced (`password=[redacted]`) is taken whole: cut at its `]`,
+// it left a stray bracket behind (`password="[redacted]"]`).
+const secretPair = /("?[\w-]*(?:token|password|passwd|secret|authorization)[\w-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"?|\[redacted\]|(?:(?:bearer|basic|token)\s+)?[^\s,;&}\]]+)/gi;
 const bearer = /(bearer\s+)[^\s"',;]+/gi;
 
 function redactValue(value: unknown, depth: number): unknown {

@@ -14,6 +14,12 @@ describe('excerpts of response bodies never carry a secret', () => {
     expect(redactText('Authorization: Bearer abc.def.ghi')).not.toContain('abc.def.ghi');
   });
 
+  it('a pair whose value is a known secret reads the same as one whose value is not: no stray bracket', () => {
+    expect(redactText('password=hunter2-known&user=bob', ['hunter2-known'])).toBe('password="[redacted]"&user=bob');
+    expect(redactText('token: hunter2-known; next', ['hunter2-known'])).toBe('token: "[redacted]"; next');
+    expect(bodyExcerpt('password=hunter2-known&user=bob', ['hunter2-known'])).toBe('password="[redacted]"&user=bob');
+  });
+
   it('removes every known secret value wherever it appears', () => {
     expect(bodyExcerpt('<p>you sent s3cr3t-value twice: s3cr3t-value</p>', ['s3cr3t-value'])).toBe('<p>you sent [redacted] twice: [redacted]</p>');
   });
