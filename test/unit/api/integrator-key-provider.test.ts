@@ -8,10 +8,7 @@ import { CredentialError } from '../../../src/api/credential-error.js';
 import { IntegratorKeyProvider, type IntegratorKeyDeps } from '../../../src/api/integrator-key-provider.js';
 import type { TokenAnswer } from '../../../src/api/token-exchange.js';
 import { Secret } from '../../../src/secrets/secret.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It makes 'key-1' and 'key-2' (integrator keys here) known secrets; other files name apikeys so.
-forgetKnownSecretsAfterThisFile();
 
 /**
  * The integrator key provider against a scripted token endpoint and a clock the test moves:

@@ -6,10 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeFor, InvalidInputError } from '../../../src/errors.js';
 import { loadDesired, readSecretFile } from '../../../src/desired/load.js';
 import { limits } from '../../../src/yaml/limits.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers the word 'literal' (a literal password) as a known secret.
-forgetKnownSecretsAfterThisFile();
 
 let dir: string;
 

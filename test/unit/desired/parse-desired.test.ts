@@ -5,10 +5,7 @@ import { isSecret } from '../../../src/secrets/secret.js';
 import { parseDesired } from '../../../src/desired/parse-desired.js';
 import { secretFilesOf } from '../../../src/desired/secret-files.js';
 import { baseDir, fakeSecretFiles, parse } from './parse-helper.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers the word 'literal' (a literal password) as a known secret.
-forgetKnownSecretsAfterThisFile();
 
 describe('a valid file becomes the DesiredState model', () => {
   it('fills the defaults: level n1, superuser false, roles [], ensure present, prune off, protect []', () => {

@@ -5,10 +5,7 @@ import type { DesiredState } from '../../../src/model/desired-state.js';
 import { stringifyDesired } from '../../../src/desired/stringify-desired.js';
 import { parseDesired } from '../../../src/desired/parse-desired.js';
 import { baseDir, fakeSecretFiles } from './parse-helper.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers 'other' and 'second' (its passwords) as known secrets.
-forgetKnownSecretsAfterThisFile();
 
 // Strings YAML likes to misread when unquoted, mixed with ordinary ones.
 const tricky = ['yes', 'no', 'on', 'null', '~', 'true', '123', '0755', '0x1F', '1e3', '- x', '#x', 'a: b', '"q"', "it's", 'ünï', '.inf', '@at', '*star', '&amp', '!bang', '%pct', '{x}', '[y]'];

@@ -3,10 +3,7 @@ import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseTargets, renderTargetsSchema, type ParseTargetsContext } from '../../../src/fleet/index.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It makes 'key-1' (a token here) a known secret; other files name an apikey so.
-forgetKnownSecretsAfterThisFile();
 
 /**
  * The targets file (DESIGN.md §9): services by name and URL, a credential by reference (never a

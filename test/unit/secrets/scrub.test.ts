@@ -3,10 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { registerSecret, scrub, scrubbedExcerpt } from '../../../src/secrets/known-secrets.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { everyEncoding } from '../../helpers/encodings.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers generated strings (fast-check) and canaries as known secrets.
-forgetKnownSecretsAfterThisFile();
 
 /** Canaries with a quote, a backslash, non-ASCII (BMP and astral) and whitespace. */
 const canaries = ['q"u\\oé', 'tab\there "x" \\\\y ü€😀', '  spaces around / and+plus  ', 'pct%41&amp;<b>'];

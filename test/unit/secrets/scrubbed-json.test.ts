@@ -3,10 +3,7 @@ import { registerSecret } from '../../../src/secrets/known-secrets.js';
 import { scrubbedJson } from '../../../src/secrets/scrubbed-json.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { forms } from '../../helpers/encodings.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers 'null' and '4242' as known secrets.
-forgetKnownSecretsAfterThisFile();
 
 describe('JSON that leaves amsync holds no known secret and is still JSON', () => {
   const canaries = ['json-"canary"-1', 'json-\\canary\\-2', 'json-çanary-ß-3'];

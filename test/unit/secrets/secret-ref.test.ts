@@ -1,10 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refOf, resolveSecretRef, resolveWrittenSecret, trimOneNewline, type SecretContext } from '../../../src/secrets/secret-ref.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It makes 'hunter2' a known secret; other files use it as plain text.
-forgetKnownSecretsAfterThisFile();
 
 const baseDir = resolve('secret-ref-base');
 const files: Record<string, string> = { [resolve(baseDir, 'pw')]: 'from-file\n', [resolve(baseDir, 'blank')]: '\n' };

@@ -6,10 +6,7 @@ import { fingerprint } from '../../../src/secrets/fingerprint.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { openPasswordState } from '../../../src/secrets/state-file.js';
 import { safeFileName, TokenSink } from '../../../src/secrets/token-sink.js';
-import { forgetKnownSecretsAfterThisFile } from '../../helpers/shared-process.js';
 
-// It registers 'other' as a known secret.
-forgetKnownSecretsAfterThisFile();
 
 let dir: string;
 beforeEach(async () => {
