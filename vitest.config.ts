@@ -1,23 +1,58 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+// The full chaos run and the full benchmark are separate commands (npm run chaos / bench).
+const exclude = ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**'];
+
+/** Every `*.test.ts` under test/, as paths from the root. */
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'full' || entry.name === 'node_modules' ? [] : testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [relative(root, path)] : [];
+  });
+}
+
+/**
+ * Files that import nock themselves run in a process of their own: nock is loaded once per
+ * process and keeps its state (on or off, interceptors) across files, which a shared worker
+ * cannot put back. This suite's HTTP tests go through test/helpers/http-mock.ts, which turns
+ * nock on and off around its file; a test file written elsewhere that imports nock directly
+ * gets the fresh nock it would get alone.
+ */
+const ownProcess = testFiles(join(root, 'test')).filter((file) => /from\s+['"]nock['"]|require\(\s*['"]nock['"]\s*\)/.test(readFileSync(join(root, file), 'utf8')));
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // The full chaos run and the full benchmark are separate commands (npm run chaos / bench).
-    exclude: ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default'],
     pool: 'forks',
     // Files share their worker process: no new process and environment per file halves the
     // run. After each file, test/helpers/setup-shared-process.ts puts back what it changed
-    // (process.env, the working directory) and drops the module graph, so the next file starts
-    // as in a process of its own (no known secret, no module state carried over). Not
-    // threads: in-process runs chdir.
-    // Three workers on two cores: the longest files mostly wait on child processes and
-    // sockets, and a third worker fills that time. As many at least as at most: a worker
-    // retired while idle can take a task with it ("Terminating worker thread").
+    // (process.env, the working directory, timers, mocks) and drops the module graph, so the
+    // next file starts as in a process of its own (no known secret, no module state carried
+    // over). Not threads: in-process runs chdir. Three workers on two cores: the longest
+    // files mostly wait on child processes and sockets, and a third worker fills that time.
+    // As many at least as at most: a worker retired while idle can take a task with it
+    // ("Terminating worker thread").
     poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
     setupFiles: ['test/helpers/setup-shared-process.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    projects: [
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess] } },
+      {
+        extends: true,
+        test: {
+          name: 'own-process',
+          // Nothing of this suite's own: see ownProcess above.
+          include: ownProcess.length > 0 ? ownProcess : ['test/no-file-of-its-own.test.ts'],
+          exclude,
+          poolOptions: { forks: { isolate: true } },
+        },
+      },
+    ],
   },
 });

@@ -22,7 +22,9 @@ let daemon: InProcessDaemon | undefined;
 afterEach(async () => {
   await daemon?.stop();
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  // A daemon stopped with a second signal exits at once; in-process, a run it left may still
+  // write its state file for a moment (a process would have died): retry ENOTEMPTY.
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
   daemon = server = dir = undefined;
 });
 

@@ -46,7 +46,9 @@ afterAll(async () => {
   else process.env.KUBECONFIG = kubeconfigBefore;
   await api.close();
   await emu.close();
-  await rm(dir, { recursive: true, force: true });
+  // A daemon stopped with a second signal exits at once; in-process, a run it left may still
+  // write its state file for a moment (a process would have died): retry ENOTEMPTY.
+  await rm(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
 });
 
 /** The value of `amsync_leader` on a replica's /metrics. */

@@ -41,7 +41,9 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  // A daemon stopped with a second signal exits at once; in-process, a run it left may still
+  // write its state file for a moment (a process would have died): retry ENOTEMPTY.
+  await rm(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
 });
 
 async function emulator(options: { latencyMs?: number } = {}): Promise<RunningEmulator> {

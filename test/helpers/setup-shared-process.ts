@@ -6,6 +6,7 @@ import { afterAll, beforeAll, vi } from 'vitest';
  * next file runs, as a process of its own would have them:
  * - process.env: a variable set or removed and not restored is restored;
  * - the working directory is restored;
+ * - fake timers, spies and stubbed globals or variables (vi.*) are undone;
  * - the module graph is dropped (vi.resetModules): the next file imports amsync afresh, so
  *   nothing module-level carries over — above all the process-wide known secrets
  *   (src/secrets/known-secrets.ts), which would otherwise turn a word one file registered
@@ -13,7 +14,9 @@ import { afterAll, beforeAll, vi } from 'vitest';
  *   again is evaluating the modules it imports, not a new process.
  * A file's leftovers are repaired, not failed: a test file written elsewhere (that mutates
  * process.env, say) must pass here as it would in isolation. They are reported on stderr, so
- * this suite's own files can be kept clean.
+ * this suite's own files can be kept clean. What cannot be put back from here (nock, loaded
+ * once per process) is why a file that imports nock itself runs in a process of its own
+ * (vitest.config.ts).
  * Its afterAll runs after the file's own (hooks run in stack order).
  */
 
@@ -39,6 +42,10 @@ afterAll(() => {
     repaired.push(`the working directory (${process.cwd()})`);
     process.chdir(cwd);
   }
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+  vi.unstubAllGlobals();
   vi.resetModules();
   if (repaired.length > 0) process.stderr.write(`test file left ${repaired.join(' and ')} changed; restored for the files after it\n`);
 });
