@@ -6,6 +6,7 @@ import { startHealthServer, type HealthServer, type HealthServerOptions } from '
 import { parseListen } from './listen-address.js';
 import type { Schedule, ScheduleFactory } from './schedule.js';
 import { onSignals, type SignalSource } from './signals.js';
+import type { TriggerReason } from './sync-loop.js';
 
 export interface StopResult {
   /** What stopped the daemon. */
@@ -43,6 +44,45 @@ export type EndpointOptions = Pick<HealthServerOptions, 'readiness' | 'readiness
   /** HOST:PORT. */
   readonly listen: string;
 };
+
+/** What a daemon's runs are asked through: its loop, as the lifecycle sees it. */
+export interface DaemonLoop {
+  trigger(reason: TriggerReason): void;
+  /** Resolves when no run is in progress. */
+  idle(): Promise<void>;
+}
+
+export interface StartParts<S> {
+  readonly endpoints: EndpointOptions;
+  readonly watch: Omit<WatchOptions, 'onChange'>;
+  readonly schedule: string;
+  /** When the schedule fires. @default the loop is asked for a `schedule` run */
+  onSchedule?(): void;
+  readonly signals: SignalSource | null | undefined;
+  /** What SIGHUP reloads besides the settings, for its log line: `file`, `files`. */
+  readonly reloads: string;
+  readonly loop: DaemonLoop;
+  status(): S;
+  /** Logs that the daemon started, with what it serves. */
+  logStarted(url: string): void;
+}
+
+export interface StartedDaemon<S> {
+  /** `http://HOST:PORT` of the health endpoint. */
+  readonly url: string;
+  /**
+   * Resolves when the daemon has stopped (after SIGTERM/SIGINT or stop()), or at once on a
+   * second signal with `forced`. It never rejects. The command turns it into an exit code:
+   * the daemon itself never exits the process.
+   */
+  readonly stopped: Promise<StopResult>;
+  stop(reason?: StopResult['reason']): Promise<StopResult>;
+  status(): S;
+  /** Asks for a run, as a file change would. */
+  trigger(reason?: TriggerReason): void;
+  /** Resolves when no run is in progress. */
+  idle(): Promise<void>;
+}
 
 export interface WatchOptions {
   readonly files: readonly string[];
@@ -170,20 +210,30 @@ export class DaemonLifecycle {
   }
 
   /**
-   * The start both daemons make, in order: endpoints, watcher, schedule, signals (SIGHUP calls
-   * `onReload`). Returns the endpoints' URL; the caller then asks for its first run.
+   * The start both daemons make, in order: endpoints, watcher, schedule, signals; then the
+   * daemon says it started and its loop gets the first run. A file change asks the loop for a
+   * run, SIGHUP for a reload. Returns the handle the daemon gives its caller: stopping is the
+   * lifecycle's, status, triggers and idleness the daemon's.
    */
-  async start(parts: { endpoints: EndpointOptions; watch: WatchOptions; schedule: string; onSchedule(): void; signals: SignalSource | null | undefined; onReload(): void }): Promise<string> {
+  async start<S>(parts: StartParts<S>): Promise<StartedDaemon<S>> {
+    const { loop } = parts;
     const url = await this.serve(parts.endpoints);
-    await this.watch(parts.watch);
-    await this.schedule(parts.schedule, parts.onSchedule);
-    this.listenForSignals(parts.signals, parts.onReload);
-    return url;
-  }
-
-  /** The handle a started daemon gives its caller: stopping is the lifecycle's, the rest the daemon's. */
-  handle<T extends object>(url: string, own: T): T & { url: string; stopped: Promise<StopResult>; stop(reason?: StopResult['reason']): Promise<StopResult> } {
-    return { url, stopped: this.stopped, stop: (reason) => this.stop(reason), ...own };
+    await this.watch({ ...parts.watch, onChange: () => loop.trigger('file') });
+    await this.schedule(parts.schedule, parts.onSchedule ?? (() => loop.trigger('schedule')));
+    this.listenForSignals(parts.signals, () => {
+      this.#log.info(`SIGHUP: reloading the settings and the ${parts.reloads}`);
+      loop.trigger('reload');
+    });
+    parts.logStarted(url);
+    loop.trigger('start');
+    return {
+      url,
+      stopped: this.stopped,
+      stop: (reason) => this.stop(reason),
+      status: parts.status,
+      trigger: (reason = 'file') => loop.trigger(reason),
+      idle: () => loop.idle(),
+    };
   }
 
   /** Stops once, whoever asks and however often. */

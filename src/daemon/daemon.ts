@@ -4,7 +4,7 @@ import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { Logger, DaemonMetrics } from '../obs/index.js';
 import { readApprovalsFile, type ApprovalsRead } from './approvals-file.js';
 import { defaultBackoff } from './backoff.js';
-import { DaemonLifecycle, type ShutdownSteps, type StopResult } from './daemon-lifecycle.js';
+import { DaemonLifecycle, type ShutdownSteps, type StartedDaemon } from './daemon-lifecycle.js';
 import { checkDaemonOptions, defaultRunDeadlineMs, initialRuntime, type DaemonOptions, type DaemonRuntimeOptions, type MutableRuntimeOptions } from './daemon-options.js';
 import { errorForLog } from './describe-error.js';
 import { watchFiles as chokidarWatch, type FileWatchFactory } from './file-watch.js';
@@ -61,22 +61,8 @@ export interface DaemonDeps {
   readonly notify?: (event: NotifyEvent) => void;
 }
 
-export interface RunningDaemon {
-  /** `http://HOST:PORT` of the health endpoint. */
-  readonly url: string;
-  /**
-   * Resolves when the daemon has stopped (after SIGTERM/SIGINT or stop()), or at once on a
-   * second signal with `forced`. It never rejects. The command turns it into an exit code:
-   * the daemon itself never exits the process.
-   */
-  readonly stopped: Promise<StopResult>;
-  stop(reason?: StopResult['reason']): Promise<StopResult>;
-  status(): DaemonStatus & Readiness;
-  /** Asks for a run, as a file change would. */
-  trigger(reason?: TriggerReason): void;
-  /** Resolves when no run is in progress. */
-  idle(): Promise<void>;
-}
+/** The started sidecar: its handle (daemon-lifecycle.ts), with the reconciler's status. */
+export type RunningDaemon = StartedDaemon<DaemonStatus & Readiness>;
 
 
 /**
@@ -132,23 +118,16 @@ class Sidecar {
 
   /** Serve, watch, schedule, listen for signals, then ask for the first run. */
   async start(): Promise<RunningDaemon> {
-    const url = await this.#lifecycle.start({
+    return this.#lifecycle.start({
       endpoints: { listen: this.#options.listen, readiness: () => this.#status(), liveness: () => liveness(this.#reconciler.status()) },
-      watch: { files: this.#watched([]), debounceMs: this.#runtime.debounceMs, pollMs: this.#options.watchPollMs, onChange: () => this.#loop.trigger('file') },
+      watch: { files: this.#watched([]), debounceMs: this.#runtime.debounceMs, pollMs: this.#options.watchPollMs },
       schedule: this.#runtime.schedule,
       onSchedule: () => this.#onSchedule(),
       signals: this.#deps.signals,
-      onReload: () => {
-        this.#log.info('SIGHUP: reloading the settings and the file');
-        this.#loop.trigger('reload');
-      },
-    });
-    this.#logStarted(url);
-    this.#loop.trigger('start');
-    return this.#lifecycle.handle(url, {
+      reloads: 'file',
+      loop: this.#loop,
       status: () => this.#status(),
-      trigger: (reason: TriggerReason = 'file') => this.#loop.trigger(reason),
-      idle: () => this.#loop.idle(),
+      logStarted: (url) => this.#logStarted(url),
     });
   }
 

@@ -4,7 +4,7 @@ import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import type { AmsyncMetrics, Logger } from '../obs/index.js';
 import { systemTimers, type Timers } from '../time/index.js';
 import { defaultBackoff } from './backoff.js';
-import { DaemonLifecycle, type ShutdownSteps, type StopResult } from './daemon-lifecycle.js';
+import { DaemonLifecycle, type ShutdownSteps, type StartedDaemon } from './daemon-lifecycle.js';
 import { defaultRunDeadlineMs, initialRuntime, type DaemonOptions, type DaemonRuntimeOptions, type MutableRuntimeOptions } from './daemon-options.js';
 import { errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
 import { watchFiles as chokidarWatch, type FileWatchFactory } from './file-watch.js';
@@ -71,16 +71,8 @@ export interface FleetStatus extends Readiness {
   readonly targets: readonly TargetReadiness[];
 }
 
-export interface RunningFleetDaemon {
-  readonly url: string;
-  readonly stopped: Promise<StopResult>;
-  stop(reason?: StopResult['reason']): Promise<StopResult>;
-  status(): FleetStatus;
-  /** Asks every target for a run, as a file change would. */
-  trigger(reason?: TriggerReason): void;
-  /** Resolves when no run of any target, and no load of the files, is in progress. */
-  idle(): Promise<void>;
-}
+/** The started fleet daemon: its handle (daemon-lifecycle.ts); `idle` waits for every target. */
+export type RunningFleetDaemon = StartedDaemon<FleetStatus>;
 
 
 /**
@@ -159,7 +151,7 @@ class FleetDaemon {
   /** Serve, watch, schedule, listen for signals, then ask for the first run. */
   async start(): Promise<RunningFleetDaemon> {
     const options = this.#options;
-    const url = await this.#lifecycle.start({
+    return this.#lifecycle.start({
       endpoints: {
         listen: options.listen,
         readiness: () => this.#status(),
@@ -169,21 +161,14 @@ class FleetDaemon {
         },
         liveness: () => this.#liveness(),
       },
-      watch: { files: [options.file, options.targetsFile], debounceMs: this.#runtime.debounceMs, pollMs: options.watchPollMs, onChange: () => this.#fleetLoop.trigger('file') },
+      watch: { files: [options.file, options.targetsFile], debounceMs: this.#runtime.debounceMs, pollMs: options.watchPollMs },
       schedule: this.#runtime.schedule,
-      onSchedule: () => this.#fleetLoop.trigger('schedule'),
       signals: this.#deps.signals,
-      onReload: () => {
-        this.#log.info('SIGHUP: reloading the settings and the files');
-        this.#fleetLoop.trigger('reload');
-      },
-    });
-    this.#logStarted(url);
-    this.#fleetLoop.trigger('start');
-    return this.#lifecycle.handle(url, {
+      reloads: 'files',
+      // A trigger goes to the fleet's loop (which passes it on); idle waits for every target too.
+      loop: { trigger: (reason) => this.#fleetLoop.trigger(reason), idle: () => this.#idle() },
       status: () => this.#status(),
-      trigger: (reason: TriggerReason = 'file') => this.#fleetLoop.trigger(reason),
-      idle: () => this.#idle(),
+      logStarted: (url) => this.#logStarted(url),
     });
   }
 
