@@ -2,12 +2,12 @@ import { InvalidInputError, SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
-import { allApproved, applicablePart, checkPolicy, policyRefusal } from './approvals.js';
+import { allApproved, applicablePart, checkPolicy, executeApplicable, policyRefusal } from './approvals.js';
 import type { WriteRunHooks } from './run-sync.js';
 import { reviewPlan } from '../policy/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
+import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
 import { policyFor } from './plan-policy.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
@@ -122,8 +122,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   }
 
   const passwordState = await input.passwordState?.();
-  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
-    plan: part.plan,
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executeApplicable(part, {
     desired,
     actual,
     tokens,
@@ -132,7 +131,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     passwordState,
     fingerprints: passwordFingerprints(desired, passwordState),
     tokenSink: input.tokenSink,
-    onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
+    onResult: input.onResult,
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -142,7 +141,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     plan: saved.plan,
     actual,
     policy,
-    results: results.map((r, i) => part.annotate(r, i)),
+    results,
     tokensWritten,
     tokenErrors,
     approval,

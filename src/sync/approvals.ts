@@ -1,7 +1,7 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
 import type { AccessPolicy, ActualState, ApprovalStatus, ChangeResult, DesiredState, Plan, PlanReview } from '../model/index.js';
 import { checkDesiredPolicy, matchApprovals, reviewPlan } from '../policy/index.js';
-import { heldWith } from '../apply/index.js';
+import { executePlan, heldWith, type ExecuteInput, type ExecuteOutcome } from '../apply/index.js';
 
 /**
  * The desired state against its policy once role names are ids. InvalidInputError (exit 65):
@@ -74,4 +74,14 @@ export function applicablePart(plan: Plan, status: ApprovalStatus): ApplicablePa
       return hash === undefined ? r : { ...r, approval: hash };
     },
   };
+}
+
+/**
+ * Writes the applicable part of a plan and gives its results in the whole plan's terms (each
+ * approved change with its approval hash), as a sync and a saved plan's apply both do.
+ */
+export async function executeApplicable(part: ApplicablePart, input: Omit<ExecuteInput, 'plan'>): Promise<ExecuteOutcome> {
+  const { onResult } = input;
+  const outcome = await executePlan({ ...input, plan: part.plan, onResult: onResult && ((r) => onResult(part.annotate(r))) });
+  return { ...outcome, results: outcome.results.map((r, i) => part.annotate(r, i)) };
 }

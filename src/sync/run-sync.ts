@@ -3,9 +3,9 @@ import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, 
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { executePlan, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
-import { approvalStatus, applicablePart, checkPolicy, policyRefusal, withApprovals } from './approvals.js';
+import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -131,8 +131,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
 
   // Changes that need an approval and have none are not written, nor what waits for them.
   const part = applicablePart(plan, approval);
-  const { results, tokensWritten, tokenErrors, stateSaveError } = await executePlan({
-    plan: part.plan,
+  const { results, tokensWritten, tokenErrors, stateSaveError } = await executeApplicable(part, {
     desired,
     actual,
     tokens,
@@ -141,7 +140,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     passwordState,
     fingerprints,
     tokenSink: input.tokenSink,
-    onResult: input.onResult && ((r) => input.onResult!(part.annotate(r))),
+    onResult: input.onResult,
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -150,7 +149,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     ...names,
     plan,
     policy,
-    results: results.map((r, i) => part.annotate(r, i)),
+    results,
     tokensWritten,
     tokenErrors,
     approval,
