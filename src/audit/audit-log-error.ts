@@ -21,12 +21,11 @@ export type AuditLogErrorCode =
   | 'audit_unreadable';
 
 export class AuditLogError extends AmsyncError {
-  override readonly code: AuditLogErrorCode;
+  declare readonly code: AuditLogErrorCode;
 
   constructor(code: AuditLogErrorCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
     this.name = 'AuditLogError';
-    this.code = code;
   }
 }
 

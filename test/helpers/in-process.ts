@@ -6,7 +6,7 @@ import type { ScheduleFactory } from '../../src/daemon/index.js';
 import { run } from '../../src/cli/main.js';
 import { FakeScheduler } from './daemon-fakes.js';
 import { root } from './paths.js';
-import { getText, logWaiter, type LogLine } from './spawn.js';
+import { collectLogLine, daemonStarted, getText, type LogLine } from './spawn.js';
 
 export interface InProcessRun {
   readonly code: number;
@@ -140,13 +140,6 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
   let raw = '';
   let partial = '';
   let exited = false;
-  const onLine = (line: string) => {
-    try {
-      logs.push(JSON.parse(line) as LogLine);
-    } catch {
-      // not a log line (an error printed by the CLI entry)
-    }
-  };
   const running = runInProcess(['daemon', ...args], {
     ...options,
     signals,
@@ -156,7 +149,7 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
       raw += chunk;
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) onLine(line);
+      for (const line of lines) collectLogLine(logs, line);
     },
   });
   const exit = running.then(
@@ -169,9 +162,7 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
       throw error;
     },
   );
-  const waitForLog = logWaiter(logs, () => raw, () => exited);
-  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
-  const url = String(started.url);
+  const { waitForLog, url } = await daemonStarted(logs, () => raw, () => exited);
   return {
     url,
     logs,

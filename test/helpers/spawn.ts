@@ -161,6 +161,22 @@ export function logWaiter(logs: readonly LogLine[], output: () => string, exited
 }
 
 /** GET a path of a daemon's health server: status and body text. */
+/** A line of the daemon's stderr: its JSON log entry goes to `logs`; any other line is not a log line (an error printed by the CLI entry). */
+export function collectLogLine(logs: LogLine[], line: string): void {
+  try {
+    logs.push(JSON.parse(line) as LogLine);
+  } catch {
+    // not a log line
+  }
+}
+
+/** Waits for the daemon's "daemon started" line: the waiter for later lines, and the URL it serves. */
+export async function daemonStarted(logs: readonly LogLine[], output: () => string, exited: () => boolean): Promise<{ waitForLog: WaitForLog; url: string }> {
+  const waitForLog = logWaiter(logs, output, exited);
+  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
+  return { waitForLog, url: String(started.url) };
+}
+
 export async function getText(url: string, path: string): Promise<{ status: number; text: string }> {
   const res = await fetch(`${url}${path}`);
   return { status: res.status, text: await res.text() };
@@ -202,20 +218,13 @@ export async function startDaemonProcess(args: string[], env: Record<string, str
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (raw += c));
   createInterface({ input: child.stderr! }).on('line', (line) => {
     raw += `${line}\n`;
-    try {
-      logs.push(JSON.parse(line) as LogLine);
-    } catch {
-      // not a log line (an error printed by the CLI entry)
-    }
+    collectLogLine(logs, line);
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let exited = false;
   void exit.then(() => (exited = true));
 
-  const waitForLog = logWaiter(logs, () => raw, () => exited);
-
-  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
-  const url = String(started.url);
+  const { waitForLog, url } = await daemonStarted(logs, () => raw, () => exited);
   return {
     child,
     url,
