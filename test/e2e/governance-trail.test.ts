@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditTrigger } from '../../src/cli/daemon-helpers.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator, type RunningTenants } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -174,15 +174,18 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** targets.yaml: the tenants east and west of `fleet`, each with FLEET_TOKEN. */
+async function writeTargets(fleet: RunningTenants): Promise<void> {
+  const entry = (name: string) => `  - name: ${name}\n    url: ${fleet.tenant(name).url}\n    token: { env: FLEET_TOKEN }\n`;
+  await writeFile(join(dir, 'targets.yaml'), `targets:\n${entry('east')}${entry('west')}`);
+}
+
 describe('a fleet run tells the webhooks of each target, and audits each write with its target', () => {
   it('two targets: a changes_applied event and audit lines per target, from one notifier', async () => {
     const fleet = await startEmulator({ tokens: [TOKEN], tenants: ['east', 'west'] });
     const receiver = await WebhookReceiver.start();
     try {
-      await writeFile(
-        join(dir, 'targets.yaml'),
-        `targets:\n  - name: east\n    url: ${fleet.tenant('east').url}\n    token: { env: FLEET_TOKEN }\n  - name: west\n    url: ${fleet.tenant('west').url}\n    token: { env: FLEET_TOKEN }\n`,
-      );
+      await writeTargets(fleet);
       await writeFile(join(dir, 'settings.yaml'), `auditLog: audit.jsonl\nnotify:\n  maxAttempts: 1\n  webhooks:\n    - url: ${receiver.url()}\n      secretEnv: HOOK_KEY\n`);
       const run = await runInProcess(['sync', '--auto-approve', '--targets', 'targets.yaml', '--settings', 'settings.yaml'], { cwd: dir, env: { ...env(), AMSYNC_URL: '', FLEET_TOKEN: TOKEN } });
       expect(run.code, run.stderr).toBe(0);
@@ -202,10 +205,7 @@ describe('a fleet run tells the webhooks of each target, and audits each write w
     const fleet = await startEmulator({ tokens: [TOKEN], tenants: ['east', 'west'] });
     const receiver = await WebhookReceiver.start();
     try {
-      await writeFile(
-        join(dir, 'targets.yaml'),
-        `targets:\n  - name: east\n    url: ${fleet.tenant('east').url}\n    token: { env: FLEET_TOKEN }\n  - name: west\n    url: ${fleet.tenant('west').url}\n    token: { env: FLEET_TOKEN }\n`,
-      );
+      await writeTargets(fleet);
       const fleetEnv = { ...env(), AMSYNC_URL: '', FLEET_TOKEN: TOKEN };
       const planned = await runInProcess(['plan', '--targets', 'targets.yaml', '--out', 'plan.json'], { cwd: dir, env: fleetEnv });
       expect(planned.code, planned.stderr).toBe(0);
