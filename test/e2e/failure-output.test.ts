@@ -1,10 +1,9 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { closedPort as closedPortOf } from '../helpers/ports.js';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess } from '../helpers/in-process.js';
 
 /**
@@ -17,23 +16,12 @@ let emu: RunningEmulator;
 let dir: string;
 let closedPort: number;
 
+emulatorPerTest(TOKEN, 'amsync-failure-', (e, d) => {
+  emu = e;
+  dir = d;
+});
 beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  closedPort = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-afterAll(async () => {
-  await emu.close();
-});
-beforeEach(async () => {
-  emu.reset();
-  emu.clearRequests();
-  dir = await mkdtemp(join(tmpdir(), 'amsync-failure-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  closedPort = await closedPortOf();
 });
 
 const declared = 'sshUsers:\n  - username: deploy\napikeys: []\n';

@@ -1,5 +1,4 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { closedPort as closedPortOf } from '../helpers/ports.js';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -40,11 +39,7 @@ let dir: string;
 
 beforeAll(async () => {
   emu = await startEmulator({ tokens: [TOKEN, GUARDED_TOKEN], tenants: ['good', 'guarded', 'spare'] });
-  // A port nothing listens on: bound, then closed.
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closedPort = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  closedPort = await closedPortOf();
 });
 afterAll(async () => {
   await emu.close();

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditTrigger } from '../../src/cli/daemon-helpers.js';
 import { startEmulator, type RunningEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { closedPort } from '../helpers/ports.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -27,23 +27,15 @@ function leaks(text: string): string[] {
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-trail-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
-  emu.clearRequests();
-  dir = await mkdtemp(join(tmpdir(), 'amsync-trail-'));
   await writeFile(
     join(dir, 'access.yaml'),
     'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ci\n    roles: [1]\n',
   );
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const env = (extra: Record<string, string> = {}) => ({ AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD, AMSYNC_REVISION: 'abc123', HOOK_KEY, ...extra });
@@ -165,14 +157,6 @@ describe('notify.webhooks', () => {
   });
 });
 
-/** A port on 127.0.0.1 where nothing listens (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** targets.yaml: the tenants east and west of `fleet`, each with FLEET_TOKEN. */
 async function writeTargets(fleet: RunningTenants): Promise<void> {

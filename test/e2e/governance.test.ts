@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 /**
@@ -18,20 +18,12 @@ const PASSWORD = 'CANARY-password-governance-47ab';
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-governance-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
-  emu.clearRequests();
-  dir = await mkdtemp(join(tmpdir(), 'amsync-governance-'));
   await mkdir(join(dir, 'teams'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 function amsync(args: readonly string[], options: { stdin?: string; tty?: boolean } = {}): Promise<InProcessRun> {

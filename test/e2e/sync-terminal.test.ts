@@ -1,8 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess } from '../helpers/in-process.js';
 
 /** `amsync sync` at a terminal (stdin and stdout a TTY), in-process; test/e2e/terminal-pty.test.ts does it through a real pseudo-terminal. */
@@ -14,21 +14,13 @@ const QUESTION = "Do you want to perform these actions?\n  amsync will perform t
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-tty-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
-  emu.clearRequests();
   emu.seed({ sshUsers: [{ username: 'old', level: 'n1', password: 'x' }] });
-  dir = await mkdtemp(join(tmpdir(), 'amsync-tty-'));
   await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n  - username: old\n    ensure: absent\n');
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const writes = () => emu.requests().filter((r) => r.method !== 'GET');

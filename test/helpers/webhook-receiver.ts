@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { closedPort } from './ports.js';
 
 export interface ReceivedRequest {
   readonly method: string;
@@ -79,9 +80,5 @@ export class WebhookReceiver {
 
 /** A URL on 127.0.0.1 where nothing listens: connections are refused. */
 export async function refusingUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/hook`;
+  return `http://127.0.0.1:${await closedPort()}/hook`;
 }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { closedPort } from '../helpers/ports.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,14 +66,6 @@ async function tlsService(pair: KeyPair): Promise<{ port: number; arrived: () =>
   return { port, arrived: () => arrived };
 }
 
-/** A port nothing listens on: bound once, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function connect(url: string, time: VirtualTime, overrides: Partial<ClientOptions> = {}): { client: AmClient; events: RequestEvent[] } {
   client = createClient({ url, token: new Secret('conn-failure-token'), timers: time, random: () => 0.999, initialRate: 1000, ...overrides });

@@ -1,0 +1,31 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+
+/**
+ * The end-to-end tests' usual ground: one emulator for the file (accepting `token`), reset
+ * with an empty request log before each test, and a fresh temporary folder per test, removed
+ * after it. `use` is told both before each test (the file keeps them in its own variables);
+ * a `beforeEach` of the file, registered after this, runs after it.
+ */
+export function emulatorPerTest(token: string, folderPrefix: string, use: (emu: RunningEmulator, dir: string) => void): void {
+  let emu: RunningEmulator | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    emu = await startEmulator({ tokens: [token] });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+  beforeEach(async () => {
+    emu!.reset();
+    emu!.clearRequests();
+    dir = await mkdtemp(join(tmpdir(), folderPrefix));
+    use(emu!, dir);
+  });
+  afterEach(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+}
