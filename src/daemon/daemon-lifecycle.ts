@@ -1,10 +1,10 @@
 import type { Logger } from '../obs/index.js';
 import type { Timers } from '../time/index.js';
 import { errorForLog } from './describe-error.js';
-import type { FileWatch, FileWatchFactory } from './file-watch.js';
+import { watchFiles, type FileWatch, type FileWatchFactory } from './file-watch.js';
 import { startHealthServer, type HealthServer, type HealthServerOptions } from './health-server.js';
 import { parseListen } from './listen-address.js';
-import type { Schedule, ScheduleFactory } from './schedule.js';
+import { cronSchedule, type Schedule, type ScheduleFactory } from './schedule.js';
 import { onSignals, type SignalSource } from './signals.js';
 import type { TriggerReason } from './sync-loop.js';
 
@@ -35,8 +35,10 @@ export interface LifecycleDeps {
   readonly logger: Logger;
   readonly timers: Timers;
   readonly metrics: { setReady(ready: boolean): void; render(): Promise<{ contentType: string; body: string }> };
-  readonly scheduler: ScheduleFactory;
-  readonly watcher: FileWatchFactory;
+  /** @default node-cron (tests fire the schedule themselves) */
+  readonly scheduler?: ScheduleFactory | undefined;
+  /** @default chokidar */
+  readonly watcher?: FileWatchFactory | undefined;
   readonly shutdown: ShutdownSteps;
 }
 
@@ -143,7 +145,7 @@ export class DaemonLifecycle {
   /** Watches the files; a failure is logged, not thrown: the schedule re-reads them at every run. */
   async watch(options: WatchOptions): Promise<void> {
     try {
-      this.#watch = await this.#d.watcher({
+      this.#watch = await (this.#d.watcher ?? watchFiles)({
         files: options.files,
         debounceMs: options.debounceMs,
         onChange: (files) => {
@@ -162,7 +164,7 @@ export class DaemonLifecycle {
   /** Starts the schedule; when it cannot start, closes what started before and throws. */
   async schedule(expression: string, fire: () => void): Promise<void> {
     try {
-      this.#schedule = this.#d.scheduler(expression, fire, this.#log);
+      this.#schedule = (this.#d.scheduler ?? cronSchedule)(expression, fire, this.#log);
     } catch (error) {
       await this.#watch?.close();
       await this.#server?.close();
@@ -176,7 +178,7 @@ export class DaemonLifecycle {
    * comes meanwhile stops the new one. Resolves when the old one has stopped.
    */
   replaceSchedule(expression: string, fire: () => void): Promise<void> {
-    const next = this.#d.scheduler(expression, fire, this.#log);
+    const next = (this.#d.scheduler ?? cronSchedule)(expression, fire, this.#log);
     const previous = this.#schedule;
     this.#schedule = next;
     return previous?.stop() ?? Promise.resolve();

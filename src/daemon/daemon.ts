@@ -7,12 +7,12 @@ import { defaultBackoff } from './backoff.js';
 import { DaemonLifecycle, type ShutdownSteps, type StartedDaemon } from './daemon-lifecycle.js';
 import { checkDaemonOptions, defaultRunDeadlineMs, initialRuntime, type DaemonOptions, type DaemonRuntimeOptions, type MutableRuntimeOptions } from './daemon-options.js';
 import { errorForLog } from './describe-error.js';
-import { watchFiles as chokidarWatch, type FileWatchFactory } from './file-watch.js';
+import type { FileWatchFactory } from './file-watch.js';
 import { InputRecheck } from './input-recheck.js';
 import type { PendingApprovalsEvent } from './pending-approvals.js';
 import { defaultReadiness, liveness, readiness, type DaemonStatus, type Readiness } from './readiness.js';
 import { Reconciler, type LoadedInput } from './reconciler.js';
-import { cronSchedule, type ScheduleFactory } from './schedule.js';
+import type { ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
 import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 
@@ -100,8 +100,8 @@ class Sidecar {
       logger: this.#log,
       timers: this.#timers,
       metrics: deps.metrics,
-      scheduler: deps.scheduler ?? cronSchedule,
-      watcher: deps.watcher ?? chokidarWatch,
+      scheduler: deps.scheduler,
+      watcher: deps.watcher,
       shutdown: this.#shutdownSteps(),
     });
     this.#reconciler = this.#createReconciler();

@@ -7,13 +7,13 @@ import { defaultBackoff } from './backoff.js';
 import { DaemonLifecycle, type ShutdownSteps, type StartedDaemon } from './daemon-lifecycle.js';
 import { defaultRunDeadlineMs, initialRuntime, type DaemonOptions, type DaemonRuntimeOptions, type MutableRuntimeOptions } from './daemon-options.js';
 import { errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
-import { watchFiles as chokidarWatch, type FileWatchFactory } from './file-watch.js';
+import type { FileWatchFactory } from './file-watch.js';
 import { createFleetTargetMetrics, type FleetTargetMetrics } from './fleet-metrics.js';
 import { InputRecheck } from './input-recheck.js';
 import { parseListen } from './listen-address.js';
 import { defaultReadiness, liveness, type Readiness } from './readiness.js';
 import type { LoadedInput } from './reconciler.js';
-import { cronSchedule, checkSchedule, type ScheduleFactory } from './schedule.js';
+import { checkSchedule, type ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
 import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 import { TargetRunner, targetKey, type TargetReadiness, type TargetRunnerContext, type TargetService } from './target-runner.js';
@@ -127,8 +127,8 @@ class FleetDaemon {
       logger: this.#log,
       timers: this.#timers,
       metrics: deps.metrics,
-      scheduler: deps.scheduler ?? cronSchedule,
-      watcher: deps.watcher ?? chokidarWatch,
+      scheduler: deps.scheduler,
+      watcher: deps.watcher,
       shutdown: this.#shutdownSteps(),
     });
     this.#fleetLoop = new SyncLoop({
