@@ -6,7 +6,7 @@ import type { ScheduleFactory } from '../../src/daemon/index.js';
 import { run } from '../../src/cli/main.js';
 import { FakeScheduler } from './daemon-fakes.js';
 import { root } from './paths.js';
-import { collectLogLine, daemonStarted, getText, type LogLine } from './spawn.js';
+import { collectLogLine, daemonStarted, type LogLine, type StartedDaemonView } from './spawn.js';
 
 export interface InProcessRun {
   readonly code: number;
@@ -112,18 +112,9 @@ export async function runInProcess(args: readonly string[], options: InProcessOp
 }
 
 /** `amsync daemon`, run in this process: its JSON log lines, its signals and its schedule in the test's hands. */
-export interface InProcessDaemon {
-  /** `http://127.0.0.1:PORT` of /healthz, /readyz, /metrics. */
-  readonly url: string;
-  /** Every JSON log line so far (stderr). */
-  readonly logs: LogLine[];
-  /** stdout and stderr so far. */
-  output(): string;
+export interface InProcessDaemon extends StartedDaemonView {
   /** The exit code once the daemon has stopped. */
   readonly exit: Promise<number>;
-  /** Waits for a log line that matches, from the `from`-th on; returns it. */
-  waitForLog(match: (line: LogLine) => boolean, what: string, timeoutMs?: number, from?: number): Promise<LogLine>;
-  get(path: string): Promise<{ status: number; text: string }>;
   /** SIGTERM, SIGINT or SIGHUP, as the kubelet or a person sends them. */
   signal(name: 'SIGTERM' | 'SIGINT' | 'SIGHUP'): void;
   /** The cron schedule fires (there is no real cron: the test says when). */
@@ -162,14 +153,9 @@ export async function startDaemonInProcess(args: readonly string[], options: Pic
       throw error;
     },
   );
-  const { waitForLog, url } = await daemonStarted(logs, () => raw, () => exited);
   return {
-    url,
-    logs,
-    output: () => raw,
+    ...(await daemonStarted(logs, () => raw, () => exited)),
     exit,
-    waitForLog,
-    get: (path) => getText(url, path),
     signal: (name) => void signals.emit(name, name),
     fireSchedule: () => scheduler.fire(),
     async stop() {

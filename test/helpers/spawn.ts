@@ -170,11 +170,25 @@ export function collectLogLine(logs: LogLine[], line: string): void {
   }
 }
 
-/** Waits for the daemon's "daemon started" line: the waiter for later lines, and the URL it serves. */
-export async function daemonStarted(logs: readonly LogLine[], output: () => string, exited: () => boolean): Promise<{ waitForLog: WaitForLog; url: string }> {
+/** What a started daemon offers a test, in-process or spawned alike. */
+export interface StartedDaemonView {
+  /** `http://127.0.0.1:PORT` of /healthz, /readyz, /metrics. */
+  readonly url: string;
+  /** Every JSON log line so far (stderr). */
+  readonly logs: LogLine[];
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Waits for a log line that matches, from the `from`-th on; returns it. */
+  waitForLog: WaitForLog;
+  get(path: string): Promise<{ status: number; text: string }>;
+}
+
+/** Waits for the daemon's "daemon started" line; then the URL it serves, its logs and output. */
+export async function daemonStarted(logs: LogLine[], output: () => string, exited: () => boolean): Promise<StartedDaemonView> {
   const waitForLog = logWaiter(logs, output, exited);
   const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
-  return { waitForLog, url: String(started.url) };
+  const url = String(started.url);
+  return { url, logs, output, waitForLog, get: (path) => getText(url, path) };
 }
 
 export async function getText(url: string, path: string): Promise<{ status: number; text: string }> {
@@ -189,18 +203,9 @@ export interface LogLine {
 }
 
 /** A long-running `amsync` child (the daemon): its JSON log lines on stderr, its exit. */
-export interface DaemonProcess {
+export interface DaemonProcess extends StartedDaemonView {
   readonly child: ChildProcess;
-  /** `http://127.0.0.1:PORT` of /healthz, /readyz, /metrics. */
-  readonly url: string;
-  /** Every JSON log line so far (stderr). */
-  readonly logs: LogLine[];
-  /** stdout and stderr, raw. */
-  output(): string;
   readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Waits for a log line that matches; returns it. */
-  waitForLog(match: (line: LogLine) => boolean, what: string, timeoutMs?: number, from?: number): Promise<LogLine>;
-  get(path: string): Promise<{ status: number; text: string }>;
   /** SIGKILL if still running (test cleanup). */
   kill(): Promise<void>;
 }
@@ -224,15 +229,10 @@ export async function startDaemonProcess(args: string[], env: Record<string, str
   let exited = false;
   void exit.then(() => (exited = true));
 
-  const { waitForLog, url } = await daemonStarted(logs, () => raw, () => exited);
   return {
+    ...(await daemonStarted(logs, () => raw, () => exited)),
     child,
-    url,
-    logs,
-    output: () => raw,
     exit,
-    waitForLog,
-    get: (path) => getText(url, path),
     async kill() {
       if (!exited) {
         child.kill('SIGKILL');
