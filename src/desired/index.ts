@@ -11,7 +11,6 @@ export { namesOf, resolveRoleNames, usesRoleNames, type RoleNameResolution } fro
 export { desiredFromActual } from './desired-from-actual.js';
 export type { DesiredFromActual, SkippedItem } from './desired-from-actual.js';
 export {
-  describeSelector,
   labelKeyPattern,
   labelsSchema,
   labelValuePattern,

@@ -51,11 +51,3 @@ export function selectorMatches(selector: TargetSelector | undefined, target: Se
   for (const [key, value] of Object.entries(selector.labels)) if (target.labels[key] !== value) return false;
   return true;
 }
-
-/** `[sp-1, sp-2]` or `{site: sp, env: prod}`, for messages. */
-export function describeSelector(selector: TargetSelector): string {
-  if ('names' in selector) return `[${selector.names.join(', ')}]`;
-  return `{${Object.entries(selector.labels)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(', ')}}`;
-}

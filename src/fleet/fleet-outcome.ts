@@ -13,8 +13,6 @@ import type { ChangeResult, Plan } from '../model/index.js';
  */
 export type TargetStatus = 'changed' | 'unchanged' | 'failed' | 'refused' | 'skipped';
 
-export const targetStatuses: readonly TargetStatus[] = ['changed', 'failed', 'refused', 'skipped', 'unchanged'];
-
 /** Why a target failed, was refused or skipped: the error's stable code and its one line. */
 export interface TargetError {
   readonly code: string;

@@ -63,11 +63,6 @@ export function fleetSummaryLine(summary: FleetSummary): string {
   return `Fleet: ${summary.targets} target${summary.targets === 1 ? '' : 's'} — ${parts.join(', ')}\n`;
 }
 
-/** The whole text output: every section in the targets file's order, then the summary line. */
-export function renderFleetText(outcomes: readonly TargetOutcome[], context: FleetReportContext, options: { readonly color: boolean }): string {
-  return `${outcomes.map((o) => renderTargetText(o, context, options)).join('')}${fleetSummaryLine(summarizeFleet(outcomes))}`;
-}
-
 /**
  * `--json`: `{formatVersion, fleet: true, dryRun, summary: {targets, changed, failed, refused,
  * skipped, unchanged}, targets: [{name, url, status, summary, changes, unmanaged, results,
