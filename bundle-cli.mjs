@@ -20,6 +20,25 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const bundled = new Set(['zod', 'commander']);
+
+/**
+ * commander requires node:child_process at load, only to spawn the executables of
+ * "executable subcommands", which amsync has none of; loading it (with net, dgram, readline
+ * and the streams behind it) cost ~3-4 ms of every start. This gives commander a stand-in
+ * whose spawn loads the real module when called, so its behaviour is unchanged.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(build) {
+    build.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process (loaded when used)', namespace: 'lazy-child-process' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+      contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+      loader: 'js',
+    }));
+  },
+};
 const root = fileURLToPath(new URL('.', import.meta.url));
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
 const external = Object.keys(pkg.dependencies).filter((name) => !bundled.has(name));
@@ -47,4 +66,5 @@ await build({
   // As tsc's maps: they point at the sources, they do not carry them.
   sourcesContent: false,
   logLevel: 'warning',
+  plugins: [lazyChildProcessForCommander],
 });

@@ -4,7 +4,7 @@ import type { DesiredSource } from '../desired/index.js';
 import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { quote } from '../yaml/index.js';
-import { checkValue, parseText, rules, settingOptions, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
+import { checkValue, lazyRule, parseText, rules, settingOptions, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
 import type { DaemonMode, LogLevel, Settings, SettingsLayer } from '../settings/index.js';
 
 export const outputFormats = ['text', 'json', 'markdown'] as const;
@@ -187,11 +187,11 @@ export function refuseOptions(cmd: Command, refused: readonly { readonly flags: 
   return cmd;
 }
 
-const formatRule: FieldRule<OutputFormat> = {
-  schema: z.enum(outputFormats),
+const formatRule: FieldRule<OutputFormat> = lazyRule({
+  schema: () => z.enum(outputFormats),
   expected: `one of ${outputFormats.join(', ')}`,
   fromText: (text) => ((outputFormats as readonly string[]).includes(text) ? text : undefined),
-};
+});
 
 /**
  * `-f` (each time given), else AMSYNC_FILE (several paths separated by the platform's path

@@ -118,7 +118,7 @@ export function desiredWording(source: YamlSource): IssueWording {
   const role = explainRole(source);
   const targets = explainTargets(source);
   return {
-    schema: desiredFileSchema,
+    schema: desiredFileSchema(),
     rootWhat: 'the file must be a mapping with the keys sshUsers, apikeys, prune, protect and policy',
     isSensitive,
     unknownKeyHint,

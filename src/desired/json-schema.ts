@@ -7,7 +7,7 @@ import { desiredFileSchema } from './desired-schema.js';
  * keys with defaults are optional.
  */
 export function renderAccessSchema(): string {
-  const schema = z.toJSONSchema(desiredFileSchema, { io: 'input', target: 'draft-7' });
+  const schema = z.toJSONSchema(desiredFileSchema(), { io: 'input', target: 'draft-7' });
   const document = {
     $schema: schema.$schema,
     $comment: 'Generated from src/desired/desired-schema.ts by `npm run schema`; do not edit.',

@@ -14,24 +14,36 @@ export const labelKeyPattern = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,62})$/;
 /** A label value: one word of at most 63 characters. */
 export const labelValuePattern = /^[A-Za-z0-9._-]{1,63}$/;
 
-export const targetNameSchema = z
-  .string()
-  .regex(targetNamePattern, { error: (issue) => `${JSON.stringify(issue.input)} is not a target name (lowercase letters, digits and -, at most 63, not starting with -)` })
-  .meta({ description: 'A target of the targets file, by name.' });
+// Built when first asked for (a memo each): every command loads this module, and a desired
+// file the quick check accepts (quick-check.ts) never needs them.
+let nameSchema: z.ZodString | undefined;
+let labelSchema: z.ZodRecord<z.ZodString, z.ZodString> | undefined;
 
-export const labelsSchema = z
-  .record(
-    z.string().regex(labelKeyPattern, { error: (issue) => `${JSON.stringify(issue.input)} is not a label key (letters, digits, . _ / -, at most 63)` }),
-    z.string().regex(labelValuePattern, { error: 'a label value is one word of letters, digits, . _ and - (at most 63)' }),
-  )
-  .meta({ description: 'Labels, `{site: sp, env: prod}`.' });
+export function targetNameSchema(): z.ZodString {
+  nameSchema ??= z
+    .string()
+    .regex(targetNamePattern, { error: (issue) => `${JSON.stringify(issue.input)} is not a target name (lowercase letters, digits and -, at most 63, not starting with -)` })
+    .meta({ description: 'A target of the targets file, by name.' });
+  return nameSchema;
+}
 
-export const targetSelectorSchema = z
-  .union([
-    z.array(targetNameSchema).meta({ title: 'target names', description: 'These targets, by name: `[sp-1, rj-2]`.' }),
-    labelsSchema.meta({ title: 'label selector', description: 'Every target carrying all these labels: `{site: sp, env: prod}`; `{}` selects every target.' }),
-  ])
-  .meta({ description: 'Fleet only (--targets): the targets this is for, by name or by labels (ANDed). Default: every target.' });
+export function labelsSchema(): z.ZodRecord<z.ZodString, z.ZodString> {
+  labelSchema ??= z
+    .record(
+      z.string().regex(labelKeyPattern, { error: (issue) => `${JSON.stringify(issue.input)} is not a label key (letters, digits, . _ / -, at most 63)` }),
+      z.string().regex(labelValuePattern, { error: 'a label value is one word of letters, digits, . _ and - (at most 63)' }),
+    )
+    .meta({ description: 'Labels, `{site: sp, env: prod}`.' });
+  return labelSchema;
+}
+
+export const buildTargetSelectorSchema = () =>
+  z
+    .union([
+      z.array(targetNameSchema()).meta({ title: 'target names', description: 'These targets, by name: `[sp-1, rj-2]`.' }),
+      labelsSchema().meta({ title: 'label selector', description: 'Every target carrying all these labels: `{site: sp, env: prod}`; `{}` selects every target.' }),
+    ])
+    .meta({ description: 'Fleet only (--targets): the targets this is for, by name or by labels (ANDed). Default: every target.' });
 
 /** The file's form of a selector -> the model's. */
 export function toTargetSelector(written: readonly string[] | Readonly<Record<string, string>>): TargetSelector {

@@ -30,11 +30,11 @@ const credentialRef = z
 
 export const targetSchema = z
   .strictObject({
-    name: targetNameSchema.meta({ description: 'Unique name of the target: lowercase letters, digits and -, at most 63. It names the target in output, metrics, token folders and state files.' }),
+    name: targetNameSchema().meta({ description: 'Unique name of the target: lowercase letters, digits and -, at most 63. It names the target in output, metrics, token folders and state files.' }),
     url: rules.url.schema.meta({ description: 'Base URL of the service. Each target has its own; two targets with one URL would be two writers.' }),
     token: credentialRef.optional().meta({ description: 'An access token by reference: { env: NAME } or { file: PATH } (re-read on 401). Not together with integratorKey.' }),
     integratorKey: credentialRef.optional().meta({ description: 'An integrator key (refresh token) by reference: { env: NAME } or { file: PATH } (a rotated key is written back to it). Not together with token.' }),
-    labels: labelsSchema.optional().meta({ description: 'Labels the desired file selects targets by: `{site: sp, env: prod}`.' }),
+    labels: labelsSchema().optional().meta({ description: 'Labels the desired file selects targets by: `{site: sp, env: prod}`.' }),
     rate: rules.positiveNumber.schema.optional().meta({ description: 'Ceiling in requests per second for this target (over --rate).' }),
     concurrency: rules.int1.schema.optional().meta({ description: 'Requests in flight at most for this target (over --concurrency).' }),
     caFile: rules.path.schema.optional().meta({ description: "PEM bundle of this target's private CA, relative to the targets file's folder (over --ca-file)." }),

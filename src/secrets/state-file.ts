@@ -8,11 +8,15 @@ import { writeFileAtomic } from './atomic-write.js';
  * The state file keeps, per service URL, a fingerprint of each password amsync last applied,
  * by SSH user id. It never holds a password or a token. Absent file: nothing was applied yet.
  */
-const stateFileSchema = z.object({
-  version: z.literal(1),
-  services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()) })),
-});
-type StateFileContent = z.infer<typeof stateFileSchema>;
+const buildStateFileSchema = () =>
+  z.object({
+    version: z.literal(1),
+    services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()) })),
+  });
+type StateFileContent = z.infer<ReturnType<typeof buildStateFileSchema>>;
+
+// Built when a state file is first read: every command loads this module, few read the file.
+let stateFileSchema: ReturnType<typeof buildStateFileSchema> | undefined;
 
 export interface PasswordState {
   /** False when no state file exists yet: passwords are then set on create only. */
@@ -90,7 +94,7 @@ async function readState(path: string): Promise<StateFileContent | undefined> {
     throw new AmsyncError('state_file_unreadable', `cannot read the state file ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    return stateFileSchema.parse(JSON.parse(text));
+    return (stateFileSchema ??= buildStateFileSchema()).parse(JSON.parse(text));
   } catch (error) {
     throw new AmsyncError('state_file_invalid', `the state file ${path} is not a valid amsync state file; move it away to start afresh (passwords are then set on create only)`, { cause: error });
   }

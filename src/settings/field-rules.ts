@@ -31,27 +31,43 @@ function validateCron(): typeof ValidateCron {
   return cronValidate;
 }
 
+/**
+ * A rule whose zod schema is built when first used. Every command loads the rules (the option
+ * table is made of them) but most check no setting; building their schemas at load was ~6 ms
+ * of every start (docs/performance.md, "Cold start").
+ */
+export function lazyRule<T>(rule: { readonly schema: () => z.ZodType<T>; readonly expected: string; readonly fromText: (text: string) => unknown }): FieldRule<T> {
+  let schema: z.ZodType<T> | undefined;
+  return {
+    get schema() {
+      schema ??= rule.schema();
+      return schema;
+    },
+    expected: rule.expected,
+    fromText: rule.fromText,
+  };
+}
+
 function intRule(min: number): FieldRule<number> {
-  const expected = rangeWords('int', min, true);
-  return { schema: z.int().min(min), expected, fromText: numberFromText };
+  return lazyRule({ schema: () => z.int().min(min), expected: rangeWords('int', min, true), fromText: numberFromText });
 }
 
 export const rules = {
-  url: {
-    schema: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
+  url: lazyRule<string>({
+    schema: () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
     expected: 'an http:// or https:// URL',
     fromText: asIs,
-  } satisfies FieldRule<string>,
-  path: { schema: z.string().min(1), expected: 'a path', fromText: asIs } satisfies FieldRule<string>,
-  positiveNumber: {
-    schema: z.number().positive(),
+  }),
+  path: lazyRule<string>({ schema: () => z.string().min(1), expected: 'a path', fromText: asIs }),
+  positiveNumber: lazyRule<number>({
+    schema: () => z.number().positive(),
     expected: rangeWords('number', 0, false),
     fromText: numberFromText,
-  } satisfies FieldRule<number>,
+  }),
   int0: intRule(0),
   int1: intRule(1),
-  boolean: {
-    schema: z.boolean(),
+  boolean: lazyRule<boolean>({
+    schema: () => z.boolean(),
     expected: 'true or false',
     fromText: (text: string): unknown => {
       const t = text.trim().toLowerCase();
@@ -59,48 +75,49 @@ export const rules = {
       if (['false', '0', 'no', 'off'].includes(t)) return false;
       return undefined;
     },
-  } satisfies FieldRule<boolean>,
-  logLevel: { schema: z.enum(logLevels), expected: `one of ${logLevels.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof logLevels)[number]>,
-  mode: { schema: z.enum(daemonModes), expected: `one of ${daemonModes.join(', ')}`, fromText: asIs } satisfies FieldRule<(typeof daemonModes)[number]>,
-  cron: {
-    schema: z.string().refine((s) => validateCron()(s), {
+  }),
+  logLevel: lazyRule<(typeof logLevels)[number]>({ schema: () => z.enum(logLevels), expected: `one of ${logLevels.join(', ')}`, fromText: asIs }),
+  mode: lazyRule<(typeof daemonModes)[number]>({ schema: () => z.enum(daemonModes), expected: `one of ${daemonModes.join(', ')}`, fromText: asIs }),
+  cron: lazyRule<string>({
+    schema: () => z.string().refine((s) => validateCron()(s), {
       error: (issue) => `${quote(String(issue.input))} is not a cron expression (five fields, or six with seconds first), e.g. "*/5 * * * *"`,
     }),
     expected: 'a cron expression such as "*/5 * * * *"',
     fromText: asIs,
-  } satisfies FieldRule<string>,
-  leaseRef: {
-    schema: z.string().refine((s) => parseLeaseRef(s) !== undefined, {
+  }),
+  leaseRef: lazyRule<string>({
+    schema: () => z.string().refine((s) => parseLeaseRef(s) !== undefined, {
       error: (issue) => `${quote(String(issue.input))} is not a Lease: expected lease:NAMESPACE/NAME, e.g. lease:amsync/amsync-leader`,
     }),
     expected: 'lease:NAMESPACE/NAME',
     fromText: asIs,
-  } satisfies FieldRule<string>,
-  listen: {
-    schema: z.string().refine(isHostPort, { error: 'expected HOST:PORT, e.g. 127.0.0.1:9477 (port 0 to 65535)' }),
+  }),
+  listen: lazyRule<string>({
+    schema: () => z.string().refine(isHostPort, { error: 'expected HOST:PORT, e.g. 127.0.0.1:9477 (port 0 to 65535)' }),
     expected: 'HOST:PORT such as 127.0.0.1:9477',
     fromText: asIs,
-  } satisfies FieldRule<string>,
+  }),
 } as const;
 
 /** One of `notify.webhooks`: the HMAC key only by reference (an env variable or a file). */
 const describe = <T extends z.ZodType>(schema: T, description: string): T => schema.meta({ description });
-const webhookSchema = z
-  .strictObject({
-    url: describe(rules.url.schema, 'Where notifications are POSTed; plain http only to loopback unless http.allowInsecureHttp.'),
-    secretEnv: describe(z.string().regex(envNamePattern, { error: 'expected the name of an environment variable, e.g. AMSYNC_WEBHOOK_KEY' }).optional(), 'Environment variable holding the HMAC-SHA256 key: the body is signed in X-Amsync-Signature.'),
-    secretFile: describe(rules.path.schema.optional(), 'File holding the HMAC-SHA256 key (one trailing newline ignored). Not together with secretEnv.'),
-    format: describe(z.enum(webhookFormats).optional(), "json (amsync's signed payload, the default) or slack ({text, blocks} for a Slack incoming webhook)."),
-    events: describe(z.array(z.enum(notifyEventNames)).min(1).optional(), 'Only these events; unset: every event.'),
-  })
-  .refine((w) => w.secretEnv === undefined || w.secretFile === undefined, { error: 'name the HMAC key once: secretEnv or secretFile, not both' });
+const webhookSchema = () =>
+  z
+    .strictObject({
+      url: describe(rules.url.schema, 'Where notifications are POSTed; plain http only to loopback unless http.allowInsecureHttp.'),
+      secretEnv: describe(z.string().regex(envNamePattern, { error: 'expected the name of an environment variable, e.g. AMSYNC_WEBHOOK_KEY' }).optional(), 'Environment variable holding the HMAC-SHA256 key: the body is signed in X-Amsync-Signature.'),
+      secretFile: describe(rules.path.schema.optional(), 'File holding the HMAC-SHA256 key (one trailing newline ignored). Not together with secretEnv.'),
+      format: describe(z.enum(webhookFormats).optional(), "json (amsync's signed payload, the default) or slack ({text, blocks} for a Slack incoming webhook)."),
+      events: describe(z.array(z.enum(notifyEventNames)).min(1).optional(), 'Only these events; unset: every event.'),
+    })
+    .refine((w) => w.secretEnv === undefined || w.secretFile === undefined, { error: 'name the HMAC key once: secretEnv or secretFile, not both' });
 
 /** A list of webhooks: only in a settings file (no variable or flag can hold a list of objects). */
-export const webhooksRule: FieldRule<readonly WebhookSetting[]> = {
-  schema: z.array(webhookSchema) as unknown as z.ZodType<readonly WebhookSetting[]>,
+export const webhooksRule: FieldRule<readonly WebhookSetting[]> = lazyRule({
+  schema: () => z.array(webhookSchema()) as unknown as z.ZodType<readonly WebhookSetting[]>,
   expected: 'a list of webhooks ({url, secretEnv or secretFile, format, events})',
   fromText: () => undefined,
-};
+});
 
 /** `127.0.0.1:9477`, `localhost:0`, `[::1]:9477`, `0.0.0.0:80`. */
 export function isHostPort(text: string): boolean {

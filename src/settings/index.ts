@@ -4,7 +4,7 @@ export { parseSettings, type ParseSettingsResult } from './parse-settings.js';
 export { settingsEnvVars, settingsFromEnv, type EnvSettings } from './env-settings.js';
 export { mergeSettings } from './merge-settings.js';
 export { loadSettings, type SettingsSources } from './load-settings.js';
-export { checkValue, parseText, rules, type FieldRule } from './field-rules.js';
+export { checkValue, lazyRule, parseText, rules, type FieldRule } from './field-rules.js';
 export { renderSettingsSchema } from './settings-json-schema.js';
 export { parseLeaseRef } from './lease-ref.js';
 export { setIn } from './env-settings.js';
