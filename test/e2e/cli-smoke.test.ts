@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { assertBuilt, spawnAmsync } from '../helpers/spawn.js';
@@ -59,6 +60,20 @@ describe('the amsync binary', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ formatVersion: 1, dryRun: false });
     for (const canary of [TOKEN, PASSWORD]) expect(run.stdout + run.stderr).not.toContain(canary);
+  });
+
+  it('a cold validate loads only what it uses: no child process, HTTP or worker module (net is there for piped stdio)', async () => {
+    // Node's own list of the built-in modules a process loaded, written at exit.
+    const hook = join(dir, 'loaded-modules.mjs');
+    const list = join(dir, 'loaded-modules.json');
+    await writeFile(hook, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));\n`);
+    const run = await spawnAmsync(['validate', '-f', 'access.yaml'], { cwd: dir, env: { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` } });
+    expect(run.stderr).toContain('DEPLOY_PASSWORD');
+    expect(run.code).toBe(0);
+    const loaded = JSON.parse(await readFile(list, 'utf8')) as string[];
+    expect(loaded).toContain('NativeModule fs/promises');
+    // commander requires child_process at load; the bundle hands it a stand-in (bundle-cli.mjs).
+    for (const module of ['child_process', 'dgram', 'http', 'https', 'tls', 'worker_threads']) expect(loaded).not.toContain(`NativeModule ${module}`);
   });
 
   it('a bad command line is 64', async () => {
