@@ -48,7 +48,7 @@ const outdir = 'dist/bundle';
 await rm(join(root, outdir), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: { main: 'dist/cli/main.js', 'heap-growth': 'dist/cli/heap-growth.js' },
+  entryPoints: { main: 'dist/cli/main.js' },
   outdir,
   // Flat, two levels below the package root as dist/cli/ is: `new URL('../../package.json',
   // import.meta.url)` and the other paths of the code relative to the package still hold.

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { exitCodes, InvalidInputError } from '../errors.js';
 import { annotateDiagnostics } from './annotations.js';
-import { registerCommands } from './commands.js';
+import { holdsLiveData, registerCommands } from './commands.js';
 import { processIo, type CliIo } from './io.js';
 import { errText, redactedIo } from './output.js';
 import { reportError, wantsJson } from './report-error.js';
@@ -18,6 +18,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
     throw error;
   });
+  // Before the work: the heap grows with the live data, not with the host's memory.
+  if (holdsLiveData(argv.slice(2))) (await import('./heap-growth.js')).limitHeapGrowth();
   const code = await run(argv, processIo());
   // Let stdout/stderr drain before leaving; process.exit would cut piped output short.
   process.exitCode = code;

@@ -62,18 +62,29 @@ describe('the amsync binary', () => {
     for (const canary of [TOKEN, PASSWORD]) expect(run.stdout + run.stderr).not.toContain(canary);
   });
 
-  it('a cold validate loads only what it uses: no child process, HTTP or worker module (net is there for piped stdio)', async () => {
-    // Node's own list of the built-in modules a process loaded, written at exit.
+  /** Runs amsync and answers the built-in modules it loaded (Node's own list, written at exit). */
+  async function loadedModules(args: string[], extraEnv: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof spawnAmsync>>; loaded: string[] }> {
     const hook = join(dir, 'loaded-modules.mjs');
     const list = join(dir, 'loaded-modules.json');
     await writeFile(hook, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));\n`);
-    const run = await spawnAmsync(['validate', '-f', 'access.yaml'], { cwd: dir, env: { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` } });
+    const run = await spawnAmsync(args, { cwd: dir, env: { ...extraEnv, NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` } });
+    return { run, loaded: JSON.parse(await readFile(list, 'utf8')) as string[] };
+  }
+
+  it('a cold validate loads only what it uses: no child process, HTTP, worker or v8 module (net is there for piped stdio)', async () => {
+    const { run, loaded } = await loadedModules(['validate', '-f', 'access.yaml']);
     expect(run.stderr).toContain('DEPLOY_PASSWORD');
     expect(run.code).toBe(0);
-    const loaded = JSON.parse(await readFile(list, 'utf8')) as string[];
     expect(loaded).toContain('NativeModule fs/promises');
     // commander requires child_process at load; the bundle hands it a stand-in (bundle-cli.mjs).
-    for (const module of ['child_process', 'dgram', 'http', 'https', 'tls', 'worker_threads']) expect(loaded).not.toContain(`NativeModule ${module}`);
+    // node:v8 bounds the heap's growth, which validate does not need (src/cli/commands.ts).
+    for (const module of ['child_process', 'dgram', 'http', 'https', 'tls', 'worker_threads', 'v8']) expect(loaded).not.toContain(`NativeModule ${module}`);
+  });
+
+  it("a plan bounds the heap's growth (it loads node:v8 to set the flag)", async () => {
+    const { run, loaded } = await loadedModules(['plan'], env());
+    expect(run.code, run.stderr).toBe(0);
+    expect(loaded).toContain('NativeModule v8');
   });
 
   it('a bad command line is 64', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { holdsLiveData } from '../../../src/cli/commands.js';
 import { heapGrowingPercent, limitHeapGrowth } from '../../../src/cli/heap-growth.js';
 
 describe("the CLI bounds its heap's growth by the live data, unless the user sized the heap", () => {
@@ -18,5 +19,12 @@ describe("the CLI bounds its heap's growth by the live data, unless the user siz
     expect(run([], '--max_old_space_size=512')).toEqual([]);
     expect(run([], '--require x --max-semi-space-size=64')).toEqual([]);
     expect(run(['--heap-growing-percent=50'], '')).toEqual([]);
+  });
+});
+
+describe('which runs bound the heap', () => {
+  it('the commands that may hold a listing or large state, and not validate, schema, version or help', () => {
+    for (const command of ['plan', 'sync', 'apply', 'export', 'daemon', 'emulator', 'demo', 'audit', 'pln']) expect(holdsLiveData([command, '-f', 'x'])).toBe(true);
+    for (const args of [['validate', '-f', 'x'], ['schema'], ['version'], ['help', 'sync'], ['--version'], ['-v'], ['--help'], []]) expect(holdsLiveData(args)).toBe(false);
   });
 });
