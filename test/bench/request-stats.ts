@@ -18,6 +18,13 @@ export interface RequestStats {
   readonly statuses: Readonly<Record<string, number>>;
   /** From the arrival of the first successful write to the end of the last one; 0 without writes. */
   readonly writeSpanMs: number;
+  /**
+   * The calls of the apply the server served (not refused with 503/429): the writes and the
+   * GET that verifies each delete. They share the server's rate, so their rate is the limiter's.
+   */
+  readonly applyCallsServed: number;
+  /** From the arrival of the first of those to the end of the last one. */
+  readonly applySpanMs: number;
   /** From the arrival of the first list call to the end of the last one. */
   readonly listSpanMs: number;
   /** Longest time between two successive successful writes' arrivals: a stall of the client (or the machine). */
@@ -53,6 +60,7 @@ export function requestStats(log: readonly LoggedRequest[]): RequestStats {
   const lists = api.filter(isList);
   const writes = api.filter(isWrite);
   const done = writes.filter((r) => r.status >= 200 && r.status < 300);
+  const applyServed = api.filter((r) => !isList(r) && r.status !== 503 && r.status !== 429);
   const statuses: Record<string, number> = {};
   for (const r of api) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
   return {
@@ -67,8 +75,25 @@ export function requestStats(log: readonly LoggedRequest[]): RequestStats {
     throttled: api.filter((r) => r.status === 503 || r.status === 429).length,
     statuses,
     writeSpanMs: span(done),
+    applyCallsServed: applyServed.length,
+    applySpanMs: span(applyServed),
     listSpanMs: span(lists),
     maxWriteGapMs: maxGap(done),
     pageSizes: [...new Set(lists.map((r) => r.query.size ?? '(none)'))],
+  };
+}
+
+/**
+ * What the server's rate R bought during an apply. Since verified deletes (a GET before each
+ * DELETE), writes alone cannot reach R: with 500 deletes among 2,000 changes, 2,501 calls
+ * share it and writes/s ÷ R is at most 2000 ÷ 2501 = 0.80. So the target is on the calls the
+ * apply sent (writes and their verifying reads) ÷ R; writes/s ÷ R is shown beside it, with
+ * its ceiling.
+ */
+export function applyThroughput(stats: RequestStats): { callsPerSecond: number; writesPerSecond: number; writeCeiling: number } {
+  return {
+    callsPerSecond: (stats.applyCallsServed * 1000) / stats.applySpanMs,
+    writesPerSecond: (stats.writesDone * 1000) / stats.writeSpanMs,
+    writeCeiling: stats.writesDone / stats.applyCallsServed,
   };
 }

@@ -22,7 +22,7 @@ import { applyReads, changeCount } from './desired-file.js';
 import type { EmulatorProcess } from './emulator-process.js';
 import { figure, type Figure } from './figures.js';
 import { refreshPerItem, type RefreshResult } from './per-item-refresh.js';
-import { rateScenarios } from './rate-scenarios.js';
+import { rateScenarios, throughputFigures } from './rate-scenarios.js';
 import { listRoutes, requestStats, type RequestStats } from './request-stats.js';
 import { exportScenario, largePages, planBesideBareListing, tokensDirScenario } from './scale-scenarios.js';
 import { fleetScenario } from './fleet-scenario.js';
@@ -182,23 +182,13 @@ function applyFigures(scenario: string, id: string, config: BenchConfig, configu
   const pages = 2 * pagesOf(config.items, config.pageSize);
   const changes = changeCount(outcome.mix);
   const reads = applyReads(outcome.mix);
-  const writesPerSecond = (stats.writesDone * 1000) / stats.writeSpanMs;
   const rate = config.serverRate;
   const concurrency = config.applyConcurrency === undefined ? 'default --concurrency' : `--concurrency ${config.applyConcurrency}`;
   const out: Figure[] = [];
   if (rate !== undefined) {
-    out.push(
-      figure({
-        id: `${id}.writesPerSecondPerRate`,
-        scenario,
-        label: `writes/s ÷ R (${writesPerSecond.toFixed(1)} ÷ ${rate})`,
-        value: writesPerSecond / rate,
-        decimals: 3,
-        target: { op: '>=', value: configured ? 0.95 : 0.9 },
-        note: `${stats.writesDone} writes from the first one's arrival to the last one's answer; ${configured ? `--rate ${config.clientRate}` : 'no --rate'}, ${concurrency}; longest pause between writes ${stats.maxWriteGapMs} ms`,
-      }),
-    );
+    out.push(...throughputFigures({ id, scenario, stats, rate, configured, how: `${configured ? `--rate ${config.clientRate}` : 'no --rate'}, ${concurrency}` }));
   } else {
+    const writesPerSecond = (stats.writesDone * 1000) / stats.writeSpanMs;
     out.push(figure({ id: `${id}.writesPerSecond`, scenario, label: 'writes/s (no server limit)', value: writesPerSecond, decimals: 0 }));
   }
   out.push(
