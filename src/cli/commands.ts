@@ -6,7 +6,7 @@ type Register = (program: Command, ctx: CommandContext) => void;
 /**
  * Commands that hold no listing and no large state: a desired file is at most 10 MB, and a
  * validate of a 200k-item one peaked at 214 MB RSS with the heap's growth bounded and 220 MB
- * without (0.8 s instead of 1.1 s). The launcher leaves the heap alone for these, as loading
+ * without (0.8 s instead of 1.1 s). main() leaves the heap alone for these, as loading
  * node:v8 to bound it was ~5 ms of a ~75 ms cold start (docs/performance.md, "Cold start").
  */
 const holdLittle = new Set(['validate', 'schema', 'version', 'help']);
