@@ -1,3 +1,4 @@
+import { isProxy } from 'node:util/types';
 import { envNamePattern } from '../secrets/index.js';
 import type { DesiredFile } from './desired-schema.js';
 import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-selector.js';
@@ -17,6 +18,7 @@ import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-
  * file's definition: the JSON Schema, the error messages and every file this declines.
  */
 export function quickCheckDesired(raw: unknown): DesiredFile | undefined {
+  if (prototypeAltered()) return undefined;
   try {
     return fileOf(raw);
   } catch (error) {
@@ -34,20 +36,41 @@ function decline(): never {
 
 type Plain = Readonly<Record<string, unknown>>;
 
-/** An object of data (as the YAML readers make them) with only `keys` (any, for labels); else not sure. */
+/**
+ * Whether Object.prototype holds a key zod would see: zod tests an optional key with `in`
+ * (inherited ones too) and refuses unknown keys with `for...in` (inherited enumerable ones
+ * too); this reads own keys only. Checked once per file.
+ */
+function prototypeAltered(): boolean {
+  if (Object.keys(Object.prototype).length > 0) return true;
+  for (const key of allKeys) if (key in Object.prototype) return true;
+  return false;
+}
+
+/**
+ * An object of data (as the YAML readers make them) with only `keys` (any, for labels); else
+ * not sure. Data means each value reads the same every time: no getter, no proxy, nothing but
+ * enumerable own string keys.
+ */
 function plainObject(value: unknown, keys: ReadonlySet<string> | 'any'): Plain {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return decline();
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || isProxy(value)) return decline();
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return decline();
-  if (keys !== 'any') for (const key of Object.keys(value)) if (!keys.has(key)) decline();
-  // A key the object holds but does not list (a symbol, a non-enumerable one) is not data.
-  if (Reflect.ownKeys(value).length !== Object.keys(value).length) decline();
+  const own = Object.keys(value);
+  if (Reflect.ownKeys(value).length !== own.length) decline();
+  for (const key of own) {
+    if (keys !== 'any' && !keys.has(key)) decline();
+    if (!('value' in Object.getOwnPropertyDescriptor(value, key)!)) decline();
+  }
   return value as Plain;
 }
 
-function list(value: unknown): readonly unknown[] {
-  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return decline();
-  return value;
+/** Each element mapped, holes included (a hole reads as undefined and is declined, as zod refuses it). */
+function listOf<T>(value: unknown, item: (element: unknown) => T): T[] {
+  if (!Array.isArray(value) || isProxy(value) || Object.getPrototypeOf(value) !== Array.prototype) return decline();
+  const out = new Array<T>(value.length);
+  for (let i = 0; i < value.length; i += 1) out[i] = item((value as unknown[])[i]);
+  return out;
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : decline());
@@ -76,19 +99,22 @@ function roleRef(value: unknown): number | string {
   return /^\s*[-+]?\d+(\.\d+)?\s*$/.test(name) ? decline() : name;
 }
 
-const roleRefs = (value: unknown): (number | string)[] => list(value).map(roleRef);
+const roleRefs = (value: unknown): (number | string)[] => listOf(value, roleRef);
 
 function password(value: unknown): string | { env: string } | { file: string } {
   if (typeof value === 'string') return value;
   const object = plainObject(value, passwordKeys);
   if (Object.keys(object).length !== 1) return decline();
-  if (Object.hasOwn(object, 'env')) return envNamePattern.test(text(object.env)) ? { env: object.env as string } : decline();
+  if (Object.hasOwn(object, 'env')) {
+    const env = text(object.env);
+    return envNamePattern.test(env) ? { env } : decline();
+  }
   return { file: nonEmpty(object.file) };
 }
 const passwordKeys = new Set(['env', 'file']);
 
 function targets(value: unknown): string[] | Record<string, string> {
-  if (Array.isArray(value)) return list(value).map((name) => (targetNamePattern.test(text(name)) ? (name as string) : decline()));
+  if (Array.isArray(value)) return listOf(value, (name) => (targetNamePattern.test(text(name)) ? (name as string) : decline()));
   const labels = plainObject(value, 'any');
   const out: Record<string, string> = {};
   for (const [key, label] of Object.entries(labels)) {
@@ -133,7 +159,7 @@ const superuserRules = ['allow', 'forbid', 'approve'] as const;
 function policy(value: unknown): NonNullable<DesiredFile['policy']> {
   const p = plainObject(value, policyKeys);
   const levels = (v: unknown): string[] => {
-    const out = list(v).map(nonEmpty);
+    const out = listOf(v, nonEmpty);
     return out.length >= 1 ? out : decline();
   };
   return {
@@ -149,7 +175,7 @@ function policy(value: unknown): NonNullable<DesiredFile['policy']> {
 }
 
 const kinds = new Set(['sshUsers', 'apikeys']);
-const globs = (value: unknown): string[] => list(value).map(nonEmpty);
+const globs = (value: unknown): string[] => listOf(value, nonEmpty);
 
 function prune(value: unknown): { sshUsers: boolean; apikeys: boolean } {
   const p = plainObject(value, kinds);
@@ -162,12 +188,13 @@ function protect(value: unknown): { sshUsers: string[] | null; apikeys: string[]
 }
 
 const fileKeys = new Set(['sshUsers', 'apikeys', 'prune', 'protect', 'policy', 'targets']);
+const allKeys = [...fileKeys, ...sshUserKeys, ...apikeyKeys, ...policyKeys, ...kinds, ...passwordKeys];
 
 function fileOf(raw: unknown): DesiredFile {
   const file = plainObject(raw, fileKeys);
   return {
-    sshUsers: nullableWithDefault(file, 'sshUsers', [], (v) => list(v).map(sshUser)),
-    apikeys: nullableWithDefault(file, 'apikeys', [], (v) => list(v).map(apikey)),
+    sshUsers: nullableWithDefault(file, 'sshUsers', [], (v) => listOf(v, sshUser)),
+    apikeys: nullableWithDefault(file, 'apikeys', [], (v) => listOf(v, apikey)),
     prune: nullableWithDefault(file, 'prune', { sshUsers: false, apikeys: false }, prune),
     protect: nullableWithDefault(file, 'protect', { sshUsers: [], apikeys: [] }, protect),
     ...optional(file, 'policy', (p) => (p === null ? null : policy(p))),

@@ -170,4 +170,32 @@ targets: {env: prod}
     ];
     for (const raw of cases) expect(quickCheckDesired(raw)).toBeUndefined();
   });
+
+  it('is not sure of lists with holes, values that may read differently twice, or an altered Object.prototype', () => {
+    const holes = (length: number, values: Record<number, unknown>): unknown[] => Object.assign(new Array<unknown>(length), values);
+    const getter = Object.defineProperty({ username: 'u' }, 'level', { get: () => 'n1', enumerable: true });
+    const cases: unknown[] = [
+      { sshUsers: holes(1, {}) },
+      { apikeys: [{ name: 'k', roles: holes(3, { 0: 1, 2: 2 }) }] },
+      { policy: { levels: holes(1, {}) } },
+      { sshUsers: [getter] },
+      { sshUsers: [new Proxy({ username: 'u' }, {})] },
+      new Proxy({ sshUsers: [] }, {}),
+      { apikeys: new Proxy([], {}) },
+    ];
+    for (const raw of cases) {
+      expect(quickCheckDesired(raw)).toBeUndefined();
+    }
+    const plain = { sshUsers: [{ username: 'u' }] };
+    expect(quickCheckDesired(plain)).toBeDefined();
+    for (const [key, enumerable] of [['id', false], ['extra', true]] as const) {
+      Object.defineProperty(Object.prototype, key, { value: 5, enumerable, configurable: true, writable: true });
+      try {
+        expect(quickCheckDesired(plain)).toBeUndefined();
+      } finally {
+        delete (Object.prototype as Record<string, unknown>)[key];
+      }
+    }
+    expect(quickCheckDesired(plain)).toBeDefined();
+  });
 });
