@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { envNamePattern } from '../secrets/index.js';
-import { quote } from '../yaml/index.js';
+import { numberInQuotes, quote } from '../yaml/index.js';
+import { noOuterSpaces } from './name-rules.js';
 import { buildTargetSelectorSchema } from './target-selector.js';
 
 /**
@@ -13,8 +14,6 @@ import { buildTargetSelectorSchema } from './target-selector.js';
  * ~4 ms of every start. A piece used in several places is built once and shared, as it was
  * when each was a module constant.
  */
-
-const noOuterSpaces = (s: string) => s.trim() === s;
 
 const secretInputSchema = () =>
   z
@@ -47,7 +46,7 @@ const roleRefSchema = () =>
       .min(1)
       .refine(noOuterSpaces, { error: (issue) => `role name ${quote(String(issue.input))} has leading or trailing spaces` })
       // `"2"` is an id in quotes far more often than a role named 2: say so, not "no role named '2'".
-      .refine((s) => !/^\s*[-+]?\d+(\.\d+)?\s*$/.test(s), { error: 'a number in quotes' })
+      .refine((s) => !numberInQuotes.test(s), { error: 'a number in quotes' })
       .meta({ description: "A role name, resolved to its id through the service's roles listing (GET /api/roles)." }),
   ]);
 

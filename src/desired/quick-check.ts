@@ -1,6 +1,8 @@
 import { isProxy } from 'node:util/types';
 import { envNamePattern } from '../secrets/index.js';
+import { numberInQuotes } from '../yaml/index.js';
 import type { DesiredFile } from './desired-schema.js';
+import { noOuterSpaces } from './name-rules.js';
 import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-selector.js';
 
 /**
@@ -56,11 +58,10 @@ function plainObject(value: unknown, keys: ReadonlySet<string> | 'any'): Plain {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || isProxy(value)) return decline();
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return decline();
-  const own = Object.keys(value);
-  if (Reflect.ownKeys(value).length !== own.length) decline();
-  for (const key of own) {
+  for (const key of Reflect.ownKeys(value)) {
+    const property = Object.getOwnPropertyDescriptor(value, key)!;
+    if (typeof key !== 'string' || !property.enumerable || !('value' in property)) decline();
     if (keys !== 'any' && !keys.has(key)) decline();
-    if (!('value' in Object.getOwnPropertyDescriptor(value, key)!)) decline();
   }
   return value as Plain;
 }
@@ -80,7 +81,7 @@ const intAtLeast = (value: unknown, min: number): number => (typeof value === 'n
 const oneOf = <T extends string>(value: unknown, values: readonly T[]): T => ((values as readonly unknown[]).includes(value) ? (value as T) : decline());
 
 /** A name that is its own identity: not empty, no spaces around it. */
-const identity = (value: unknown): string => (nonEmpty(value).trim() === value ? (value as string) : decline());
+const identity = (value: unknown): string => (noOuterSpaces(nonEmpty(value)) ? (value as string) : decline());
 
 /** Each present key's value, mapped; absent keys stay absent (as zod's optional keys do). */
 function optional<T>(object: Plain, key: string, map: (value: unknown) => T): { [key: string]: T } {
@@ -95,8 +96,7 @@ const nullableWithDefault = <T>(object: Plain, key: string, fallback: T, map: (v
 function roleRef(value: unknown): number | string {
   if (typeof value === 'number') return intAtLeast(value, 1);
   const name = identity(value);
-  // zod's wording: "a number in quotes".
-  return /^\s*[-+]?\d+(\.\d+)?\s*$/.test(name) ? decline() : name;
+  return numberInQuotes.test(name) ? decline() : name;
 }
 
 const roleRefs = (value: unknown): (number | string)[] => listOf(value, roleRef);
@@ -125,16 +125,19 @@ function targets(value: unknown): string[] | Record<string, string> {
 }
 
 const ensureValues = ['present', 'absent'] as const;
+// The pieces the schema shares between the two kinds (its `Shared`).
+const pinnedId = (object: Plain) => optional(object, 'id', (id) => intAtLeast(id, 1));
+const ensure = (object: Plain) => withDefault(object, 'ensure', 'present', (e) => oneOf(e, ensureValues));
 const sshUserKeys = new Set(['username', 'id', 'level', 'password', 'ensure', 'targets']);
 
 function sshUser(value: unknown): NonNullable<DesiredFile['sshUsers']>[number] {
   const user = plainObject(value, sshUserKeys);
   return {
     username: identity(user.username),
-    ...optional(user, 'id', (id) => intAtLeast(id, 1)),
+    ...pinnedId(user),
     level: withDefault(user, 'level', 'n1', nonEmpty),
     ...optional(user, 'password', password),
-    ensure: withDefault(user, 'ensure', 'present', (e) => oneOf(e, ensureValues)),
+    ensure: ensure(user),
     ...optional(user, 'targets', targets),
   };
 }
@@ -145,10 +148,10 @@ function apikey(value: unknown): NonNullable<DesiredFile['apikeys']>[number] {
   const key = plainObject(value, apikeyKeys);
   return {
     name: identity(key.name),
-    ...optional(key, 'id', (id) => intAtLeast(id, 1)),
+    ...pinnedId(key),
     superuser: withDefault(key, 'superuser', false, bool),
     roles: withDefault(key, 'roles', [], roleRefs),
-    ensure: withDefault(key, 'ensure', 'present', (e) => oneOf(e, ensureValues)),
+    ensure: ensure(key),
     ...optional(key, 'targets', targets),
   };
 }

@@ -13,6 +13,6 @@ export { sortDiagnostics } from './sort-diagnostics.js';
 export { PositionsNeeded } from './plain-yaml.js';
 export { readPlainYaml } from './plain-yaml.js';
 export { readYaml } from './yaml-source.js';
-export { issuesToDiagnostics } from './zod-issues.js';
+export { issuesToDiagnostics, numberInQuotes } from './zod-issues.js';
 export { rangeWords } from './describe-value.js';
 export { readBounded } from './read-bounded.js';

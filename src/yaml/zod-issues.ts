@@ -23,6 +23,9 @@ export interface IssueWording {
   explain?(issue: Issue, path: DocPath, value: unknown, describe: (issue: Issue) => Diagnostic[]): Diagnostic[] | undefined;
 }
 
+/** A string that reads as a number (`"7"`, `" -1.5 "`): most often a number put in quotes. */
+export const numberInQuotes = /^\s*[-+]?\d+(\.\d+)?\s*$/;
+
 /** zod issues -> positioned diagnostics in plain words, each with its path and a stable code. */
 export function issuesToDiagnostics(issues: readonly Issue[], source: YamlSource, wording: IssueWording): Diagnostic[] {
   const describe = (issue: Issue): Diagnostic[] => {
@@ -111,7 +114,7 @@ function typeHint(expected: string, value: unknown, path: DocPath, source: YamlS
     if (['yes', 'y', 'on'].includes(lower)) return ' — YAML 1.2 reads yes/on as a string; write true';
     if (['no', 'n', 'off'].includes(lower)) return ' — YAML 1.2 reads no/off as a string; write false';
   }
-  if ((expected === 'int' || expected === 'number') && typeof value === 'string' && /^\s*[-+]?\d+(\.\d+)?\s*$/.test(value)) {
+  if ((expected === 'int' || expected === 'number') && typeof value === 'string' && numberInQuotes.test(value)) {
     return ' — remove the quotes';
   }
   if (expected === 'array' && value !== null && typeof value !== 'object') {

@@ -23,7 +23,7 @@ import type { EmulatorProcess } from './emulator-process.js';
 import { figure, type Figure } from './figures.js';
 import { refreshPerItem, type RefreshResult } from './per-item-refresh.js';
 import { rateScenarios, throughputFigures } from './rate-scenarios.js';
-import { listRoutes, requestStats, type RequestStats } from './request-stats.js';
+import { applyThroughput, listRoutes, requestStats, type RequestStats } from './request-stats.js';
 import { exportScenario, largePages, planBesideBareListing, tokensDirScenario } from './scale-scenarios.js';
 import { fleetScenario } from './fleet-scenario.js';
 
@@ -188,8 +188,7 @@ function applyFigures(scenario: string, id: string, config: BenchConfig, configu
   if (rate !== undefined) {
     out.push(...throughputFigures({ id, scenario, stats, rate, configured, how: `${configured ? `--rate ${config.clientRate}` : 'no --rate'}, ${concurrency}` }));
   } else {
-    const writesPerSecond = (stats.writesDone * 1000) / stats.writeSpanMs;
-    out.push(figure({ id: `${id}.writesPerSecond`, scenario, label: 'writes/s (no server limit)', value: writesPerSecond, decimals: 0 }));
+    out.push(figure({ id: `${id}.writesPerSecond`, scenario, label: 'writes/s (no server limit)', value: applyThroughput(stats).writesPerSecond, decimals: 0 }));
   }
   out.push(
     figure({
