@@ -42,6 +42,11 @@ export interface BenchConfig {
   readonly tokensItems: number;
   /** Runs of `amsync validate` and of `node -e 0` each (scenario 10). */
   readonly coldRuns: number;
+  /**
+   * Alternating pairs behind the CPU ratio of two long runs: `amsync plan` beside the bare
+   * listing (scenario 4) and the no-op with and without tokensDir (scenario 9). Medians compared.
+   */
+  readonly cpuPairs: number;
   /** Users and keys each of the export (scenario 11). */
   readonly exportItems: number;
   /** The fleet scenario (12): targets, users and keys each per target, --target-concurrency. @default a small fleet */
@@ -97,6 +102,7 @@ export const fullConfig: BenchConfig = {
   largePageMax: 1_000,
   tokensItems: 100_000,
   coldRuns: 10,
+  cpuPairs: 3,
   exportItems: 500_000,
   fleet: fullFleetSize,
 };

@@ -27,6 +27,7 @@ const small: BenchConfig = {
   largePageMax: 1000,
   tokensItems: 300,
   coldRuns: 1,
+  cpuPairs: 1,
   exportItems: 300,
   // Only the CLI runs as a process (its calls, RSS and CPU are what is measured).
   emulatorInProcess: true,

@@ -23,6 +23,9 @@ export interface MeasuredCliRun {
   /** Peak resident set size of the amsync process, as it reported it at exit. */
   readonly maxRssKb: number | undefined;
   readonly cpuMs: number | undefined;
+  /** cpuMs split: the process's own code, and the kernel on its behalf (system calls, page faults). */
+  readonly userCpuMs: number | undefined;
+  readonly systemCpuMs: number | undefined;
 }
 
 /**
@@ -67,6 +70,8 @@ export function runNode(args: readonly string[], options: CliRunOptions): Promis
         wallMs,
         maxRssKb: reported?.maxRssKb,
         cpuMs: reported === undefined ? undefined : (reported.userCpuUs + reported.systemCpuUs) / 1000,
+        userCpuMs: reported === undefined ? undefined : reported.userCpuUs / 1000,
+        systemCpuMs: reported === undefined ? undefined : reported.systemCpuUs / 1000,
       });
     });
   });

@@ -1,18 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { alternately, median } from './alternate.js';
 import type { BenchConfig } from './bench-config.js';
 import { logOf } from './bench-runs.js';
-import { runAmsync, runNode, type MeasuredCliRun } from './cli-process.js';
+import { runAmsync, runNode } from './cli-process.js';
 import { figure, type Figure } from './figures.js';
 
 /** A 10-line desired-state file: what a CI job's `amsync validate` typically reads. */
 const tenLines = ['sshUsers:', '  - username: deploy', '    level: n1', '  - username: ops', 'apikeys:', '  - name: billing', '    roles: [3, 7]', '  - name: monitor', 'prune:', '  sshUsers: false', ''].join('\n');
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /**
  * Scenario 10: a cold `amsync validate` of a 10-line file beside bare `node -e 0`, each run
@@ -24,14 +19,15 @@ export async function coldStart(config: BenchConfig, workDir: string, figures: F
   await writeFile(join(dir, 'access.yaml'), tenLines);
   const scenario = '10 cold start';
   logOf(config)(`${scenario}: \`amsync validate\` of a 10-line file and \`node -e 0\`, ${config.coldRuns} runs each`);
-  const validate: MeasuredCliRun[] = [];
-  const bare: MeasuredCliRun[] = [];
-  for (let i = 0; i < config.coldRuns; i += 1) {
-    const run = await runAmsync(['validate', '-f', 'access.yaml'], { cwd: dir, env: {} });
-    if (run.code !== 0) throw new Error(`amsync validate exited with ${run.code}: ${run.stderr.slice(-1000)}`);
-    validate.push(run);
-    bare.push(await runNode(['-e', '0'], { cwd: dir, env: {} }));
-  }
+  const { first: validate, second: bare } = await alternately(
+    config.coldRuns,
+    async () => {
+      const run = await runAmsync(['validate', '-f', 'access.yaml'], { cwd: dir, env: {} });
+      if (run.code !== 0) throw new Error(`amsync validate exited with ${run.code}: ${run.stderr.slice(-1000)}`);
+      return run;
+    },
+    () => runNode(['-e', '0'], { cwd: dir, env: {} }),
+  );
   const wall = { validate: median(validate.map((r) => r.wallMs)), bare: median(bare.map((r) => r.wallMs)) };
   const cpu = { validate: median(validate.map((r) => r.cpuMs ?? Number.NaN)), bare: median(bare.map((r) => r.cpuMs ?? Number.NaN)) };
   const rss = { validate: median(validate.map((r) => (r.maxRssKb ?? Number.NaN) / 1024)), bare: median(bare.map((r) => (r.maxRssKb ?? Number.NaN) / 1024)) };

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { alternately, median } from './alternate.js';
 import type { BenchConfig } from './bench-config.js';
 import { amsync, logOf, noopAgain, noopSync, pagesOf, TOKEN, withEmulator, type SyncOutcome } from './bench-runs.js';
 import { runNode, type MeasuredCliRun } from './cli-process.js';
@@ -22,45 +23,58 @@ export interface PlanBesideBare {
  * `amsync plan` (the whole command: start, reading and checking the file, listing, planning,
  * printing) on data already seeded and a file already written, beside a bare node:http +
  * JSON.parse listing of the same pages: the CPU ratio is how much amsync costs on top of the
- * floor any client pays.
+ * floor any client pays. `cpuPairs` of each, alternately, medians compared; the peak RSS is
+ * the largest of the plan runs'.
  */
 export async function planBesideBareListing(emu: EmulatorProcess, config: BenchConfig, items: number, dir: string): Promise<PlanBesideBare> {
-  const planned = await noopAgain(emu, config, items, dir, { command: 'plan' });
-  const bare = await runNode([bareListing, emu.url, TOKEN, String(config.pageSize)], { cwd: dir, env: {} });
-  if (bare.code !== 0) throw new Error(`the bare listing exited with ${bare.code}: ${bare.stderr.slice(-1000)}`);
-  const listed = JSON.parse(bare.stdout) as { sshUsers: number; apikeys: number; pages: number };
-  if (listed.sshUsers !== items || listed.apikeys !== items) throw new Error(`the bare listing saw ${bare.stdout.trim()}, expected ${items} of each`);
+  const { first: plans, second: bares } = await alternately(
+    config.cpuPairs,
+    () => noopAgain(emu, config, items, dir, { command: 'plan' }),
+    () => bareListingOf(emu, config, items, dir),
+  );
   const scenario = '4 footprint';
   const n = count(items);
-  const ratio = (planned.run.cpuMs ?? Number.NaN) / (bare.cpuMs ?? Number.NaN);
+  const cpu = { plan: median(plans.map((p) => p.run.cpuMs ?? Number.NaN)), bare: median(bares.map((b) => b.run.cpuMs ?? Number.NaN)) };
+  const peak = Math.max(...plans.map((p) => megabytes(p.run)));
+  const pages = bares[0]!.pages;
+  const each = plans.map((p, i) => `${seconds(p.run.cpuMs)} ÷ ${seconds(bares[i]!.run.cpuMs)}`).join(', ');
   return {
     figures: [
       figure({
         id: 'footprint.planPeakRssMb',
         scenario,
         label: `peak RSS, \`amsync plan\`, ${n} users + ${n} keys`,
-        value: megabytes(planned.run),
+        value: peak,
         unit: 'MB',
         decimals: 0,
         target: { op: '<=', value: 256 },
-        note: `node's default heap sizing on this host; wall ${seconds(planned.run.wallMs)}, CPU ${seconds(planned.run.cpuMs)}`,
+        note: `node's default heap sizing on this host; the largest of ${plans.length} run(s); CPU ${plans.map((p) => seconds(p.run.cpuMs)).join(', ')}`,
       }),
       figure({
         id: 'footprint.planCpuPerBareListing',
         scenario,
-        label: `\`amsync plan\` CPU ÷ bare listing CPU (${seconds(planned.run.cpuMs)} ÷ ${seconds(bare.cpuMs)})`,
-        value: ratio,
+        label: `\`amsync plan\` CPU ÷ bare listing CPU (${seconds(cpu.plan)} ÷ ${seconds(cpu.bare)})`,
+        value: cpu.plan / cpu.bare,
         unit: '×',
         decimals: 2,
         target: { op: '<=', value: 1.5 },
-        note: `the same ${count(listed.pages)} pages (size ${config.pageSize}) listed by test/bench/bare-listing.mjs: node:http, one keep-alive agent, JSON.parse, nothing else (its peak RSS ${megabytes(bare).toFixed(0)} MB); amsync's figure is the whole command, file and plan included`,
+        note: `medians of ${plans.length} alternating runs each (${each}); the same ${count(pages)} pages (size ${config.pageSize}) listed by test/bench/bare-listing.mjs: node:http, one keep-alive agent, JSON.parse, nothing else (its peak RSS ${megabytes(bares[0]!.run).toFixed(0)} MB); amsync's figure is the whole command, file and plan included`,
       }),
     ],
     details: {
-      plan: { wallMs: planned.run.wallMs, cpuMs: planned.run.cpuMs, maxRssKb: planned.run.maxRssKb, stats: planned.stats },
-      bare: { wallMs: bare.wallMs, cpuMs: bare.cpuMs, maxRssKb: bare.maxRssKb, pages: listed.pages },
+      plans: plans.map((p) => ({ wallMs: p.run.wallMs, cpuMs: p.run.cpuMs, userCpuMs: p.run.userCpuMs, systemCpuMs: p.run.systemCpuMs, maxRssKb: p.run.maxRssKb, stats: p.stats })),
+      bares: bares.map((b) => ({ wallMs: b.run.wallMs, cpuMs: b.run.cpuMs, userCpuMs: b.run.userCpuMs, systemCpuMs: b.run.systemCpuMs, maxRssKb: b.run.maxRssKb, pages: b.pages })),
     },
   };
+}
+
+/** test/bench/bare-listing.mjs over the seeded service; checks it saw every item. */
+async function bareListingOf(emu: EmulatorProcess, config: BenchConfig, items: number, dir: string): Promise<{ readonly run: MeasuredCliRun; readonly pages: number }> {
+  const run = await runNode([bareListing, emu.url, TOKEN, String(config.pageSize)], { cwd: dir, env: {} });
+  if (run.code !== 0) throw new Error(`the bare listing exited with ${run.code}: ${run.stderr.slice(-1000)}`);
+  const listed = JSON.parse(run.stdout) as { sshUsers: number; apikeys: number; pages: number };
+  if (listed.sshUsers !== items || listed.apikeys !== items) throw new Error(`the bare listing saw ${run.stdout.trim()}, expected ${items} of each`);
+  return { run, pages: listed.pages };
 }
 
 /** Scenario 8: a server whose largest page is `largePageMax`, listed with the client's own page size. */
@@ -98,43 +112,50 @@ export async function tokensDirScenario(config: BenchConfig, workDir: string, fi
   const tokensArgs = ['--tokens-dir', 'tokens'];
   // The quadratic matching this scenario was made for took minutes at 100k: let it finish, to be measured.
   const timeoutMs = 1_800_000;
-  logOf(config)(`${scenario}: no-op sync of ${items} users and ${items} keys with and without --tokens-dir, L = ${config.latencyMs} ms`);
-  const [first, without, withTokens] = await withEmulator(config, { latencyMs: config.latencyMs }, async (emu) => {
+  logOf(config)(`${scenario}: no-op sync of ${items} users and ${items} keys with and without --tokens-dir, ${config.cpuPairs} time(s) each, L = ${config.latencyMs} ms`);
+  const [first, runs] = await withEmulator(config, { latencyMs: config.latencyMs }, async (emu) => {
     const writing = await noopSync(emu, config, items, dir, { args: tokensArgs, timeoutMs });
-    const plain = await noopAgain(emu, config, items, dir);
-    return [writing, plain, await noopAgain(emu, config, items, dir, { args: tokensArgs, timeoutMs })] as const;
+    return [writing, await alternately(config.cpuPairs, () => noopAgain(emu, config, items, dir), () => noopAgain(emu, config, items, dir, { args: tokensArgs, timeoutMs }))] as const;
   });
   // The token files, not the sink's index of them (.amsync~index).
   const files = (await readdir(join(dir, 'tokens'))).filter((name) => !name.startsWith('.')).length;
   if (files !== items) throw new Error(`expected ${items} token files, found ${files}`);
-  const cpu = (o: SyncOutcome) => o.run.cpuMs ?? Number.NaN;
+  const middle = (outcomes: readonly SyncOutcome[], of: (run: MeasuredCliRun) => number | undefined) => median(outcomes.map((o) => of(o.run) ?? Number.NaN));
+  const cpu = { without: middle(runs.first, (r) => r.cpuMs), with: middle(runs.second, (r) => r.cpuMs) };
+  const wall = { without: middle(runs.first, (r) => r.wallMs), with: middle(runs.second, (r) => r.wallMs) };
+  const pairs = runs.first.map((o, i) => `${seconds(runs.second[i]!.run.cpuMs)} ÷ ${seconds(o.run.cpuMs)}`).join(', ');
   figures.push(
     figure({
       id: 'tokensDir.cpuRatio',
       scenario,
-      label: `no-op CPU with ÷ without tokensDir, ${count(items)} keys (${seconds(cpu(withTokens))} ÷ ${seconds(cpu(without))})`,
-      value: cpu(withTokens) / cpu(without),
+      label: `no-op CPU with ÷ without tokensDir, ${count(items)} keys (${seconds(cpu.with)} ÷ ${seconds(cpu.without)})`,
+      value: cpu.with / cpu.without,
       unit: '×',
       decimals: 2,
       target: { op: '<=', value: 1.2 },
-      note: `every token file already current; the first run, which wrote the ${count(files)} files, took CPU ${seconds(cpu(first))}, wall ${seconds(first.run.wallMs)}`,
+      note: `medians of ${runs.first.length} alternating runs each (with ÷ without: ${pairs}); every token file already current; the first run, which wrote the ${count(files)} files, took CPU ${seconds(first.run.cpuMs)}, wall ${seconds(first.run.wallMs)}`,
     }),
     figure({
       id: 'tokensDir.wallRatio',
       scenario,
-      label: `no-op wall time with ÷ without tokensDir (${seconds(withTokens.run.wallMs)} ÷ ${seconds(without.run.wallMs)})`,
-      value: withTokens.run.wallMs / without.run.wallMs,
+      label: `no-op wall time with ÷ without tokensDir (${seconds(wall.with)} ÷ ${seconds(wall.without)})`,
+      value: wall.with / wall.without,
       unit: '×',
       decimals: 2,
       target: { op: '<=', value: 1.2 },
     }),
+    figure({
+      id: 'tokensDir.peakRssMb',
+      scenario,
+      label: `peak RSS of the no-op with tokensDir (without: ${Math.max(...runs.first.map((o) => megabytes(o.run))).toFixed(0)} MB)`,
+      value: Math.max(...runs.second.map((o) => megabytes(o.run))),
+      unit: 'MB',
+      decimals: 0,
+      note: 'the largest of the runs',
+    }),
   );
-  details.tokensDir = {
-    items,
-    first: { wallMs: first.run.wallMs, cpuMs: first.run.cpuMs },
-    without: { wallMs: without.run.wallMs, cpuMs: without.run.cpuMs, maxRssKb: without.run.maxRssKb },
-    with: { wallMs: withTokens.run.wallMs, cpuMs: withTokens.run.cpuMs, maxRssKb: withTokens.run.maxRssKb },
-  };
+  const measured = (o: SyncOutcome) => ({ wallMs: o.run.wallMs, cpuMs: o.run.cpuMs, userCpuMs: o.run.userCpuMs, systemCpuMs: o.run.systemCpuMs, maxRssKb: o.run.maxRssKb });
+  details.tokensDir = { items, first: measured(first), without: runs.first.map(measured), with: runs.second.map(measured) };
 }
 
 /** Scenario 11: `amsync export -o FILE` of `exportItems` users and as many keys. */
