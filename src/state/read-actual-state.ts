@@ -6,8 +6,12 @@ export type StateSource = Pick<AccessService, 'listSshUsers' | 'listApikeys'>;
 
 export interface ActualStateRead {
   readonly state: ActualState;
-  /** Apikey tokens by apikey id, for the token sink. Never part of the state or the plan. */
-  readonly tokens: ReadonlyMap<number, { readonly name: string; readonly token: SecretValue }>;
+  /**
+   * Apikey tokens by apikey id, for the token sink. Never part of the state or the plan. The
+   * secret itself, not a record with the key's name (which the state has): at 100k keys, 100k
+   * objects fewer held through the run.
+   */
+  readonly tokens: ReadonlyMap<number, SecretValue>;
 }
 
 export interface ReadActualStateOptions {
@@ -29,8 +33,8 @@ export interface ReadActualStateOptions {
 export async function readActualState(source: StateSource, options: ReadActualStateOptions = {}): Promise<ActualStateRead> {
   const withTokens = options.tokens ?? true;
   const [sshUsers, keys] = await Promise.all([readConsistent(() => source.listSshUsers()), readConsistent(() => source.listApikeys({ tokens: withTokens }))]);
-  const tokens = new Map<number, { name: string; token: SecretValue }>();
-  if (withTokens) for (const k of keys) if (k.token) tokens.set(k.id, { name: k.name, token: k.token });
+  const tokens = new Map<number, SecretValue>();
+  if (withTokens) for (const k of keys) if (k.token) tokens.set(k.id, k.token);
   return { state: { sshUsers, apikeys: withoutTokens(keys) }, tokens };
 }
 
