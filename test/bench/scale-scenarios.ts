@@ -24,14 +24,18 @@ export interface PlanBesideBare {
  * printing) on data already seeded and a file already written, beside a bare node:http +
  * JSON.parse listing of the same pages: the CPU ratio is how much amsync costs on top of the
  * floor any client pays. `cpuPairs` of each, alternately, medians compared; the peak RSS is
- * the largest of the plan runs'.
+ * the largest of the plan runs'. Beside them, `amsync validate` of the same file: it only
+ * reads and checks it, which the plan must do as well, so (bare listing + validate) ÷ bare
+ * listing is a floor for the ratio that no HTTP stack or planner, however cheap, goes below.
  */
 export async function planBesideBareListing(emu: EmulatorProcess, config: BenchConfig, items: number, dir: string): Promise<PlanBesideBare> {
-  const { first: plans, second: bares } = await alternately(
+  const { first: plans, second: others } = await alternately(
     config.cpuPairs,
     () => noopAgain(emu, config, items, dir, { command: 'plan' }),
-    () => bareListingOf(emu, config, items, dir),
+    async () => ({ bare: await bareListingOf(emu, config, items, dir), validate: await validateOf(emu, config, dir) }),
   );
+  const bares = others.map((o) => o.bare);
+  const validateCpu = median(others.map((o) => o.validate.cpuMs ?? Number.NaN));
   const scenario = '4 footprint';
   const n = count(items);
   const cpu = { plan: median(plans.map((p) => p.run.cpuMs ?? Number.NaN)), bare: median(bares.map((b) => b.run.cpuMs ?? Number.NaN)) };
@@ -60,12 +64,29 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
         target: { op: '<=', value: 1.5 },
         note: `medians of ${plans.length} alternating runs each (${each}); the same ${count(pages)} pages (size ${config.pageSize}) listed by test/bench/bare-listing.mjs: node:http, one keep-alive agent, JSON.parse, nothing else (its peak RSS ${megabytes(bares[0]!.run).toFixed(0)} MB); amsync's figure is the whole command, file and plan included`,
       }),
+      figure({
+        id: 'footprint.fileFloorPerBareListing',
+        scenario,
+        label: `floor of that ratio: (bare listing + \`amsync validate\` of the same file) CPU ÷ bare listing (${seconds(cpu.bare)} + ${seconds(validateCpu)} ÷ ${seconds(cpu.bare)})`,
+        value: (cpu.bare + validateCpu) / cpu.bare,
+        unit: '×',
+        decimals: 2,
+        note: `validate reads and checks the ${count(2 * items)}-item file and nothing else; \`amsync plan\` must do that too, so no listing and planning as cheap as the bare listing's brings it below this (medians of ${others.length} runs; each run includes node's start)`,
+      }),
     ],
     details: {
       plans: plans.map((p) => ({ wallMs: p.run.wallMs, cpuMs: p.run.cpuMs, userCpuMs: p.run.userCpuMs, systemCpuMs: p.run.systemCpuMs, maxRssKb: p.run.maxRssKb, stats: p.stats })),
+      validates: others.map(({ validate: v }) => ({ wallMs: v.wallMs, cpuMs: v.cpuMs, userCpuMs: v.userCpuMs, systemCpuMs: v.systemCpuMs, maxRssKb: v.maxRssKb })),
       bares: bares.map((b) => ({ wallMs: b.run.wallMs, cpuMs: b.run.cpuMs, userCpuMs: b.run.userCpuMs, systemCpuMs: b.run.systemCpuMs, maxRssKb: b.run.maxRssKb, pages: b.pages })),
     },
   };
+}
+
+/** `amsync validate` of the scenario's file: reading and checking it, nothing sent. */
+async function validateOf(emu: EmulatorProcess, config: BenchConfig, dir: string): Promise<MeasuredCliRun> {
+  const run = await amsync(emu, config, dir, ['validate', '-f', 'access.yaml']);
+  if (run.code !== 0) throw new Error(`amsync validate exited with ${run.code}: ${run.stderr.slice(-1000)}`);
+  return run;
 }
 
 /** test/bench/bare-listing.mjs over the seeded service; checks it saw every item. */
