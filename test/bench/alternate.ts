@@ -14,10 +14,24 @@ export async function alternately<A, B>(pairs: number, first: () => Promise<A>, 
   return { first: a, second: b };
 }
 
-/** The middle value; of an even count, the mean of the two middle ones. NaN for none. */
+/**
+ * The middle value; of an even count, the mean of the two middle ones. NaN for none, and NaN
+ * when any value is NaN (a run whose measurement is missing): a figure from such runs must
+ * fail its target, not pass on the others.
+ */
 export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
+  if (values.length === 0 || values.some(Number.isNaN)) return Number.NaN;
   const sorted = [...values].sort((x, y) => x - y);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The median of the pairs' own ratios, `first[i] ÷ second[i]`: each ratio within one busy or
+ * quiet spell, as the alternation meant (a ratio of the two medians could set one pair's
+ * numerator over another's denominator).
+ */
+export function pairedRatio(first: readonly number[], second: readonly number[]): number {
+  if (first.length !== second.length) throw new RangeError(`pairs need as many runs on each side, got ${first.length} and ${second.length}`);
+  return median(first.map((value, i) => value / second[i]!));
 }
