@@ -28,6 +28,11 @@ export interface MeasuredCliRun {
   readonly systemCpuMs: number | undefined;
 }
 
+/** What bench-results.json keeps of a run: its time, CPU (and the split) and peak RSS. */
+export function usageOf(run: MeasuredCliRun): Pick<MeasuredCliRun, 'wallMs' | 'cpuMs' | 'userCpuMs' | 'systemCpuMs' | 'maxRssKb'> {
+  return { wallMs: run.wallMs, cpuMs: run.cpuMs, userCpuMs: run.userCpuMs, systemCpuMs: run.systemCpuMs, maxRssKb: run.maxRssKb };
+}
+
 /**
  * Runs `amsync ARGS` as a child process, bounded in time, and reads its peak RSS and CPU time
  * (reported by report-usage.mjs, preloaded into the child, on a pipe at fd 3).

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { alternately, median, pairedRatio } from './alternate.js';
 import type { BenchConfig } from './bench-config.js';
 import { amsync, logOf, noopAgain, noopSync, pagesOf, TOKEN, withEmulator, type SyncOutcome } from './bench-runs.js';
-import { runNode, type MeasuredCliRun } from './cli-process.js';
+import { runNode, usageOf, type MeasuredCliRun } from './cli-process.js';
 import type { EmulatorProcess } from './emulator-process.js';
 import { figure, type Figure } from './figures.js';
 
@@ -23,8 +23,8 @@ export interface PlanBesideBare {
  * `amsync plan` (the whole command: start, reading and checking the file, listing, planning,
  * printing) on data already seeded and a file already written, beside a bare node:http +
  * JSON.parse listing of the same pages: the CPU ratio is how much amsync costs on top of the
- * floor any client pays. `cpuPairs` of each, alternately, medians compared; the peak RSS is
- * the largest of the plan runs'. Beside them, `amsync validate` of the same file: it only
+ * floor any client pays. `cpuPairs` of each, alternately; the peak RSS is the largest of the
+ * plan runs'. Beside them, `amsync validate` of the same file: it only
  * reads and checks it, which the plan must do as well, so (bare listing + validate − node's
  * own start, which one process pays once) ÷ bare listing is a floor for the ratio that no HTTP
  * stack or planner, however cheap, goes below. Each ratio is the median of the pairs' own.
@@ -82,10 +82,10 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
       }),
     ],
     details: {
-      plans: plans.map((p) => ({ wallMs: p.run.wallMs, cpuMs: p.run.cpuMs, userCpuMs: p.run.userCpuMs, systemCpuMs: p.run.systemCpuMs, maxRssKb: p.run.maxRssKb, stats: p.stats })),
-      starts: others.map(({ start }) => ({ cpuMs: start.cpuMs, wallMs: start.wallMs })),
-      validates: others.map(({ validate: v }) => ({ wallMs: v.wallMs, cpuMs: v.cpuMs, userCpuMs: v.userCpuMs, systemCpuMs: v.systemCpuMs, maxRssKb: v.maxRssKb })),
-      bares: bares.map((b) => ({ wallMs: b.run.wallMs, cpuMs: b.run.cpuMs, userCpuMs: b.run.userCpuMs, systemCpuMs: b.run.systemCpuMs, maxRssKb: b.run.maxRssKb, pages: b.pages })),
+      plans: plans.map((p) => ({ ...usageOf(p.run), stats: p.stats })),
+      starts: others.map(({ start }) => usageOf(start)),
+      validates: others.map(({ validate }) => usageOf(validate)),
+      bares: bares.map((b) => ({ ...usageOf(b.run), pages: b.pages })),
     },
   };
 }
@@ -185,7 +185,7 @@ export async function tokensDirScenario(config: BenchConfig, workDir: string, fi
       note: 'the largest of the runs',
     }),
   );
-  const measured = (o: SyncOutcome) => ({ wallMs: o.run.wallMs, cpuMs: o.run.cpuMs, userCpuMs: o.run.userCpuMs, systemCpuMs: o.run.systemCpuMs, maxRssKb: o.run.maxRssKb });
+  const measured = (o: SyncOutcome) => usageOf(o.run);
   details.tokensDir = { items, first: measured(first), without: runs.first.map(measured), with: runs.second.map(measured) };
 }
 
