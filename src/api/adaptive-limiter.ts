@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { Pacer } from './pacer.js';
 export { LimiterClosedError } from './pacer.js';
-import { RateController, type DispatchStamp } from './rate-controller.js';
+import { RateController, unpacedWindow, type DispatchStamp } from './rate-controller.js';
 import { systemTimers, type Timers } from '../time/index.js';
 
 /** Requests in flight at most unless `--concurrency` says otherwise: a ceiling, not a target. */
@@ -56,7 +56,7 @@ const spareWindow = 2;
 // While no limit is known, a call that finds nothing queued goes out at once when fewer than
 // this many are in flight: a listing's serial pages run as fast as a plain script's, and only
 // calls that queue up (an apply's writes) are paced and ramp up.
-const unpacedInFlight = 4;
+const unpacedInFlight = unpacedWindow;
 
 /**
  * One per service, shared by every call (listing included). p-queue bounds the requests in

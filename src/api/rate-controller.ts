@@ -26,11 +26,19 @@ export interface RateControllerOptions {
   readonly decreaseFactor?: number;
 }
 
-// Slow start adds 2 ln 2 per paced success: at full demand that doubles the rate every half
-// second (10 -> 100 req/s in under 2 s). Faster overshoots a server's burst allowance further
-// for little gain; slower costs seconds at a low rate on every run (measured in
-// test/bench/limiter-simulation.ts).
-const slowStartStep = 2 * Math.LN2;
+// Slow start adds 1.25 ln 2 per paced success: at full demand that doubles the rate every 0.8 s.
+// The server's burst hides its limit, so the rate at which its bucket runs dry is set by this
+// growth: at a doubling every half second it was ~3 x R, and every request sent in the moment
+// before the first 503 is handled (longer on a busy machine) met an empty bucket: 18-32 503s in
+// one run of several (docs/performance.md, turn 7). Slower costs seconds at a low rate at a
+// high latency (measured in test/bench/limiter-simulation.ts).
+const slowStartStep = 1.25 * Math.LN2;
+/**
+ * Requests in flight per round trip the limiter lets through unpaced while discovering (a
+ * listing's pages): slow start begins from up to this many per round trip, at most twice the
+ * rate the client was seen to use, so a high latency does not mean seconds at a crawl.
+ */
+export const unpacedWindow = 4;
 // After a throttle the rate climbs back towards the limit estimate with this time constant.
 const recoverySeconds = 0.5;
 // Above the estimate it probes upwards by this fraction of the estimate per second ...
@@ -60,7 +68,7 @@ function positive(name: string, value: number | undefined): void {
 /**
  * The adaptive part of the limiter, as a small state machine without timers (the caller
  * passes `now`). Until the first sign of the server's limit it starts from the rate the client
- * is seen to use and doubles every half second (slow start). The first sign is a queue
+ * is seen to use and doubles every 0.8 s (slow start). The first sign is a queue
  * building at the server (the minimum round-trip time of a round rising, HyStart++: the
  * estimate is then what the server serves, and the rate holds there), or a 503/429: the rate
  * is cut and the estimate set a little below the rate that drew it, or at the next one to the
@@ -149,8 +157,9 @@ export class RateController {
         this.#reachedLimitAt = now;
         return;
       }
-      // Start from what the client is seen to use (a listing sent unpaced), not from a guess.
-      if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate));
+      // Start from what the client is seen to use (a listing sent unpaced), not from a guess;
+      // from an unpaced call, from the unpaced window's rate at the measured round trip too.
+      if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate, stamp.paced ? 0 : this.#windowRate(usedRate)));
     }
     // A success of a request sent before the last decrease says nothing about the new rate.
     if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
@@ -244,6 +253,12 @@ export class RateController {
     const count = this.#recent.length - this.#recentHead;
     const span = now - (this.#firstSuccessAt ?? now);
     return count >= 8 && span > 0 ? (count * 1000) / span : 0;
+  }
+
+  /** `unpacedWindow` requests per smoothed round trip, at most twice `usedRate`; 0 before a round trip is measured. */
+  #windowRate(usedRate: number): number {
+    const srtt = this.#rtt.smoothed;
+    return srtt === undefined || srtt <= 0 ? 0 : Math.min(2 * usedRate, (unpacedWindow * 1000) / srtt);
   }
 
   #clamp(rate: number): number {

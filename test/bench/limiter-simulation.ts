@@ -7,6 +7,9 @@ import { emulatorLike, simulate, type SimulationOptions } from '../unit/api/limi
 
 // The event loop held up for 30 ms before 1 % of events: a machine shared with other work.
 const busy = { stallChance: 0.01, stallMs: 30 } as const;
+// A client whose own CPU is short: 2 ms a call on its one event loop (500 calls/s at most), as
+// on a machine shared with the server and other work; it handles a 503 late.
+const shortOfCpu = { clientCpuMs: 2 } as const;
 
 const cases: [string, SimulationOptions][] = [
   ['hidden R=50, one-second burst, L=20', { limit: 50, burst: 50, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike }],
@@ -15,6 +18,10 @@ const cases: [string, SimulationOptions][] = [
   ['hidden R=200, one-second burst, L=100', { limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ...emulatorLike }],
   ['hidden R=50, L=20, busy machine', { limit: 50, burst: 50, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike, ...busy }],
   ['hidden R=200, L=50, busy machine', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike, ...busy }],
+  ['hidden R=200, L=20, client CPU 2 ms a call', { limit: 200, burst: 200, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike, ...shortOfCpu }],
+  ['hidden R=200, L=50, client CPU 2 ms a call', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike, ...shortOfCpu }],
+  ['hidden R=200, L=50, client CPU 3 ms a call', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike, clientCpuMs: 3 }],
+  ['hidden R=200, L=100, client CPU 2 ms a call', { limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ...emulatorLike, ...shortOfCpu }],
   ['--rate 200, L=50, busy machine', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike, ...busy }],
   ['--rate 200, L=20 (R·L 4)', { limit: 200, burst: 200, latencyMs: 20, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike }],
   ['--rate 200, L=50 (R·L 10)', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ceiling: 200, ...emulatorLike }],

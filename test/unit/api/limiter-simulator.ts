@@ -10,6 +10,7 @@
 import { AdaptiveLimiter } from '../../../src/api/adaptive-limiter.js';
 import { createRng } from '../../../src/emulator/rng.js';
 import { settle, VirtualTime } from '../../helpers/virtual-time.js';
+import type { Timers } from '../../../src/time/index.js';
 
 export interface SimulationOptions {
   /** Server limit, requests per second. */
@@ -47,6 +48,12 @@ export interface SimulationOptions {
   /** A busy machine: before each event, with this chance, the client's event loop stalls for `stallMs`. */
   readonly stallChance?: number;
   readonly stallMs?: number;
+  /**
+   * The client's own CPU per call, in ms, half to send it and half to handle its answer, on one
+   * event loop: at a high rate the loop falls behind, requests already let through reach the
+   * server late and a 503 is seen late (what a real client on a busy machine does). None when undefined.
+   */
+  readonly clientCpuMs?: number;
   readonly seed?: number;
 }
 
@@ -99,15 +106,52 @@ function queueServer(options: SimulationOptions, timers: VirtualTime): () => Dec
   };
 }
 
+/** Timers whose callbacks wait, once due, until the client's loop is free (`freeAt`). */
+function onClientLoop(timers: VirtualTime, freeAt: () => number): Timers {
+  interface Handle {
+    inner: unknown;
+    cancelled: boolean;
+  }
+  return {
+    now: timers.now,
+    wallNow: timers.wallNow,
+    setTimeout: (callback, ms) => {
+      const handle: Handle = { inner: undefined, cancelled: false };
+      const run = (): void => {
+        const wait = freeAt() - timers.now();
+        if (handle.cancelled) return;
+        if (wait > 0) handle.inner = timers.setTimeout(run, wait);
+        else callback();
+      };
+      handle.inner = timers.setTimeout(run, ms);
+      return handle;
+    },
+    clearTimeout: (handle) => {
+      const h = handle as Handle;
+      h.cancelled = true;
+      timers.clearTimeout(h.inner);
+    },
+  };
+}
+
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
   const random = createRng(options.seed ?? 1);
   const stallRandom = createRng((options.seed ?? 1) + 1);
   const timers = new VirtualTime({ settleRounds: 1, ...(options.stallChance === undefined ? {} : { stall: () => (stallRandom() < options.stallChance! ? (options.stallMs ?? 20) : 0) }) });
+  // The client's event loop as one queue (with `clientCpuMs`): work waits for the work before
+  // it, and so do the limiter's own timers (a pacer cannot let a request through while the
+  // loop is busy sending or handling others).
+  let clientFreeAt = 0;
+  const clientWork = async (): Promise<void> => {
+    if (options.clientCpuMs === undefined) return;
+    clientFreeAt = Math.max(timers.now(), clientFreeAt) + options.clientCpuMs / 2;
+    await delay(clientFreeAt - timers.now());
+  };
   const limiter = new AdaptiveLimiter({
     ...(options.ceiling === undefined ? {} : { rate: options.ceiling }),
     ...(options.initialRate === undefined ? {} : { initialRate: options.initialRate }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    timers,
+    timers: options.clientCpuMs === undefined ? timers : onClientLoop(timers, () => clientFreeAt),
   });
   const server = options.server === 'queue' ? queueServer(options, timers) : bucketServer(options, timers);
   let throttled = 0;
@@ -127,15 +171,18 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         // The emulator decides as a request arrives, answers a 503 at once, and waits the
         // latency before any other answer.
         const before = options.throttleAtOnce ? 0 : total / 2;
+        await clientWork();
         await delay(before);
         const decision = server();
         if (decision.ok) {
           await delay(decision.queuedMs + total - before);
+          await clientWork();
           limiter.success(stamp);
           if (write) writesDone += 1;
           return true;
         }
         if (!options.throttleAtOnce) await delay(total / 2);
+        await clientWork();
         throttled += 1;
         retryAfterMs = decision.retryAfterMs;
         limiter.throttle(stamp, retryAfterMs);

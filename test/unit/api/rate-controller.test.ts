@@ -137,6 +137,23 @@ describe('discovery starts from what the first responses show', () => {
     expect(controller.rate).toBeGreaterThanOrEqual(90);
   });
 
+  it('at a high latency it starts from the unpaced window per round trip (4 every 100 ms), within twice what was used', () => {
+    const controller = new RateController();
+    // Two serial chains at 100 ms: 20 unpaced successes a second, for two seconds.
+    for (let i = 1; i <= 40; i += 1) controller.onSuccess({ at: i * 50 - 100, rate: controller.rate, paced: false }, i * 50);
+    expect(controller.rate).toBeGreaterThan(35);
+    expect(controller.rate).toBeLessThanOrEqual(40);
+  });
+
+  it('at a low latency the window rate is bounded by twice the rate used, not 4 per round trip', () => {
+    const controller = new RateController();
+    // One chain at 5 ms, 1 success each 50 ms (the caller is slow): 20 a second used.
+    for (let i = 1; i <= 40; i += 1) controller.onSuccess({ at: i * 50 - 5, rate: controller.rate, paced: false }, i * 50);
+    // Twice the first measurement (6 successes in its first 250 ms: 24/s), far below 4 per 5 ms.
+    expect(controller.rate).toBeLessThanOrEqual(48);
+    expect(controller.rate).toBeGreaterThan(35);
+  });
+
   it('an unpaced call refused before any rate is measured only slows down: no estimate from it', () => {
     const controller = new RateController();
     expect(controller.onThrottle({ at: 0, rate: 10, paced: false }, 1)).toBe(true);
