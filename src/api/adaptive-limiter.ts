@@ -3,6 +3,7 @@ import { Pacer } from './pacer.js';
 export { LimiterClosedError } from './pacer.js';
 import { RateController, unpacedWindow, type DispatchStamp } from './rate-controller.js';
 import { systemTimers, type Timers } from '../time/index.js';
+import { eventLoopBusy } from './loop-load.js';
 
 /** Requests in flight at most unless `--concurrency` says otherwise: a ceiling, not a target. */
 export const defaultConcurrency = 64;
@@ -20,6 +21,11 @@ export interface AdaptiveLimiterOptions {
   /** @default 0.5 */
   readonly minRate?: number;
   readonly timers?: Timers;
+  /**
+   * Whether the client's own event loop is saturated (the rate then does not grow). @default
+   * node's event loop utilization over 100 ms ≥ 0.9 with the system timers; never with others (virtual time)
+   */
+  readonly clientBusy?: () => boolean;
 }
 
 export interface ThrottleResult {
@@ -72,6 +78,7 @@ export class AdaptiveLimiter implements LimiterView {
   readonly #controller: RateController;
   readonly #timers: Timers;
   readonly #ceiling: number;
+  readonly #clientBusy: () => boolean;
   #inFlight = 0;
 
   constructor(options: AdaptiveLimiterOptions = {}) {
@@ -80,6 +87,7 @@ export class AdaptiveLimiter implements LimiterView {
       throw new RangeError(`Expected \`concurrency\` to be an integer from 1 upwards, got ${String(concurrency)}`);
     }
     this.#timers = options.timers ?? systemTimers;
+    this.#clientBusy = options.clientBusy ?? (this.#timers === systemTimers ? eventLoopBusy() : () => false);
     this.#controller = new RateController({
       initialRate: options.initialRate,
       ceiling: options.rate,
@@ -142,7 +150,7 @@ export class AdaptiveLimiter implements LimiterView {
   }
 
   success(stamp: DispatchStamp): void {
-    this.#controller.onSuccess(stamp, this.#timers.now());
+    this.#controller.onSuccess(stamp, this.#timers.now(), this.#clientBusy());
     this.#fitWindow();
   }
 

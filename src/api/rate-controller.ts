@@ -142,7 +142,8 @@ export class RateController {
     return this.#rtt;
   }
 
-  onSuccess(stamp: DispatchStamp, now: number): void {
+  /** `clientBusy`: the client's own event loop is saturated (see loop-load.ts); the rate then does not grow. */
+  onSuccess(stamp: DispatchStamp, now: number, clientBusy = false): void {
     this.#successes += 1;
     if (stamp.paced) this.#pacedSuccesses += 1;
     const usedRate = this.#recordUse(now);
@@ -163,8 +164,9 @@ export class RateController {
     }
     // A success of a request sent before the last decrease says nothing about the new rate.
     if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
-    // While a queue builds the rate holds: more would only lengthen it.
-    if (this.#rtt.queueing) return;
+    // While a queue builds the rate holds: more would only lengthen it. So it does while the
+    // client's own loop is saturated: the client, not the rate, holds the pace down (RFC 7661).
+    if (this.#rtt.queueing || clientBusy) return;
     const rate = this.#rate;
     const limit = this.#limit;
     let step: number;

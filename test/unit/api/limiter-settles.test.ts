@@ -82,6 +82,17 @@ describe('gentle discovery of a limit hidden behind a one-second burst (≥ 0.90
     }
   });
 
+  it('a client whose loop is saturated (3 ms a call, 333 calls/s at most; L = 100 ms) stops raising the rate: few 503s', async () => {
+    // Raising the rate past what the client's own loop can send only queues requests inside
+    // it; they go out after the server has said stop (11-13 503s per run here before the
+    // limiter looked at the loop's load).
+    for (const seed of [1, 2, 3]) {
+      const result = await simulate({ limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ...emulatorLike, clientCpuMs: 3, seed });
+      expect(result.throttledPerThousand).toBeLessThanOrEqual(5);
+      expect(result.ratio).toBeGreaterThan(0.9);
+    }
+  });
+
   it('a server that queues shows it in its latency first: the limiter holds there, and no 503 comes', async () => {
     const result = await simulate({ limit: 100, burst: 1, latencyMs: 20, requests: 2000, server: 'queue', queueLimit: 20, retryAfterSeconds: 1 });
     expect(result.throttled).toBe(0);

@@ -106,6 +106,23 @@ function queueServer(options: SimulationOptions, timers: VirtualTime): () => Dec
   };
 }
 
+/** The client loop's busy spells, to tell the share of a recent window it was busy (node's event loop utilization). */
+class LoopWork {
+  readonly #spells: [number, number][] = [];
+
+  add(start: number, end: number): void {
+    this.#spells.push([start, end]);
+  }
+
+  busyShare(now: number, windowMs: number): number {
+    const from = now - windowMs;
+    while (this.#spells.length > 0 && this.#spells[0]![1] <= from) this.#spells.shift();
+    let busy = 0;
+    for (const [start, end] of this.#spells) busy += Math.max(0, Math.min(end, now) - Math.max(start, from));
+    return busy / windowMs;
+  }
+}
+
 /** Timers whose callbacks wait, once due, until the client's loop is free (`freeAt`). */
 function onClientLoop(timers: VirtualTime, freeAt: () => number): Timers {
   interface Handle {
@@ -142,16 +159,21 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   // it, and so do the limiter's own timers (a pacer cannot let a request through while the
   // loop is busy sending or handling others).
   let clientFreeAt = 0;
+  const work = new LoopWork();
   const clientWork = async (): Promise<void> => {
     if (options.clientCpuMs === undefined) return;
-    clientFreeAt = Math.max(timers.now(), clientFreeAt) + options.clientCpuMs / 2;
+    const start = Math.max(timers.now(), clientFreeAt);
+    clientFreeAt = start + options.clientCpuMs / 2;
+    work.add(start, clientFreeAt);
     await delay(clientFreeAt - timers.now());
   };
   const limiter = new AdaptiveLimiter({
     ...(options.ceiling === undefined ? {} : { rate: options.ceiling }),
     ...(options.initialRate === undefined ? {} : { initialRate: options.initialRate }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    timers: options.clientCpuMs === undefined ? timers : onClientLoop(timers, () => clientFreeAt),
+    ...(options.clientCpuMs === undefined
+      ? { timers }
+      : { timers: onClientLoop(timers, () => clientFreeAt), clientBusy: () => work.busyShare(timers.now(), 100) >= 0.9 }),
   });
   const server = options.server === 'queue' ? queueServer(options, timers) : bucketServer(options, timers);
   let throttled = 0;

@@ -129,6 +129,20 @@ describe('growth is capped by the rate actually used', () => {
   });
 });
 
+describe('a saturated client loop holds the rate', () => {
+  it('paced successes raise the rate only while the client is not busy', () => {
+    const busy = new RateController({ initialRate: 50 });
+    const free = new RateController({ initialRate: 50 });
+    for (let i = 1; i <= 100; i += 1) {
+      busy.onSuccess(paced(i * 20 - 10, busy.rate), i * 20, true);
+      free.onSuccess(paced(i * 20 - 10, free.rate), i * 20, false);
+    }
+    // Busy: no more than the rate used (50/s, 54/s as first measured); free: slow start.
+    expect(busy.rate).toBeLessThan(55);
+    expect(free.rate).toBeGreaterThan(90);
+  });
+});
+
 describe('discovery starts from what the first responses show', () => {
   it('the rate rises at once to the rate the client is seen to use (a listing sent unpaced)', () => {
     const controller = new RateController();

@@ -1,0 +1,19 @@
+/**
+ * Whether this process's event loop was busy for at least `threshold` of the last `windowMs`
+ * or more (node's event loop utilization, cheap to read). A client whose own loop is that busy
+ * cannot send faster: a higher rate would only queue requests inside it, and those go out even
+ * after the server has said stop (they were let through before the 503 was handled).
+ */
+export function eventLoopBusy(threshold = 0.9, windowMs = 100): () => boolean {
+  let last = performance.eventLoopUtilization();
+  let busy = false;
+  return () => {
+    const current = performance.eventLoopUtilization();
+    const delta = performance.eventLoopUtilization(current, last);
+    if (delta.idle + delta.active >= windowMs) {
+      busy = delta.utilization >= threshold;
+      last = current;
+    }
+    return busy;
+  };
+}

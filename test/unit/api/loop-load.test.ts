@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { eventLoopBusy } from '../../../src/api/loop-load.js';
+
+describe('eventLoopBusy', () => {
+  it('is not busy before a window has passed, and busy after the loop was held for a whole window', () => {
+    const busy = eventLoopBusy(0.9, 50);
+    expect(busy()).toBe(false);
+    // Hold the loop: 80 ms of synchronous work, no idle time in between.
+    const until = performance.now() + 80;
+    while (performance.now() < until);
+    expect(busy()).toBe(true);
+  });
+});
