@@ -1,3 +1,5 @@
+import type { EventLoopUtilization } from 'node:perf_hooks';
+
 /**
  * Whether this process's event loop was busy for at least `threshold` of the last `windowMs`
  * or more (node's event loop utilization, cheap to read). A client whose own loop is that busy
@@ -5,10 +7,16 @@
  * after the server has said stop (they were let through before the 503 was handled).
  */
 export function eventLoopBusy(threshold = 0.9, windowMs = 100): () => boolean {
-  let last = performance.eventLoopUtilization();
+  // The first window starts at the first question, not when the client was made (work done in
+  // between, such as reading the desired file, says nothing about sending).
+  let last: EventLoopUtilization | undefined;
   let busy = false;
   return () => {
     const current = performance.eventLoopUtilization();
+    if (last === undefined) {
+      last = current;
+      return false;
+    }
     const delta = performance.eventLoopUtilization(current, last);
     if (delta.idle + delta.active >= windowMs) {
       busy = delta.utilization >= threshold;

@@ -142,7 +142,10 @@ export class RateController {
     return this.#rtt;
   }
 
-  /** `clientBusy`: the client's own event loop is saturated (see loop-load.ts); the rate then does not grow. */
+  /**
+   * `clientBusy`: the client's own event loop is saturated (see loop-load.ts); slow start then
+   * does not grow the rate (recovery and probing, with a limit known, are not held).
+   */
   onSuccess(stamp: DispatchStamp, now: number, clientBusy = false): void {
     this.#successes += 1;
     if (stamp.paced) this.#pacedSuccesses += 1;
@@ -160,15 +163,20 @@ export class RateController {
       }
       // Start from what the client is seen to use (a listing sent unpaced), not from a guess;
       // from an unpaced call, from the unpaced window's rate at the measured round trip too.
-      if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate, stamp.paced ? 0 : this.#windowRate(usedRate)));
+      const window = stamp.paced || stamp.at <= this.#lastDecreaseAt ? 0 : this.#windowRate(usedRate);
+      if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate, window));
     }
     // A success of a request sent before the last decrease says nothing about the new rate.
     if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
-    // While a queue builds the rate holds: more would only lengthen it. So it does while the
-    // client's own loop is saturated: the client, not the rate, holds the pace down (RFC 7661).
-    if (this.#rtt.queueing || clientBusy) return;
+    // While a queue builds the rate holds: more would only lengthen it.
+    if (this.#rtt.queueing) return;
     const rate = this.#rate;
     const limit = this.#limit;
+    // Nor does slow start grow while the client's own loop is saturated: the client, not the
+    // rate, holds the pace down (RFC 7661), and a rate it cannot send would be spent at once
+    // when the server's burst runs out. Only in slow start: once a limit is known the rate
+    // climbs back to it whatever else the process does.
+    if (limit === undefined && clientBusy) return;
     let step: number;
     if (limit === undefined) {
       step = slowStartStep;

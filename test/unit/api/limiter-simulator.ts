@@ -123,7 +123,7 @@ class LoopWork {
   }
 }
 
-/** Timers whose callbacks wait, once due, until the client's loop is free (`freeAt`). */
+/** Timers whose callbacks wait, once due, for the client loop's work queued by then (`freeAt`). */
 function onClientLoop(timers: VirtualTime, freeAt: () => number): Timers {
   interface Handle {
     inner: unknown;
@@ -134,13 +134,18 @@ function onClientLoop(timers: VirtualTime, freeAt: () => number): Timers {
     wallNow: timers.wallNow,
     setTimeout: (callback, ms) => {
       const handle: Handle = { inner: undefined, cancelled: false };
-      const run = (): void => {
-        const wait = freeAt() - timers.now();
+      const fire = (): void => {
+        if (!handle.cancelled) callback();
+      };
+      // Once due, it waits for the work queued before that moment, not for work queued later
+      // (node runs due timers before the I/O that comes in after them).
+      const due = (): void => {
         if (handle.cancelled) return;
-        if (wait > 0) handle.inner = timers.setTimeout(run, wait);
+        const wait = freeAt() - timers.now();
+        if (wait > 0) handle.inner = timers.setTimeout(fire, wait);
         else callback();
       };
-      handle.inner = timers.setTimeout(run, ms);
+      handle.inner = timers.setTimeout(due, ms);
       return handle;
     },
     clearTimeout: (handle) => {

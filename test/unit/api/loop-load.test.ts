@@ -10,4 +10,22 @@ describe('eventLoopBusy', () => {
     while (performance.now() < until);
     expect(busy()).toBe(true);
   });
+
+  it('is not busy again after a window of idle time', async () => {
+    const busy = eventLoopBusy(0.9, 50);
+    busy();
+    const until = performance.now() + 80;
+    while (performance.now() < until);
+    expect(busy()).toBe(true);
+    // Idle: waiting in the event loop counts as idle time, however busy the machine is.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(busy()).toBe(false);
+  });
+
+  it("the first window starts at the first question, not when it was made", () => {
+    const busy = eventLoopBusy(0.9, 50);
+    const until = performance.now() + 80;
+    while (performance.now() < until);
+    expect(busy()).toBe(false);
+  });
 });

@@ -141,6 +141,15 @@ describe('a saturated client loop holds the rate', () => {
     expect(busy.rate).toBeLessThan(55);
     expect(free.rate).toBeGreaterThan(90);
   });
+
+  it('with a limit known, a busy client loop does not hold the climb back to it', () => {
+    const controller = new RateController({ ceiling: 200 });
+    controller.onThrottle(paced(0, 200), 1);
+    const cut = controller.rate;
+    for (let i = 1; i <= 200; i += 1) controller.onSuccess(paced(i * 5, controller.rate), i * 5, true);
+    expect(cut).toBeLessThan(200);
+    expect(controller.rate).toBeGreaterThan(cut);
+  });
 });
 
 describe('discovery starts from what the first responses show', () => {
@@ -153,9 +162,10 @@ describe('discovery starts from what the first responses show', () => {
 
   it('at a high latency it starts from the unpaced window per round trip (4 every 100 ms), within twice what was used', () => {
     const controller = new RateController();
-    // Two serial chains at 100 ms: 20 unpaced successes a second, for two seconds.
-    for (let i = 1; i <= 40; i += 1) controller.onSuccess({ at: i * 50 - 100, rate: controller.rate, paced: false }, i * 50);
-    expect(controller.rate).toBeGreaterThan(35);
+    // Three serial chains at 100 ms: 30 unpaced successes a second, for two seconds. Twice
+    // that is 60/s; the window, 4 per 100 ms, is 40/s.
+    for (let i = 1; i <= 60; i += 1) controller.onSuccess({ at: (i * 100) / 3 - 100, rate: controller.rate, paced: false }, (i * 100) / 3);
+    expect(controller.rate).toBeGreaterThan(38);
     expect(controller.rate).toBeLessThanOrEqual(40);
   });
 
