@@ -22,8 +22,9 @@ export interface AdaptiveLimiterOptions {
   readonly minRate?: number;
   readonly timers?: Timers;
   /**
-   * Whether the client's own event loop is saturated (the rate then does not grow). @default
-   * node's event loop utilization over 100 ms ≥ 0.9 with the system timers; never with others (virtual time)
+   * Whether the client's own event loop is saturated (slow start then does not grow the rate).
+   * @default node's event loop utilization over 100 ms ≥ 0.9 with the system timers; never
+   * with others (virtual time)
    */
   readonly clientBusy?: () => boolean;
 }
