@@ -60,10 +60,6 @@ const initialWindow = 8;
 // Above rate × (mean + 2 deviations of the round trip): a slot or two for the request being
 // paced and the one being answered.
 const spareWindow = 2;
-// While no limit is known, a call that finds nothing queued goes out at once when fewer than
-// this many are in flight: a listing's serial pages run as fast as a plain script's, and only
-// calls that queue up (an apply's writes) are paced and ramp up.
-const unpacedInFlight = unpacedWindow;
 
 /**
  * One per service, shared by every call (listing included). p-queue bounds the requests in
@@ -137,7 +133,7 @@ export class AdaptiveLimiter implements LimiterView {
     const alone = this.#queue.size === 0 && this.#pacer.waiting === 0;
     return this.#queue.add(
       async () => {
-        const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedInFlight && this.#pacer.pausedUntil <= this.#timers.now();
+        const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedWindow && this.#pacer.pausedUntil <= this.#timers.now();
         const stamp = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since);
         this.#inFlight += 1;
         try {

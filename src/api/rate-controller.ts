@@ -34,9 +34,11 @@ export interface RateControllerOptions {
 // high latency (measured in test/bench/limiter-simulation.ts).
 const slowStartStep = 1.25 * Math.LN2;
 /**
- * Requests in flight per round trip the limiter lets through unpaced while discovering (a
- * listing's pages): slow start begins from up to this many per round trip, at most twice the
- * rate the client was seen to use, so a high latency does not mean seconds at a crawl.
+ * While no limit is known, a call that finds nothing queued goes out at once when fewer than
+ * this many are in flight (AdaptiveLimiter): a listing's serial pages run as fast as a plain
+ * script's, and only calls that queue up (an apply's writes) are paced and ramp up. Slow start
+ * begins from up to this many per round trip, at most twice the rate the client was seen to
+ * use, so a high latency does not mean seconds at a crawl.
  */
 export const unpacedWindow = 4;
 // After a throttle the rate climbs back towards the limit estimate with this time constant.
@@ -151,6 +153,8 @@ export class RateController {
     if (stamp.paced) this.#pacedSuccesses += 1;
     const usedRate = this.#recordUse(now);
     const roundClosed = this.#rtt.add(now - stamp.at, now);
+    // Sent before the last decrease: it says nothing about the rate since.
+    const stale = stamp.at <= this.#lastDecreaseAt;
     if (this.#limit === undefined) {
       if (roundClosed && this.#rtt.queueing && Number.isFinite(usedRate)) {
         // A queue builds at the server: its limit is what it now serves (over the last quarter
@@ -163,11 +167,10 @@ export class RateController {
       }
       // Start from what the client is seen to use (a listing sent unpaced), not from a guess;
       // from an unpaced call, from the unpaced window's rate at the measured round trip too.
-      const window = stamp.paced || stamp.at <= this.#lastDecreaseAt ? 0 : this.#windowRate(usedRate);
+      const window = stamp.paced || stale ? 0 : this.#windowRate(usedRate);
       if (Number.isFinite(usedRate)) this.#rate = this.#clamp(Math.max(this.#rate, usedRate, window));
     }
-    // A success of a request sent before the last decrease says nothing about the new rate.
-    if (!stamp.paced || stamp.at <= this.#lastDecreaseAt) return;
+    if (!stamp.paced || stale) return;
     // While a queue builds the rate holds: more would only lengthen it.
     if (this.#rtt.queueing) return;
     const rate = this.#rate;

@@ -248,3 +248,27 @@ describe('while no limit is known, calls that do not queue up go out unpaced', (
     expect(limiter.rate).toBeGreaterThan(50);
   });
 });
+
+describe('slow start and the client loop (the system timers: node event loop utilization)', () => {
+  it('with the system timers, slow start does not grow after the loop was held; told it is free, it does', () => {
+    const watched = new AdaptiveLimiter();
+    const free = new AdaptiveLimiter({ clientBusy: () => false });
+    const succeed = (limiter: AdaptiveLimiter): void => {
+      const at = performance.now();
+      limiter.success({ at, rate: limiter.rate, paced: true });
+    };
+    // The first answer opens the utilization's first window (and grows the rate once).
+    succeed(watched);
+    succeed(free);
+    // Hold the loop: 150 ms of synchronous work, as a process sending and handling too much.
+    const until = performance.now() + 150;
+    while (performance.now() < until);
+    const before = { watched: watched.rate, free: free.rate };
+    for (let i = 0; i < 20; i += 1) {
+      succeed(watched);
+      succeed(free);
+    }
+    expect(watched.rate).toBe(before.watched);
+    expect(free.rate).toBeGreaterThan(before.free + 10);
+  });
+});

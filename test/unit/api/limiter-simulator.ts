@@ -106,12 +106,22 @@ function queueServer(options: SimulationOptions, timers: VirtualTime): () => Dec
   };
 }
 
-/** The client loop's busy spells, to tell the share of a recent window it was busy (node's event loop utilization). */
-class LoopWork {
+/**
+ * The client's event loop as one queue: each piece of work starts when the work before it is
+ * done. Its busy spells tell the share of a recent window it was busy (node's event loop
+ * utilization).
+ */
+class ClientLoop {
   readonly #spells: [number, number][] = [];
+  /** When the work queued so far is done. */
+  freeAt = 0;
 
-  add(start: number, end: number): void {
-    this.#spells.push([start, end]);
+  /** Queues `ms` of work at `now`; returns when it is done. */
+  add(now: number, ms: number): number {
+    const start = Math.max(now, this.freeAt);
+    this.freeAt = start + ms;
+    this.#spells.push([start, this.freeAt]);
+    return this.freeAt;
   }
 
   busyShare(now: number, windowMs: number): number {
@@ -123,36 +133,25 @@ class LoopWork {
   }
 }
 
-/** Timers whose callbacks wait, once due, for the client loop's work queued by then (`freeAt`). */
-function onClientLoop(timers: VirtualTime, freeAt: () => number): Timers {
-  interface Handle {
-    inner: unknown;
-    cancelled: boolean;
-  }
+/**
+ * Timers whose callbacks, once due, wait for the client loop's work queued by then, not for
+ * work queued later (node runs due timers before the I/O that comes in after them).
+ */
+function onClientLoop(timers: VirtualTime, loop: ClientLoop): Timers {
   return {
     now: timers.now,
     wallNow: timers.wallNow,
     setTimeout: (callback, ms) => {
-      const handle: Handle = { inner: undefined, cancelled: false };
-      const fire = (): void => {
-        if (!handle.cancelled) callback();
-      };
-      // Once due, it waits for the work queued before that moment, not for work queued later
-      // (node runs due timers before the I/O that comes in after them).
-      const due = (): void => {
-        if (handle.cancelled) return;
-        const wait = freeAt() - timers.now();
-        if (wait > 0) handle.inner = timers.setTimeout(fire, wait);
+      // Cleared by clearTimeout whichever of its two steps is pending.
+      const handle = { inner: undefined as unknown };
+      handle.inner = timers.setTimeout(() => {
+        const wait = loop.freeAt - timers.now();
+        if (wait > 0) handle.inner = timers.setTimeout(callback, wait);
         else callback();
-      };
-      handle.inner = timers.setTimeout(due, ms);
+      }, ms);
       return handle;
     },
-    clearTimeout: (handle) => {
-      const h = handle as Handle;
-      h.cancelled = true;
-      timers.clearTimeout(h.inner);
-    },
+    clearTimeout: (handle) => timers.clearTimeout((handle as { inner: unknown }).inner),
   };
 }
 
@@ -160,17 +159,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   const random = createRng(options.seed ?? 1);
   const stallRandom = createRng((options.seed ?? 1) + 1);
   const timers = new VirtualTime({ settleRounds: 1, ...(options.stallChance === undefined ? {} : { stall: () => (stallRandom() < options.stallChance! ? (options.stallMs ?? 20) : 0) }) });
-  // The client's event loop as one queue (with `clientCpuMs`): work waits for the work before
-  // it, and so do the limiter's own timers (a pacer cannot let a request through while the
+  // With `clientCpuMs`, the client's event loop: requests and answers wait for the work before
+  // them, and so do the limiter's own timers (a pacer cannot let a request through while the
   // loop is busy sending or handling others).
-  let clientFreeAt = 0;
-  const work = new LoopWork();
+  const loop = new ClientLoop();
   const clientWork = async (): Promise<void> => {
     if (options.clientCpuMs === undefined) return;
-    const start = Math.max(timers.now(), clientFreeAt);
-    clientFreeAt = start + options.clientCpuMs / 2;
-    work.add(start, clientFreeAt);
-    await delay(clientFreeAt - timers.now());
+    await delay(loop.add(timers.now(), options.clientCpuMs / 2) - timers.now());
   };
   const limiter = new AdaptiveLimiter({
     ...(options.ceiling === undefined ? {} : { rate: options.ceiling }),
@@ -178,7 +173,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.clientCpuMs === undefined
       ? { timers }
-      : { timers: onClientLoop(timers, () => clientFreeAt), clientBusy: () => work.busyShare(timers.now(), 100) >= 0.9 }),
+      : { timers: onClientLoop(timers, loop), clientBusy: () => loop.busyShare(timers.now(), 100) >= 0.9 }),
   });
   const server = options.server === 'queue' ? queueServer(options, timers) : bucketServer(options, timers);
   let throttled = 0;

@@ -178,6 +178,22 @@ describe('discovery starts from what the first responses show', () => {
     expect(controller.rate).toBeGreaterThan(35);
   });
 
+  it('an unpaced success of a request sent before the last decrease does not lift the start rate to the window', () => {
+    const controller = new RateController();
+    // 7 unpaced successes at a 5 ms round trip: too few, too soon, for a rate.
+    for (let t = 10; t <= 70; t += 10) controller.onSuccess({ at: t - 5, rate: controller.rate, paced: false }, t);
+    // An unpaced call refused before a rate is known: slower, still no limit.
+    controller.onThrottle({ at: 74, rate: controller.rate, paced: false }, 75);
+    expect(controller.limitEstimate).toBeUndefined();
+    // Paced successes sent after it, then one sent before it (at 74), answered at 260 ms.
+    for (let t = 80; t <= 250; t += 10) controller.onSuccess(paced(t - 5, controller.rate), t);
+    controller.onSuccess({ at: 74, rate: controller.rate, paced: false }, 260);
+    // 26 successes in the 250 ms since the first: 104/s. The window (4 per smoothed round
+    // trip, ~28 ms after the late answer: ~145/s) is not taken from a request that predates
+    // the decrease.
+    expect(controller.rate).toBeCloseTo(104, 0);
+  });
+
   it('an unpaced call refused before any rate is measured only slows down: no estimate from it', () => {
     const controller = new RateController();
     expect(controller.onThrottle({ at: 0, rate: 10, paced: false }, 1)).toBe(true);
