@@ -122,9 +122,8 @@ class PlanRun {
     const item = this.#items.of(change);
     if (change.action === 'delete') {
       try {
-        const refusal = await this.#verifyDelete(change);
-        if (refusal === 'gone') return this.#alreadyDeleted(change);
-        if (refusal) return { status: 'skipped', id: change.id, error: 'not deleted: the item changed since the listing', drift: refusal };
+        const settled = await this.#verifyDelete(change);
+        if (settled) return settled;
       } catch (error) {
         return { status: 'failed', id: change.id, error: `not deleted: re-reading it failed: ${errorSummary(error)}` };
       }
@@ -137,7 +136,7 @@ class PlanRun {
     }
   }
 
-  /** Deleted by someone else (seen before the DELETE, or by its 404): done, and its password fingerprint goes too. */
+  /** Deleted by someone else (a fresh listing no longer shows it, or the DELETE's 404): done, and its password fingerprint goes too. */
   #alreadyDeleted(change: Change): Outcome {
     if (change.kind === 'sshUser') this.#options.passwords?.forget(change.id!);
     return { status: 'applied', id: change.id, drift: 'was already deleted' };
@@ -161,22 +160,43 @@ class PlanRun {
 
   /**
    * A delete is sent only for an item that is still what the plan meant to delete: re-read
-   * by id (one GET per delete; deletes are few, bounded by the deletion budget). Returns why
-   * not, 'gone' when it no longer exists, or undefined to go ahead.
+   * by id (one GET per delete; deletes are few, bounded by the deletion budget). Returns the
+   * outcome when no DELETE is to be sent (refused, already gone, or a contradiction), or
+   * undefined to go ahead.
    */
-  async #verifyDelete(change: Change): Promise<string | 'gone' | undefined> {
+  async #verifyDelete(change: Change): Promise<Outcome | undefined> {
     const id = change.id!;
+    const refused = (why: string): Outcome => ({ status: 'skipped', id, error: 'not deleted: the item changed since the listing', drift: why });
     const claimed = `id ${id} was adopted or written by this run; not deleted`;
-    if (this.#touched.has(change.kind, id)) return claimed;
+    if (this.#touched.has(change.kind, id)) return refused(claimed);
     const writer = this.#options.writer;
     const current = change.kind === 'sshUser' ? await writer.fetchSshUser(id) : await writer.fetchApikey(id);
-    if (current === undefined) return 'gone';
+    if (current === undefined) return this.#missingById(change);
     const name = 'username' in current ? current.username : current.name;
     // The name is what the plan saw: a rename since the listing (into a declared name or any
     // other) means this is no longer the item the plan chose to delete.
-    if (name !== change.key) return `now named "${name}" (renamed outside amsync since the listing); not deleted`;
+    if (name !== change.key) return refused(`now named "${name}" (renamed outside amsync since the listing); not deleted`);
     // Checked again: a create or drift re-read of this run may have claimed it meanwhile.
-    return this.#touched.has(change.kind, id) ? claimed : undefined;
+    return this.#touched.has(change.kind, id) ? refused(claimed) : undefined;
+  }
+
+  /**
+   * The by-id read answered 404 for an item the plan's listing showed. That alone proves
+   * nothing: a gateway, or a service version without the item route, answers 404 for items
+   * that exist. A fresh look decides (DESIGN.md §6): gone from a listing read since, it was
+   * deleted by someone else; still listed, the 404 is a contradiction and the delete fails —
+   * reporting it deleted would leave the access in place behind a green run, every run.
+   */
+  async #missingById(change: Change): Promise<Outcome> {
+    const id = change.id!;
+    if (!(await this.#refresher.stillListed(change.kind, id))) return this.#alreadyDeleted(change);
+    return {
+      status: 'failed',
+      id,
+      error:
+        `not deleted: GET by id ${id} answered 404 (not found), yet a fresh listing still shows id ${id}, so it is not gone and no DELETE was sent: ` +
+        "the service's item route is missing (a service version without it) or a gateway in front of the service answers 404 for it; check the service version and any proxy, then run again",
+    };
   }
 }
 

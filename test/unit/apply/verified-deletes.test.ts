@@ -16,6 +16,19 @@ async function planThenApply(service: StoreService, d: DesiredState, beforeApply
   return { plan: p, results };
 }
 
+/** A gateway, or a service version without the item route: every by-id read answers 404, the listing is whole. */
+class NoItemRoute extends StoreService {
+  override async fetchSshUser(id: number): Promise<undefined> {
+    await super.fetchSshUser(id);
+    return undefined;
+  }
+
+  override async fetchApikey(id: number): Promise<undefined> {
+    await super.fetchApikey(id);
+    return undefined;
+  }
+}
+
 const pruneUsers = (d: DesiredState): DesiredState => ({ ...d, prune: { sshUsers: true, apikeys: true } });
 
 describe('verified deletes: a delete is sent only for an item that is still what the plan meant', () => {
@@ -67,6 +80,70 @@ describe('verified deletes: a delete is sent only for an item that is still what
     // Its password fingerprint goes with it, as after a DELETE answered 404: a user created
     // later under that id must not be taken for one whose password was set.
     expect(forgotten).toEqual([7]);
+  });
+
+  it('a by-id 404 for a user a fresh listing still shows fails the delete, saying so, and sends no DELETE', async () => {
+    // Issue 27 finding 3: a gateway (or a service version without the item route) answers
+    // 404 to GET /api/sshusers/{id} while the listing shows the user. It was reported as
+    // "deleted (drift: was already deleted)" on every run, and no DELETE was ever sent.
+    const s = new NoItemRoute();
+    s.seedUser('stale1', 'n1', 7);
+    const forgotten: number[] = [];
+    const passwords: PasswordRecorder = { record: () => undefined, forget: (id) => forgotten.push(id) };
+    const { results } = await planThenApply(s, pruneUsers(desired({})), undefined, undefined, passwords);
+    expect(results).toMatchObject([{ action: 'delete', key: 'stale1', status: 'failed', id: 7, error: expect.stringMatching(/^not deleted: GET by id 7 answered 404 .*a fresh listing still shows id 7.*no DELETE was sent.*item route is missing .*gateway/) }]);
+    expect(results[0]!.drift).toBeUndefined();
+    expect(s.calls.filter((c) => c.startsWith('delete'))).toEqual([]);
+    expect(s.users.has(7)).toBe(true);
+    expect(forgotten).toEqual([]);
+  });
+
+  it('an apikey meets the same contradiction the same way', async () => {
+    const s = new NoItemRoute();
+    s.seedKey('old-key', [], false, 8);
+    const { results } = await planThenApply(s, pruneUsers(desired({})));
+    expect(results).toMatchObject([{ kind: 'apikey', status: 'failed', error: expect.stringContaining('GET by id 8 answered 404 (not found), yet a fresh listing still shows id 8') }]);
+    expect(s.calls.filter((c) => c.startsWith('delete'))).toEqual([]);
+    expect(s.keys.has(8)).toBe(true);
+  });
+
+  it('behind such a gateway, an item really gone is already deleted and one still listed fails: one fresh listing per kind', async () => {
+    const s = new NoItemRoute();
+    for (const [name, id] of [['a', 7], ['b', 8], ['c', 9]] as const) s.seedUser(name, 'n1', id);
+    s.seedKey('k1', [], false, 10);
+    s.seedKey('k2', [], false, 11);
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => {
+      s.dropUser(8);
+      s.dropKey(11);
+    });
+    const byKey = new Map(results.map((r) => [r.key, r]));
+    expect(byKey.get('b')).toMatchObject({ status: 'applied', drift: 'was already deleted' });
+    expect(byKey.get('k2')).toMatchObject({ status: 'applied', drift: 'was already deleted' });
+    for (const k of ['a', 'c', 'k1']) expect(byKey.get(k)).toMatchObject({ status: 'failed', error: expect.stringContaining('still shows') });
+    expect(s.calls.filter((c) => c.startsWith('delete'))).toEqual([]);
+    // Bounded: the deletes that met a 404 share one re-list of their kind.
+    expect(s.calls.filter((c) => c === 'listSshUsers')).toHaveLength(1);
+    expect(s.calls.filter((c) => c === 'listApikeys')).toHaveLength(1);
+  });
+
+  it('an item gone at the re-read is confirmed by a fresh listing before it is reported deleted', async () => {
+    const s = new StoreService();
+    s.seedUser('x', 'n1', 7);
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => s.dropUser(7));
+    expect(results).toMatchObject([{ status: 'applied', drift: 'was already deleted' }]);
+    expect(s.calls).toEqual(['fetchSshUser 7', 'listSshUsers']);
+  });
+
+  it('a fresh listing that fails leaves a by-id 404 unconfirmed: the delete fails', async () => {
+    const s = new NoItemRoute();
+    s.seedUser('x', 'n1', 7);
+    const { results } = await planThenApply(s, pruneUsers(desired({})), () => {
+      s.before('listSshUsers', () => {
+        throw apiError('listing_incomplete');
+      });
+    });
+    expect(results).toMatchObject([{ status: 'failed', error: expect.stringContaining('not deleted') }]);
+    expect(s.calls.filter((c) => c.startsWith('delete'))).toEqual([]);
   });
 
   it('an apikey renamed to another name since the listing is not deleted', async () => {
