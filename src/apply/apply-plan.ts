@@ -145,7 +145,7 @@ class PlanRun {
   /** A write failed: already gone (a delete's 404), drift to resolve, or a plain failure. */
   async #afterFailedWrite(change: Change, item: DesiredSshUser | DesiredApikey | undefined, error: unknown): Promise<Outcome> {
     const code = errorCode(error);
-    if (change.action === 'delete' && code === 'not_found') return this.#alreadyDeleted(change);
+    if (change.action === 'delete' && code === 'not_found') return this.#missing(change, 'DELETE');
     const drifted =
       item !== undefined &&
       ((change.action === 'create' && (code === 'conflict' || code === 'unknown_outcome')) || (change.action === 'update' && (code === 'conflict' || code === 'not_found')));
@@ -171,7 +171,7 @@ class PlanRun {
     if (this.#touched.has(change.kind, id)) return refused(claimed);
     const writer = this.#options.writer;
     const current = change.kind === 'sshUser' ? await writer.fetchSshUser(id) : await writer.fetchApikey(id);
-    if (current === undefined) return this.#missingById(change);
+    if (current === undefined) return this.#missing(change, 'GET by id');
     const name = 'username' in current ? current.username : current.name;
     // The name is what the plan saw: a rename since the listing (into a declared name or any
     // other) means this is no longer the item the plan chose to delete.
@@ -181,20 +181,29 @@ class PlanRun {
   }
 
   /**
-   * The by-id read answered 404 for an item the plan's listing showed. That alone proves
-   * nothing: a gateway, or a service version without the item route, answers 404 for items
-   * that exist. A fresh look decides (DESIGN.md §6): gone from a listing read since, it was
-   * deleted by someone else; still listed, the 404 is a contradiction and the delete fails —
-   * reporting it deleted would leave the access in place behind a green run, every run.
+   * A 404 for an item the plan's listing showed, from the by-id read or from the DELETE itself.
+   * That alone proves nothing: a gateway, or a service version without the item route, answers
+   * 404 for items that exist. A fresh look decides (DESIGN.md §6): gone from a listing read
+   * since, it was deleted (by someone else, or by this DELETE); still listed, the 404 is a
+   * contradiction and the delete fails — reporting it deleted would leave the access in place
+   * behind a green run, every run.
    */
-  async #missingById(change: Change): Promise<Outcome> {
+  async #missing(change: Change, request: 'GET by id' | 'DELETE'): Promise<Outcome> {
     const id = change.id!;
-    if (!(await this.#refresher.stillListed(change.kind, id))) return this.#alreadyDeleted(change);
+    let listed: boolean;
+    try {
+      listed = await this.#refresher.stillListed(change.kind, id);
+    } catch (error) {
+      const what = request === 'DELETE' ? 'not confirmed deleted: the DELETE answered 404 and' : 'not deleted: the GET by id answered 404 and';
+      return { status: 'failed', id, error: `${what} re-reading it failed: ${errorSummary(error)}` };
+    }
+    if (!listed) return this.#alreadyDeleted(change);
+    const sent = request === 'DELETE' ? 'the DELETE was sent and answered 404' : 'no DELETE was sent';
     return {
       status: 'failed',
       id,
       error:
-        `not deleted: GET by id ${id} answered 404 (not found), yet a fresh listing still shows id ${id}, so it is not gone and no DELETE was sent: ` +
+        `not deleted: ${request} ${id} answered 404 (not found), yet a fresh listing still shows id ${id}, so it is not gone (${sent}): ` +
         "the service's item route is missing (a service version without it) or a gateway in front of the service answers 404 for it; check the service version and any proxy, then run again",
     };
   }

@@ -100,4 +100,33 @@ describe('a by-id 404 for a user the listing shows', () => {
     expect(deletesSent()).toHaveLength(1);
     expect(usernames()).toEqual(['keep']);
   });
+
+  it('a DELETE that answers 404 while the item stays is a failure, not "already deleted", on every run', async () => {
+    seed();
+    // The service (or a gateway) answers 404 to the DELETE and performs nothing.
+    emu.setFaults({ rules: [{ method: 'DELETE', path: '^/api/sshusers/\\d+$', status: 404, errors: [{ field: 'id', type: 'not_found' as const, msg: 'not found' }] }] });
+    for (let round = 0; round < 2; round += 1) {
+      const run = await amsync(['sync', '--json'], pruned);
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout).results).toEqual([
+        { kind: 'sshUser', key: 'stale1', action: 'delete', status: 'failed', error: expect.stringMatching(/^not deleted: DELETE \d+ answered 404 .*a fresh listing still shows id \d+.*the DELETE was sent and answered 404/) },
+      ]);
+      expect(usernames()).toEqual(['keep', 'stale1']);
+    }
+    expect(deletesSent()).toHaveLength(2);
+  });
+
+  it('a DELETE 404 whose confirming listing fails is reported failed, not deleted', async () => {
+    seed();
+    emu.setFaults({
+      rules: [
+        { method: 'DELETE', path: '^/api/sshusers/\\d+$', times: 1, status: 404, errors: [{ field: 'id', type: 'not_found' as const, msg: 'not found' }] },
+        // The plan's listing passes; the fresh look after the DELETE's 404 is refused.
+        { method: 'GET', path: '^/api/sshusers$', after: 1, status: 403 },
+      ],
+    });
+    const run = await amsync(['sync', '--json'], pruned);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).results).toMatchObject([{ key: 'stale1', status: 'failed', error: expect.stringContaining('not confirmed deleted: the DELETE answered 404 and re-reading it failed') }]);
+  });
 });
