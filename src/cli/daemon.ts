@@ -170,13 +170,13 @@ class DaemonCommand {
 
   /** Changes that wait for an approval, announced once each: logged, and told to the webhooks. */
   #onApprovalsPending(event: PendingApprovalsEvent): void {
-    this.#log.info({ setHash: event.setHash, added: event.added.map((p) => p.hash) }, 'approvals pending');
+    this.#log.info({ setHash: event.setHash, approve: event.approve, added: event.added.map((p) => p.hash) }, 'approvals pending');
     const n = event.pending.length;
     this.service.notify({
       event: 'approvals_pending',
       changes: event.pending.map((p) => ({ kind: p.kind, action: p.action, key: p.key })),
       summary: { pending: n, added: event.added.length },
-      message: `${n} change${n === 1 ? '' : 's'} wait for an approval: list ${event.setHash} (all) or a change's hash in the approvals file`,
+      message: `${n} change${n === 1 ? '' : 's'} wait for an approval: list ${event.approve.length === 1 && event.approve[0] === event.setHash ? `${event.setHash} (all) or a change's hash` : event.approve.join(', ')} in the approvals file`,
     });
   }
 

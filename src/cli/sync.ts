@@ -5,7 +5,7 @@ import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
 import type { TokenError } from '../apply/index.js';
 import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } from '../errors.js';
-import type { ApprovalStatus, ChangeResult, Plan } from '../model/index.js';
+import { approvalHint, type ApprovalStatus, type ChangeResult, type Plan } from '../model/index.js';
 import type { Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
@@ -303,8 +303,19 @@ function throwIfWithheld(plan: Plan, approval: ApprovalStatus): void {
   const list = pending.map((g) => `${g.hash} (${plan.changes[g.index]!.action} ${plan.changes[g.index]!.kind} ${JSON.stringify(plan.changes[g.index]!.key)}: ${g.rules.join(', ')})`).join(', ');
   throw new SafetyError(
     'approval_required',
-    `${n} change${n === 1 ? '' : 's'} not written: ${pending.length === 1 ? 'it needs' : `${pending.length} need`} approval: ${list}${n > pending.length ? `, and ${n - pending.length} wait${n - pending.length === 1 ? 's' : ''} for them` : ''}; the other changes were applied. After review, run again with --approve ${approval.review.setHash} (all of them) or each change's hash, or apply a reviewed saved plan (amsync plan --out plan.json; amsync apply plan.json)`,
+    `${n} change${n === 1 ? '' : 's'} not written: ${pending.length === 1 ? 'it needs' : `${pending.length} need`} approval: ${list}${n > pending.length ? `, and ${n - pending.length} wait${n - pending.length === 1 ? 's' : ''} for them` : ''}; the other changes were applied. After review, run again with ${rerunWith(approval)}, or apply a reviewed saved plan (amsync plan --out plan.json; amsync apply plan.json)`,
   );
+}
+
+/**
+ * The flags that approve, on the next run, what this one left pending: the set hash only
+ * while none of the set was approved (see approvalHint); after a partial approval, the
+ * pending changes' own hashes.
+ */
+function rerunWith(approval: ApprovalStatus): string {
+  const hint = approvalHint(approval);
+  if (hint.setHash) return `${hint.flags} (all of them) or each change's hash`;
+  return `${hint.flags} (${hint.hashes.length === 1 ? 'the one not approved yet' : `the ${hint.hashes.length} not approved yet, or some of them`})`;
 }
 
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */

@@ -21,8 +21,17 @@ export interface PendingApproval {
  * Holds no secret (a password is never part of a change's identity or hash).
  */
 export interface PendingApprovalsEvent {
-  /** The hash that approves every pending change at once. */
+  /**
+   * The hash of the whole set of this plan's gated changes. It approves every pending change
+   * only while none of the set was approved: `approve` says what to list.
+   */
   readonly setHash: string;
+  /**
+   * What to list in the approvals file to approve every pending change on the next run: the
+   * set hash, or, once some of the set was approved (and applied), each pending change's own
+   * hash (approvalHint in src/model).
+   */
+  readonly approve: readonly string[];
   /** Every change pending now. */
   readonly pending: readonly PendingApproval[];
   /** Those not announced by an earlier event (each change is announced once while it waits). */

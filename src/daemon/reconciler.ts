@@ -1,5 +1,5 @@
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
-import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
+import { approvalHint, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { ApprovalsRead } from './approvals-file.js';
 import { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
 import type { Logger, DaemonMetrics, RunOutcome } from '../obs/index.js';
@@ -287,16 +287,18 @@ export class Reconciler {
       return;
     }
     const withheld = sync.approval.withheld.length;
+    // The set hash approves them all only while none of the set was approved (approvalHint).
+    const approve = approvalHint(sync.approval).hashes;
     this.#log.warn(
-      { pending: pending.map((p) => p.hash), setHash: sync.approval.review.setHash, withheld },
-      `${pending.length} change${pending.length === 1 ? '' : 's'} need${pending.length === 1 ? 's' : ''} approval and ${pending.length === 1 ? 'was' : 'were'} not written: list ${pending.length === 1 ? 'its hash' : 'their hashes (or the set hash)'} in the approvals file`,
+      { pending: pending.map((p) => p.hash), setHash: sync.approval.review.setHash, approve, withheld },
+      `${pending.length} change${pending.length === 1 ? '' : 's'} need${pending.length === 1 ? 's' : ''} approval and ${pending.length === 1 ? 'was' : 'were'} not written: list ${approve.join(', ')} in the approvals file`,
     );
     const added = pending.filter((p) => !this.#announced.has(p.hash));
     // Forget what is no longer pending: a change that comes back is announced again.
     this.#announced = new Set(pending.map((p) => p.hash));
     if (added.length === 0 || !this.#d.onApprovalsPending) return;
     try {
-      this.#d.onApprovalsPending({ setHash: sync.approval.review.setHash!, pending, added });
+      this.#d.onApprovalsPending({ setHash: sync.approval.review.setHash!, approve, pending, added });
     } catch (error) {
       // A notifier's failure is its own: the run and the service are fine.
       this.#log.warn({ err: errorForLog(error) }, 'the approvals-pending hook failed');

@@ -3,6 +3,7 @@ export type { Diagnostic, Severity, SourcePosition } from './source-position.js'
 export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
 export type { ApprovalGate, ApprovalStatus, GateRule, PlanReview, PolicyFinding } from './approval.js';
 export { noReview } from './approval.js';
+export { approvalHint, type ApprovalHint } from './approval-hint.js';
 export { emptyDesiredState } from './desired-state.js';
 export type { ActualApikey, ActualSshUser, ActualState, NamedRole } from './actual-state.js';
 export type { Action, Change, ChangeResult, FieldChange, ItemRef, Kind, Plan, PlanProblem, PlanSummary, ResultStatus } from './plan.js';

@@ -1,4 +1,4 @@
-import type { Change, ChangeResult } from '../model/index.js';
+import { approvalHint, type ApprovalStatus, type Change, type ChangeResult } from '../model/index.js';
 import { mdCode as code, mdText as text } from './markdown-escape.js';
 import { positionText, type Report } from './report.js';
 import { renderField } from './render-value.js';
@@ -56,7 +56,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     else {
       out.push(
         `> **${count(gates.size)} change${gates.size === 1 ? '' : 's'} escalate${gates.size === 1 ? 's' : ''} privilege (${rules}) and need${gates.size === 1 ? 's' : ''} approval**: marked 🔐 below.`,
-        `> ${report.planFile !== undefined && report.dryRun ? 'Approving this saved plan approves them; or ' : ''}approve them all with \`--approve ${approval.review.setHash}\`, or each by its own hash.`,
+        `> ${report.planFile !== undefined && report.dryRun ? 'Approving this saved plan approves them; or ' : ''}${approveWith(approval)}.`,
       );
     }
   }
@@ -133,6 +133,13 @@ class Budget {
 
 function count(n: number): string {
   return n.toLocaleString('en-US');
+}
+
+/** The set hash while none of the set is approved; after that, the pending changes' own hashes (see approvalHint). */
+function approveWith(status: ApprovalStatus): string {
+  const hint = approvalHint(status);
+  if (hint.setHash) return `approve them all with \`${hint.flags}\`, or each by its own hash`;
+  return `approve ${hint.hashes.length === 1 ? 'the one' : `the ${hint.hashes.length}`} not approved with \`${hint.flags}\``;
 }
 
 function approvalCell(gate: { hash: string; rules: readonly string[] } | undefined, approved: boolean, withheld: boolean): string {

@@ -1,4 +1,4 @@
-import type { ApprovalGate, Change, ChangeResult, ItemRef, Plan } from '../model/index.js';
+import { approvalHint, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
 import { positionText, type Report } from './report.js';
 import { quoteKey, renderField, safeText } from './render-value.js';
 import { summarize } from '../plan/index.js';
@@ -81,7 +81,7 @@ function itemList(title: string, items: readonly ItemRef[], limit: number): stri
  */
 function approvalSection(report: Report, paint: Paint): string[] {
   const status = report.approval!;
-  const { gates, setHash } = status.review;
+  const { gates } = status.review;
   const approved = new Set(status.approved);
   const pending = gates.filter((g) => !approved.has(g.index));
   const n = gates.length;
@@ -96,8 +96,15 @@ function approvalSection(report: Report, paint: Paint): string[] {
   const out = [paint('yellow', title), ...gates.map(line)];
   // A plan the policy refuses is not applied, approved or not: say that instead (the error says why).
   if (status.review.violations.length > 0) out.push('  The policy refuses this plan (the error says why): approving these would not apply it.');
-  else if (pending.length > 0) out.push(`  To approve: --approve ${setHash} (${n === 1 ? 'the change listed' : `all ${n} listed`}), or a change's own hash; applying a reviewed saved plan (amsync apply) approves them.`);
+  else if (pending.length > 0) out.push(`  To approve: ${approveWith(status, n)}; applying a reviewed saved plan (amsync apply) approves them.`);
   return out;
+}
+
+/** The set hash while none of the set is approved; after that, the pending changes' own hashes (see approvalHint). */
+function approveWith(status: ApprovalStatus, n: number): string {
+  const hint = approvalHint(status);
+  if (hint.setHash) return `${hint.flags} (${n === 1 ? 'the change listed' : `all ${n} listed`}), or a change's own hash`;
+  return `${hint.flags} (${hint.hashes.length === 1 ? 'the one not approved' : `the ${hint.hashes.length} not approved`})`;
 }
 
 function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined, notes: readonly string[] = []): string[] {

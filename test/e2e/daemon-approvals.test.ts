@@ -41,8 +41,11 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function start() {
-  await writeFile(join(dir, 'teams', 'ops.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ops-root\n    superuser: true\n');
+const opsFile = 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ops-root\n    superuser: true\n';
+
+/** `beforeStart` runs once the context is made, before the daemon's first run (it may write the approvals file). */
+async function start(ops = opsFile, beforeStart?: (ctx: ServiceContext, approvalsFile: string) => Promise<void>) {
+  await writeFile(join(dir, 'teams', 'ops.yaml'), ops);
   await writeFile(join(dir, 'teams', 'policy.yaml'), 'policy:\n  superuser: approve\n');
   const approvalsFile = join(dir, 'approvals', 'approvals.yaml');
   const sink = logSink('info');
@@ -53,6 +56,7 @@ async function start() {
     { logger: sink.logger },
   );
   const ctx = context;
+  await beforeStart?.(ctx, approvalsFile);
   const scheduler = new FakeScheduler();
   const watcher = new FakeWatcher();
   const metrics = createMetrics({ version: 'test' });
@@ -162,5 +166,33 @@ describe('the daemon holds a change that needs approval until the approvals file
     await d.idle();
     expect(rootKey()?.superuser).toBe(true);
     expect(await pendingGauge(metrics)).toBe(0);
+  });
+});
+
+describe('after a partial approval, what the daemon says to list approves the rest (issue 27)', () => {
+  it('one of two grants approved before the first run: the event names what applies the other once listed', async () => {
+    const twoRoots = 'apikeys:\n  - name: root-a\n    superuser: true\n  - name: root-b\n    superuser: true\n';
+    const { d, approvalsFile, watcher, events } = await start(twoRoots, async (ctx, file) => {
+      // The reviewed pull request approved root-a only.
+      const planned = await ctx.sync((await ctx.loadDesired()).desired, { dryRun: true });
+      const gate = planned.approval!.review.gates.find((g) => planned.plan.changes[g.index]!.key === 'root-a')!;
+      await writeFile(file, `- ${gate.hash}\n`);
+    });
+    const superusers = () => emu.state().apikeys.filter((k) => k.superuser).map((k) => k.name).sort();
+    expect(superusers()).toEqual(['root-a']);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.pending.map((p) => p.key)).toEqual(['root-b']);
+
+    // Before, the event offered only the set hash of both grants: listed, it matched no change
+    // of the next plan (root-a is applied), and root-b stayed pending.
+    const suggested = events[0]!.approve;
+    expect(suggested).toEqual([events[0]!.pending[0]!.hash]);
+    emu.clearRequests();
+    await writeFile(approvalsFile, suggested.map((h) => `- ${h}\n`).join(''));
+    watcher.change([approvalsFile]);
+    await d.idle();
+    expect(superusers()).toEqual(['root-a', 'root-b']);
+    expect(emu.requests().filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.item?.name}`)).toEqual(['POST root-b']);
+    expect(d.status().pendingApprovals).toEqual([]);
   });
 });
