@@ -12,6 +12,7 @@ import { Sleeper, type Timers } from '../time/index.js';
 import { LimiterClosedError } from './pacer.js';
 import type { BearerSource } from './bearer-source.js';
 import type { Transport, WireOutcome } from './transport.js';
+import type { WriteFences } from './write-fence.js';
 
 /** The outcome of reading a 2xx body: a value, or why the body was not what was expected. */
 export type ParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
@@ -44,6 +45,8 @@ export interface ExecutorDeps {
   readonly events: ClientEvents;
   readonly timers: Timers;
   readonly retry: RetryPolicyOptions;
+  /** Checked right before each write request is sent (the writer lock, the Lease). */
+  readonly fences?: WriteFences;
 }
 
 interface Attempted {
@@ -244,6 +247,8 @@ export class RequestExecutor {
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean): Promise<Attempted> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
     const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
+    // Here, not when the write was queued: a process paused with writes queued sends them on resume.
+    if (call.method !== 'GET' && call.auth !== false) this.#deps.fences?.check();
     const sentAt = timers.now();
     const outcome = await transport.send(
       {
