@@ -51,6 +51,18 @@ export class SafetyError extends AmsyncError {
   }
 }
 
+/**
+ * The writer lock (the host's lock file, or a Lease's leadership) was lost while held: another
+ * writer holds it now. Nothing more is sent; thrown in place of a write that was about to go on
+ * the wire, and after the report. Exit 1.
+ */
+export class LockLostError extends AmsyncError {
+  constructor(message: string) {
+    super('writer_lock_lost', message);
+    this.name = 'LockLostError';
+  }
+}
+
 /** Some changes failed while others may have applied. Exit 1. */
 export class ChangesFailedError extends AmsyncError {
   readonly failed: number;

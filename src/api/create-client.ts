@@ -17,6 +17,7 @@ import { TokenProvider } from './token-provider.js';
 import { Transport } from './transport.js';
 import type { ApikeyPage, SshUserPage } from './types.js';
 import { defaultUserAgent } from './user-agent.js';
+import { WriteFences, type WriteFence } from './write-fence.js';
 
 export interface ClientOptions {
   /** Base URL of the service (`--url`, AMSYNC_URL); https, or http on loopback. */
@@ -88,6 +89,12 @@ export interface AmClient extends AccessService {
    * failing with ApiError `cancelled`. The daemon gives each run one.
    */
   withSignal(signal: AbortSignal): AmClient;
+  /**
+   * Adds a check every write request of this client (and of its withSignal views) must pass
+   * right before it is sent: a held writer lock's or Lease's. A fence that throws keeps the
+   * write off the wire and fails its call with what it threw. Returns the fence's removal.
+   */
+  fenceWrites(fence: WriteFence): () => void;
   /** With an integrator key: whether its last rotation reached its file. undefined otherwise. */
   credentialStatus(): { readonly writeBack: WriteBackStatus } | undefined;
 
@@ -158,6 +165,7 @@ export function createClient(options: ClientOptions): AmClient {
     timers,
   });
   const events = createClientEvents();
+  const fences = new WriteFences();
   // The integrator key's exchanges are calls like any other: same limiter, same retry policy.
   const wired: { executor?: RequestExecutor } = {};
   const integratorKey = integratorKeyProvider(options, timers, events, (key) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key)));
@@ -175,6 +183,7 @@ export function createClient(options: ClientOptions): AmClient {
     events,
     timers,
     retry: { ...defaultRetryOptions, ...options.retry, random: options.random ?? Math.random },
+    fences,
   });
   wired.executor = executor;
   const settings = {
@@ -198,6 +207,7 @@ export function createClient(options: ClientOptions): AmClient {
     listRoles: (signal) => listAllRoles(executor, settings, signal),
     userInfo: (signal) => fetchUserInfo(executor, signal),
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
+    fenceWrites: (fence) => fences.add(fence),
   });
 }
 
@@ -205,7 +215,7 @@ export function createClient(options: ClientOptions): AmClient {
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus'> {
+interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'fenceWrites'> {
   /** The service-wide reads, given the run's signal (undefined: the client's own calls). */
   readonly listRoles: (signal: AbortSignal | undefined) => Promise<ApiRole[] | null>;
   readonly userInfo: (signal: AbortSignal | undefined) => Promise<ApiUserInfo | null>;
@@ -222,6 +232,7 @@ function clientOf(
     limiter: shared.limiter,
     close: shared.close,
     credentialStatus: shared.credentialStatus,
+    fenceWrites: shared.fenceWrites,
     listRoles: () => shared.listRoles(signal),
     userInfo: () => shared.userInfo(signal),
     sshUserPages: () => users.list(),

@@ -15,3 +15,4 @@ export { parseRetryAfter } from './retry-after.js';
 export type { ApikeyPage, Page, PageCursor, SshUserPage } from './types.js';
 export { defaultUserAgent } from './user-agent.js';
 export { isLoopbackHost } from './base-url.js';
+export type { WriteFence } from './write-fence.js';

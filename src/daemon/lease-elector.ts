@@ -1,3 +1,4 @@
+import { LockLostError } from '../errors.js';
 import type { Timers } from '../time/index.js';
 
 /** What the elector reads and writes: the fields of a coordination.k8s.io/v1 Lease it uses. */
@@ -87,6 +88,21 @@ export class LeaseElector {
     return this.#term.signal;
   }
 
+  /**
+   * The Lease's write fence, run right before each write request is sent (AmClient.fenceWrites):
+   * throws a LockLostError unless this replica leads and its last renewal is within the renew
+   * deadline, read on the clock at that moment. The step-down timer alone is not enough: a
+   * process paused past its deadline (SIGSTOP, a VM pause, a long GC) resumes with all its
+   * overdue timers firing in due order, the limiter's before the step-down's, and would send
+   * the writes it had queued after the lease expired for the others.
+   */
+  readonly fence = (): void => {
+    if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
+    if (this.#leading) return;
+    const reason: unknown = this.#term.signal.reason;
+    throw new LockLostError(reason instanceof Error ? reason.message : 'not the leader');
+  };
+
   /** Starts the loop; resolves after the first attempt, so a first run knows its role. */
   start(): Promise<void> {
     this.#stopped = false;
@@ -144,7 +160,7 @@ export class LeaseElector {
       if (!this.#leading) this.#gain();
       this.#armStepDown();
     } else if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
-      this.#lose(`could not renew ${this.#o.store.describe} for ${Math.round(this.#o.renewDeadlineMs / 1000)} s`);
+      this.#lose(this.#deadlineMissed());
     } else if (this.#leading && !renewed && this.#observedHolder !== this.#o.identity && this.#observedHolder) {
       // Someone else holds it now (our claim expired while we could not reach the server).
       this.#lose(`${this.#o.store.describe} is held by ${this.#observedHolder}`);
@@ -174,10 +190,12 @@ export class LeaseElector {
     const at = this.#lastRenew + this.#o.renewDeadlineMs;
     this.#stepDown = this.#o.timers.setTimeout(() => {
       this.#stepDown = undefined;
-      if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
-        this.#lose(`could not renew ${this.#o.store.describe} for ${Math.round(this.#o.renewDeadlineMs / 1000)} s`);
-      }
+      if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
     }, Math.max(0, at - this.#o.timers.now()));
+  }
+
+  #deadlineMissed(): string {
+    return `could not renew ${this.#o.store.describe} for ${Math.round(this.#o.renewDeadlineMs / 1000)} s`;
   }
 
   #clearStepDown(): void {

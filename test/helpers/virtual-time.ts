@@ -93,6 +93,15 @@ export class VirtualTime implements Timers {
     await settle(this.#settleRounds);
   }
 
+  /**
+   * The process was stopped for `ms` (SIGSTOP, a VM pause, a long GC): the clock moves on and
+   * nothing fires meanwhile. On resume (the next advance() or step()) every overdue timer
+   * fires, late, in order of due time, as node's do after a pause.
+   */
+  pause(ms: number): void {
+    this.#now += Math.max(0, ms);
+  }
+
   #drainSoon(): void {
     if (this.#draining) return;
     this.#draining = true;

@@ -4,6 +4,9 @@ import { parseLeaseRef } from '../../../src/settings/lease-ref.js';
 import { LeaseConflictError, LeaseElector } from '../../../src/daemon/lease-elector.js';
 import { VirtualTime } from '../../helpers/virtual-time.js';
 import { LeaseBackend, startLeaseApi } from '../../helpers/fake-lease-api.js';
+import { createClient } from '../../../src/api/index.js';
+import { startEmulator } from '../../../src/emulator/index.js';
+import { Secret } from '../../../src/secrets/secret.js';
 
 const timings = { leaseDurationMs: 60_000, renewDeadlineMs: 50_000, retryPeriodMs: 10_000 };
 
@@ -145,6 +148,51 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
 
   it('rejects timings where a leader could outlive its lease', () => {
     expect(() => new LeaseElector({ store: new LeaseBackend().storeFor('x'), identity: 'x', timers: new VirtualTime(), leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/must be below/);
+  });
+});
+
+describe('a paused leader (SIGSTOP, a VM pause, a frozen container, a long GC)', () => {
+  it('sends none of the writes it had queued once it resumes past its renew deadline: the other replica took over, and the service received nothing more from it', async () => {
+    // Two processes, two monotonic clocks. pod-a is paused for 70 s, past its 50 s renew
+    // deadline and its 60 s lease: its timers (the limiter's, the step-down's) all fire late,
+    // in due order, when it resumes: the limiter's first.
+    const backend = new LeaseBackend();
+    const timeA = new VirtualTime();
+    const timeB = new VirtualTime();
+    const a = new LeaseElector({ store: backend.storeFor('pod-a'), identity: 'pod-a', timers: timeA, ...timings });
+    const b = new LeaseElector({ store: backend.storeFor('pod-b'), identity: 'pod-b', timers: timeB, ...timings });
+    await a.start();
+    await b.start();
+    expect(a.leading).toBe(true);
+    const emu = await startEmulator({ tokens: ['lease-writer'] });
+    // One write a second: four of the five wait in pod-a's limiter when it is paused.
+    const client = createClient({ url: emu.url, token: new Secret('lease-writer'), rate: 1, timers: timeA });
+    try {
+      // As the daemon runs a leader's sync: its requests carry the term, and every write is fenced by the Lease.
+      const unfence = client.fenceWrites(a.fence);
+      const leader = client.withSignal(a.term);
+      const outcomes = Array.from({ length: 5 }, (_, i) => leader.createApikey({ name: `paused-${i}` }).then(() => 'created', (e: unknown) => String(e)));
+      expect(await outcomes[0]).toBe('created');
+      const posts = () => emu.requests().filter((r) => r.method === 'POST').length;
+      expect(posts()).toBe(1);
+
+      timeA.pause(70_000);
+      await timeB.advance(70_000);
+      expect(b.leading).toBe(true);
+      // pod-a resumes: every overdue timer fires.
+      await timeA.advance(0);
+      const settled = await Promise.all(outcomes);
+      // What the service received from pod-a: only the write sent before the pause.
+      expect(posts()).toBe(1);
+      expect(emu.state().apikeys.map((k) => k.name)).toEqual(['paused-0']);
+      expect(a.leading).toBe(false);
+      expect(a.term.aborted).toBe(true);
+      for (const outcome of settled.slice(1)) expect(outcome).toMatch(/leadership lost: could not renew lease:amsync\/test for 50 s/);
+      unfence();
+    } finally {
+      client.close();
+      await emu.close();
+    }
   });
 });
 
