@@ -79,7 +79,8 @@ export const badInputs: readonly BadInput[] = [
   { name: 'a username declared twice', command: 'sync', files: { 'access.yaml': `${withUser('')}  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n` }, expect: 65, message: /declared twice/ },
   { name: 'a mapping key repeated (two sshUsers:)', command: 'sync', files: { 'access.yaml': `${VALID_ACCESS}sshUsers: []\n` }, expect: 65, message: /unique|duplicate|twice/i },
   { name: 'two YAML documents in one file', command: 'sync', files: { 'access.yaml': `${VALID_ACCESS}---\n${VALID_ACCESS}` }, expect: 65, message: /document/i },
-  { name: 'the desired file is a directory', command: 'sync', files: { 'access.yaml': { dir: true } }, expect: 65, message: /directory/ },
+  // A directory is a set of desired files (DESIGN.md §10); one that holds none is the error.
+  { name: 'the desired file is a directory without a YAML file', command: 'sync', files: { 'access.yaml': { dir: true } }, expect: 65, message: /access\.yaml holds no \*\.yaml or \*\.yml file/ },
   { name: 'the desired file does not exist', command: 'sync', args: ['-f', 'missing.yaml'], expect: 65, message: /missing\.yaml: no such file|no such file/ },
   { name: 'an unset password variable', command: 'sync', env: { DEPLOY_PASSWORD: undefined }, expect: 65, message: /DEPLOY_PASSWORD/ },
   { name: 'a password file that does not exist', command: 'sync', files: { 'access.yaml': 'sshUsers:\n  - username: deploy\n    password: { file: secrets/deploy }\n' }, expect: 65, message: /secrets\/deploy/ },
