@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { anotherClient, handleApi, type ApiDeps } from './api-handler.js';
-import { authenticate, expireToken, type TokenSets } from './auth.js';
+import { authenticate, bearerToken, expireToken, type TokenSets } from './auth.js';
 import { handleControl, isControlPath, type ControlDeps } from './control-handler.js';
 import { echoReply } from './echo.js';
 import type { FaultController, FaultPlan } from './faults.js';
@@ -30,6 +30,8 @@ export interface HttpContext {
   controlDeps: ControlDeps;
   /** API requests arrived and not answered yet (chaos tests wait for 0 between runs). */
   traffic: { inFlight: number };
+  /** Labels of bearer tokens a test named (`setClientLabels`), for the request log's `client`. */
+  clientLabels: ReadonlyMap<string, string>;
   /** A timer the emulator cancels on close (latency, delayed answers). */
   sleep(ms: number): Promise<void>;
   isClosed(): boolean;
@@ -202,7 +204,15 @@ class ApiExchange {
       // The client hung up first (it timed out or was killed): the answer reaches nobody.
       ...(status !== 0 && (this.#res.destroyed || this.#req.socket.destroyed) ? { undelivered: true as const } : {}),
       ...(reply?.item === undefined ? {} : { item: reply.item }),
+      ...this.#client(),
     });
+  }
+
+  #client(): { client?: string } {
+    const labels = this.#ctx.clientLabels;
+    const token = labels.size === 0 ? null : bearerToken(this.#req.headers.authorization);
+    const client = token === null ? undefined : labels.get(token);
+    return client === undefined ? {} : { client };
   }
 }
 

@@ -36,6 +36,13 @@ export interface EmulatorControl {
   addRefreshToken(token: string): void;
   /** Revokes the integrator key `token` descends from, rotated tokens included; false when unknown. */
   revokeRefreshToken(token: string): boolean;
+  /** Whether the token endpoint would take this refresh token now (no exchange is made, nothing counted). */
+  refreshTokenAccepted(token: string): boolean;
+  /**
+   * Labels bearer tokens (token -> label; replaces earlier labels): each logged request that
+   * carries one names it as its `client`, so a test tells apart processes given different tokens.
+   */
+  setClientLabels(labels: Readonly<Record<string, string>>): void;
 }
 
 /** What every service of one server shares: the options, the timers and whether it is closing. */
@@ -83,6 +90,7 @@ export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): 
     faults: parts.faults,
     log: parts.log,
     traffic: parts.traffic,
+    clientLabels: parts.clientLabels,
     api: apiDeps(parts, env, setup),
     controlDeps: { ...parts, pathPrefix: setup.pathPrefix },
     sleep: env.sleep,
@@ -108,6 +116,7 @@ interface InstanceParts {
   readonly queue: AsyncWriteQueue;
   readonly tokens: TokenSets;
   readonly traffic: { inFlight: number };
+  readonly clientLabels: Map<string, string>;
   readonly rng: () => number;
   readonly persister: DataFilePersister | null;
   persist(): Promise<void>;
@@ -143,6 +152,7 @@ function instanceParts(env: InstanceEnvironment, setup: InstanceSetup): Instance
     queue,
     tokens,
     traffic: { inFlight: 0 },
+    clientLabels: new Map(),
     rng,
     persister,
     persist,
@@ -217,5 +227,10 @@ function controlOf(parts: InstanceParts): EmulatorControl {
       oauth.addRefreshToken(t);
     },
     revokeRefreshToken: (t) => oauth.revoke(t),
+    refreshTokenAccepted: (t) => oauth.accepts(t),
+    setClientLabels: (labels) => {
+      parts.clientLabels.clear();
+      for (const [token, label] of Object.entries(labels)) parts.clientLabels.set(token, label);
+    },
   };
 }

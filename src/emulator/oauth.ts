@@ -81,6 +81,12 @@ export class OAuthIssuer {
     return true;
   }
 
+  /** Whether an exchange of this refresh token would succeed now (it makes none). */
+  accepts(refreshToken: string): boolean {
+    const state = this.#refresh.get(refreshToken);
+    return state !== undefined && (state.validUntil === null || this.#now() < state.validUntil);
+  }
+
   /** `valid`, `expired`, or undefined for a token this issuer never made. */
   lookup(accessToken: string): 'valid' | 'expired' | undefined {
     const expiresAt = this.#access.get(accessToken);

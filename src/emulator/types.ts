@@ -138,6 +138,11 @@ export interface RequestLogEntry {
    * the apikey's name. Chaos tests tell from it what a DELETE removed.
    */
   item?: { id: number; name: string };
+  /**
+   * Who sent it, when its bearer token is one a test labelled (`setClientLabels`): two
+   * processes writing to one service at once are told apart by the token each was given.
+   */
+  client?: string;
 }
 
 /**

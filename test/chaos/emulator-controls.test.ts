@@ -247,3 +247,42 @@ describe('the request log names the item each write acted on', () => {
     ]);
   });
 });
+
+describe('the request log names the client of each request (two processes, one service)', () => {
+  it('a request carrying a labelled token names its label; others, and requests without a token, name none', async () => {
+    emu.setTokens({ tokens: [TOKEN, ROTATED] });
+    emu.setClientLabels({ [TOKEN]: 'writer-1' });
+    await call(emu.url, 'GET', USERS);
+    await call(emu.url, 'GET', USERS, { token: ROTATED });
+    await call(emu.url, 'GET', USERS, { token: null });
+    emu.setClientLabels({ [ROTATED]: 'writer-2' });
+    await call(emu.url, 'POST', USERS, { token: ROTATED, body: { username: 'u', level: 'n1', password: 'pw-1234' } });
+    expect(emu.requests().map((r) => [r.status, r.client])).toEqual([
+      [200, 'writer-1'],
+      [200, undefined],
+      [401, undefined],
+      [200, 'writer-2'],
+    ]);
+    // The label, never the token, is what the log shows.
+    expect(JSON.stringify(emu.requests())).not.toContain(ROTATED);
+    emu.setClientLabels({});
+  });
+});
+
+describe('whether an integrator key still works, asked without using it', () => {
+  it('refreshTokenAccepted answers for the current key, a rotated-out one past its grace, and an unknown one, and exchanges nothing', async () => {
+    let now = 1_000_000;
+    const oauthEmu = await startEmulator({ refreshTokens: ['key-1'], rotateRefreshTokens: true, refreshTokenGraceSeconds: 0, clock: () => now });
+    try {
+      expect(oauthEmu.refreshTokenAccepted('key-1')).toBe(true);
+      expect(oauthEmu.refreshTokenAccepted('no-such-key')).toBe(false);
+      const exchanged = await call(oauthEmu.url, 'POST', '/api/v1/oauth2/token', { token: null, body: { grant_type: 'refresh_token', refresh_token: 'key-1' } });
+      const rotated = (exchanged.json as { refresh_token: string }).refresh_token;
+      now += 1;
+      expect([oauthEmu.refreshTokenAccepted('key-1'), oauthEmu.refreshTokenAccepted(rotated)]).toEqual([false, true]);
+      expect(oauthEmu.oauth().exchanges).toBe(1);
+    } finally {
+      await oauthEmu.close();
+    }
+  });
+});
