@@ -11,6 +11,6 @@ export type { HeldLock } from './with-writer-lock.js';
 export type { TokenError } from './execute-plan.js';
 export { preflightScopes } from './preflight.js';
 export { resolveRoles } from './resolve-roles.js';
-export { withWriterLock } from './with-writer-lock.js';
+export { fencingWrites, withWriterLock } from './with-writer-lock.js';
 export type { LockAcquirer } from './with-writer-lock.js';
 export { passwordFingerprints } from './password-fingerprints.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { ClientConfigError, createClient, type AmClient } from '../api/index.js';
+import { ClientConfigError, createClient, type AmClient, type WriteFence } from '../api/index.js';
 import { type Timers } from '../time/index.js';
-import { acquireWriterLock, writerLockPath } from '../apply/index.js';
+import { acquireWriterLock, fencingWrites, writerLockPath } from '../apply/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
 import type { HeldLock } from '../apply/index.js';
 import { InvalidInputError, UsageError } from '../errors.js';
@@ -46,10 +46,13 @@ export interface SyncOptions {
   /** Cancels every request of this sync (the daemon's run deadline). */
   readonly signal?: AbortSignal;
   /**
-   * No write starts once this fires (an interrupt, a lost Lease); writes in flight finish,
-   * unlike `signal`, which cancels them.
+   * Nothing more is sent once this fires (an interrupt, a daemon stopping, a lost Lease): no
+   * write starts, requests waiting in the client's queue or for a retry are cancelled, and
+   * those already sent finish — unlike `signal`, which cancels them too.
    */
   readonly stopWrites?: AbortSignal;
+  /** Checked right before each write request is sent, for this sync (the daemon's Lease: LeaseElector.fence). */
+  readonly writeFence?: WriteFence;
   /** Shown the plan before anything is written; false cancels (see runSync). */
   readonly beforeApply?: SyncInput['beforeApply'];
   /** Told of every page listed and every write started (the live output). */
@@ -64,6 +67,11 @@ export interface ContextOverrides {
   readonly logStream?: OutputStream;
   /** The client's clock (tests age access tokens without waiting). */
   readonly timers?: Timers;
+  /**
+   * The daemon: a rotated integrator key that cannot be written back is kept in memory (the
+   * daemon turns not ready) instead of failing the run, as a one-shot command does.
+   */
+  readonly keepUnpersistedKey?: boolean;
   /** amsync_notifications_total, in the daemon. */
   readonly notificationMetrics?: NotificationMetrics;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
@@ -85,8 +93,13 @@ export interface ServiceContext {
   loadDesired(): Promise<LoadedDesiredState>;
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
-  /** The service; with an observer, every page listed and every write started is reported to it. */
-  service(observer?: ServiceObserver): AccessService;
+  /**
+   * The service; with an observer, every page listed and every write started is reported to
+   * it; with `stop` (an interrupt), its calls stop short of the wire once it fires (AmClient.withStop).
+   */
+  service(observer?: ServiceObserver, signal?: AbortSignal, stop?: AbortSignal): AccessService;
+  /** Requests sent and not answered yet (0 before the client exists): what an interrupt lets finish. */
+  onWire(): number;
   /** The password state file of this service (fingerprints of applied passwords). */
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
@@ -185,6 +198,7 @@ class CommandServiceContext implements ServiceContext {
         ...clientOptionsFrom(settings, settings.url),
         // Tests move the client's clock to age access tokens without waiting.
         ...(this.#overrides.timers === undefined ? {} : { timers: this.#overrides.timers }),
+        ...(this.#overrides.keepUnpersistedKey === true ? { keepUnpersistedKey: true } : {}),
       });
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
@@ -196,16 +210,27 @@ class CommandServiceContext implements ServiceContext {
     return this.#client;
   };
 
-  /** `signal` cancels every request (the daemon's run deadline); `observer` sees pages and writes. */
-  service = (observer?: ServiceObserver, signal?: AbortSignal): AccessService => {
-    const client = signal === undefined ? this.client() : this.client().withSignal(signal);
+  /**
+   * `signal` cancels every request (the daemon's run deadline); `stop` stops them short of the
+   * wire (an interrupt); `observer` sees pages and writes.
+   */
+  service = (observer?: ServiceObserver, signal?: AbortSignal, stop?: AbortSignal): AccessService => {
+    const cancellable = signal === undefined ? this.client() : this.client().withSignal(signal);
+    const client = stop === undefined ? cancellable : cancellable.withStop(stop);
     return observer ? observedService(client, observer) : client;
   };
+
+  onWire = (): number => this.#client?.onWire() ?? 0;
 
   passwordState = (): Promise<PasswordState> =>
     openPasswordState({ path: resolve(this.settings.stateFile), serviceUrl: this.settings.url!, keyFromEnv: this.#env.AMSYNC_STATE_KEY });
 
-  writerLock = (): Promise<HeldLock> => acquireWriterLock(writerLockPath(resolve(this.settings.stateFile)), { timeoutMs: this.settings.lockTimeoutMs });
+  /** Held, the lock fences every write of this context's client: one that lost it sends nothing more. */
+  writerLock = async (): Promise<HeldLock> => {
+    const path = writerLockPath(resolve(this.settings.stateFile));
+    const lock = await acquireWriterLock(path, { timeoutMs: this.settings.lockTimeoutMs, onTakeover: (message) => this.logger.warn({ lock: path }, message) });
+    return fencingWrites(lock, this.client());
+  };
 
   tokenSink = (): TokenSink | undefined => (this.settings.tokensDir ? new TokenSink(resolve(this.settings.tokensDir)) : undefined);
 
@@ -241,9 +266,11 @@ class CommandServiceContext implements ServiceContext {
   sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome> {
     const trail = options.dryRun ? undefined : this.auditTrail();
     let hooks: AuditHooks | undefined;
+    const unfence = options.writeFence === undefined ? undefined : this.client().fenceWrites(options.writeFence);
     return runSync({
       desired,
-      service: this.service(options.observer, options.signal),
+      // The stop reaches the client too: writes waiting in its queue are never sent.
+      service: this.service(options.observer, options.signal, options.stopWrites),
       passwordState: this.passwordState,
       rotatePasswords: options.rotatePasswords,
       pruneAll: options.pruneAll,
@@ -267,7 +294,7 @@ class CommandServiceContext implements ServiceContext {
         if (answer !== false && trail !== undefined && plan.changes.length > 0) hooks = trail.hooks(plan, options.trigger ?? 'manual');
         return answer;
       },
-    });
+    }).finally(() => unfence?.());
   }
 
   close(): void {

@@ -267,3 +267,65 @@ export function startEmulatorProcess(args: readonly string[], count = 1): Promis
     void exit.then((code) => reject(new Error(`exited with ${code} before listening: ${all}`)));
   });
 }
+
+/** A process that holds the host writer lock (src/apply/writer-lock.ts) until it is killed. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** SIGSTOP: paused as a VM pause, a frozen container or a suspended laptop pauses it; resolves once the kernel shows it stopped. */
+  pause(): Promise<void>;
+  /** SIGCONT. */
+  resume(): void;
+  /** SIGKILL (an OOM kill), resolved once it is gone and reaped. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts a node process that takes the writer lock at `lockPath` with amsync's own code
+ * (bundled from src by esbuild into `workDir`, so no build is needed) and holds it.
+ */
+export async function startLockHolder(lockPath: string, workDir: string): Promise<LockHolder> {
+  const { build } = await import('esbuild');
+  const outfile = join(workDir, 'lock-holder.mjs');
+  const lockModule = JSON.stringify(join(root, 'src', 'apply', 'writer-lock.ts'));
+  await build({
+    stdin: {
+      contents: `import { acquireWriterLock } from ${lockModule};\nawait acquireWriterLock(process.argv[2], { timeoutMs: 0 });\nprocess.stdout.write('held\\n');\nsetInterval(() => undefined, 1 << 30);\n`,
+      resolveDir: root,
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile,
+    logLevel: 'silent',
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  const child = spawn(process.execPath, [outfile, lockPath], { cwd: workDir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line === 'held') resolve();
+    });
+    void exited.then(() => reject(new Error(`the lock holder exited before it held the lock: ${output}`)));
+  });
+  const pid = child.pid!;
+  return {
+    pid,
+    child,
+    pause: async () => {
+      child.kill('SIGSTOP');
+      // Signal delivery is asynchronous: wait until /proc says "T (stopped)".
+      while (!/^\d+ \(.*\) T /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) await new Promise((resolve) => setImmediate(resolve));
+    },
+    resume: () => {
+      child.kill('SIGCONT');
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
