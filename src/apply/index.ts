@@ -12,5 +12,5 @@ export type { TokenError } from './execute-plan.js';
 export { preflightScopes } from './preflight.js';
 export { resolveRoles } from './resolve-roles.js';
 export { fencingWrites, withWriterLock } from './with-writer-lock.js';
-export type { LockAcquirer } from './with-writer-lock.js';
+export type { LockAcquirer, LockOutcome } from './with-writer-lock.js';
 export { passwordFingerprints } from './password-fingerprints.js';

@@ -35,15 +35,29 @@ export function fencingWrites(lock: HeldLock, client: WriteFencing): HeldLock {
   };
 }
 
+/** What a run under the lock adds to its outcome: the lock's loss, reported after the results (exit 1). */
+export interface LockOutcome {
+  /** The lock was lost while held (a LockLostError naming who holds it now): nothing was sent after it. */
+  readonly lockLost?: Error;
+}
+
 /**
  * Runs `work` while holding the writer lock. The signal it gets fires on the caller's own
- * signal (an interrupt) or when the lock is lost, whichever comes first.
+ * signal (an interrupt) or when the lock is lost, whichever comes first. A lock lost meanwhile
+ * is told in the outcome (`lockLost`), beside what was applied before it.
  */
-export async function withWriterLock<T>(acquire: LockAcquirer, signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withWriterLock<T extends object>(acquire: LockAcquirer, signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T & LockOutcome> {
   const lock = await acquire();
   try {
-    return await work(signal ? AbortSignal.any([signal, lock.lost]) : lock.lost);
+    const outcome = await work(signal ? AbortSignal.any([signal, lock.lost]) : lock.lost);
+    // Assigned, not spread: an outcome may have getters computed only when read.
+    return lock.lost.aborted ? Object.assign(outcome, { lockLost: lostReason(lock.lost) }) : outcome;
   } finally {
     await lock.release();
   }
+}
+
+function lostReason(lost: AbortSignal): Error {
+  const reason: unknown = lost.reason;
+  return reason instanceof Error ? reason : new Error(String(reason));
 }

@@ -106,7 +106,7 @@ function holdLock(path: string, record: string, staleMs: number): WriterLock {
       text = `unreadable: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
     }
     if (text === record) return;
-    const lost = new LockLostError(`the writer lock ${path} was lost: ${nowHolding(text)}; nothing more is sent`);
+    const lost = new LockLostError(`the writer lock ${path} was lost: ${nowHolding(text)}; nothing was sent after that`);
     controller.abort(lost);
     throw lost;
   };

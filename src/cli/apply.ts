@@ -174,7 +174,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
     throwOnAuditFailure(context.auditTrail());
-    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
+    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } catch (error) {
     context.notifyFailure(error);

@@ -268,17 +268,25 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   throwOnAuditFailure(context.auditTrail());
   const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
   for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
-  throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr);
+  throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
 }
 
 /**
  * Exit 1 when declared items could not be planned or changes did not apply (the others did):
  * the same rule for `sync` and `amsync apply`.
  */
-export function throwOnFailures(plan: Plan, results: readonly ChangeResult[] | undefined, tokenErrors: readonly TokenError[] = [], stderr?: { write(text: string): unknown }): void {
+export function throwOnFailures(
+  plan: Plan,
+  results: readonly ChangeResult[] | undefined,
+  tokenErrors: readonly TokenError[] = [],
+  stderr?: { write(text: string): unknown },
+  lockLost?: Error,
+): void {
   const failed = results?.filter((r) => r.status !== 'applied').length ?? 0;
   // Each one names its key and file; they go to stderr beside the report, before the summary line.
   for (const t of tokenErrors) stderr?.write(errText(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`));
+  // The writer lock lost mid-run (another writer holds it now): that is the news, whatever else failed (exit 1).
+  if (lockLost !== undefined) throw lockLost;
   if (plan.problems.length > 0) {
     throw new AmsyncError('plan_problems', `${plan.problems.length} declared item${plan.problems.length === 1 ? '' : 's'} could not be planned (see above)${failed > 0 ? `, and ${failed} change${failed === 1 ? '' : 's'} did not apply` : ''}`);
   }

@@ -7,7 +7,7 @@ import type { WriteRunHooks } from './run-sync.js';
 import { reviewPlan } from '../policy/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
+import { type LockOutcome, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
 import { policyFor } from './plan-policy.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
@@ -31,7 +31,7 @@ export interface ApplySavedInput extends WriteRunHooks {
   readonly beforeApply?: () => Promise<boolean>;
 }
 
-export interface ApplySavedOutcome {
+export interface ApplySavedOutcome extends LockOutcome {
   /** Role names by id, when the file names roles. */
   readonly roleNames?: ReadonlyMap<number, string>;
   readonly plan: Plan;

@@ -3,7 +3,7 @@ import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, 
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer } from '../apply/index.js';
+import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 
@@ -59,7 +59,7 @@ export interface ApprovalAnswer {
   readonly approve: readonly string[];
 }
 
-export interface SyncOutcome {
+export interface SyncOutcome extends LockOutcome {
   /** Role names by id, when the file names roles (the roles listing was read). */
   readonly roleNames?: ReadonlyMap<number, string>;
   readonly actual: ActualState;

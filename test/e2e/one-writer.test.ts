@@ -1,14 +1,18 @@
+import { rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
+import { startLockHolder } from '../helpers/spawn.js';
 
 /**
- * Two runs at once on one state file, in-process: both go through the writer lock
- * (proper-lockfile's atomic mkdir), which no more knows a process from a run than the file
- * system does; runs in one working directory overlap (test/helpers/in-process.ts).
+ * Two runs at once on one state file, in-process: both go through the writer lock (a file
+ * created by an atomic link, naming its holder); two runs of one process see the holder as
+ * running, as they would another process; runs in one working directory overlap
+ * (test/helpers/in-process.ts). The holders that die or are paused are real processes
+ * (startLockHolder, test/helpers/spawn.ts).
  */
 
 const TOKEN = 'one-writer-token';
@@ -80,5 +84,84 @@ describe('the second writer reads the state file once it holds the lock', () => 
     expect(plan.stdout).not.toContain('drift cannot be detected');
     expect(plan.code).toBe(0);
     await rm(stateDir, { recursive: true, force: true });
+  });
+});
+
+describe('a writer that died or is paused: what the lock says is true (issue 27)', () => {
+  /** A folder of its own with `keys` apikeys declared; its lock is `.amsync/state.json.lock`. */
+  async function workDir(keys: number): Promise<{ dir: string; lock: string; run: (extra?: string[], onStdout?: (chunk: string) => void) => ReturnType<typeof runInProcess> }> {
+    const work = await mkdtemp(join(tmpdir(), 'amsync-one-writer-lock-'));
+    await writeFile(join(work, 'access.yaml'), `apikeys:\n${Array.from({ length: keys }, (_, i) => `  - name: held-${i}\n`).join('')}`);
+    return {
+      dir: work,
+      lock: join(work, '.amsync', 'state.json.lock'),
+      run: (extra = [], onStdout) => runInProcess(['sync', ...extra], { cwd: work, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN }, ...(onStdout ? { onStdout } : {}) }),
+    };
+  }
+  const posts = () => emu.requests().filter((r) => r.method === 'POST').length;
+
+  it('a holder killed with kill -9 (an OOM kill): the next run takes the lock over at once, naming the dead pid, and writes', async () => {
+    emu.reset();
+    const work = await workDir(2);
+    const holder = await startLockHolder(work.lock, work.dir);
+    await holder.kill();
+    const result = await work.run();
+    expect(result.stderr).not.toContain('another amsync run is writing');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`pid ${holder.pid}`);
+    expect(result.stderr).toMatch(/no longer running/);
+    expect(emu.state().apikeys).toHaveLength(2);
+    await rm(work.dir, { recursive: true, force: true });
+  });
+
+  it('a paused holder (SIGSTOP) is never taken over, however long ago it refreshed its lock: the second run is refused (exit 3, naming its pid), nothing is written', async () => {
+    emu.reset();
+    emu.clearRequests();
+    const work = await workDir(2);
+    const holder = await startLockHolder(work.lock, work.dir);
+    try {
+      await holder.pause();
+      // As if the pause had lasted ten minutes: far past any stale time.
+      const old = new Date(Date.now() - 10 * 60_000);
+      utimesSync(work.lock, old, old);
+      const result = await work.run();
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain('another amsync run is writing to this service');
+      expect(result.stderr).toContain(`pid ${holder.pid}`);
+      expect(result.stderr).toContain('stopped');
+      expect(posts()).toBe(0);
+      expect(emu.state().apikeys).toHaveLength(0);
+      // It still holds the lock when it resumes: never two writers.
+      holder.resume();
+      expect(await readFile(work.lock, 'utf8')).toContain(`"pid":${holder.pid}`);
+    } finally {
+      holder.resume();
+      await holder.kill();
+      await rm(work.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a run whose lock was taken over sends no more writes: exit 1, saying the lock was lost and who holds it; applied is what the service received', async () => {
+    emu.reset();
+    emu.clearRequests();
+    const work = await workDir(6);
+    let taken = false;
+    // One write at a time: when the first result is printed, the next write is not yet sent.
+    const result = await work.run(['--concurrency', '1'], (chunk) => {
+      if (taken || !chunk.includes('✓ created apikey')) return;
+      taken = true;
+      // Another writer took the lock over (as one would after a pause longer than the stale time on another host).
+      rmSync(work.lock, { recursive: true, force: true });
+      writeFileSync(work.lock, `${JSON.stringify({ host: hostname(), pid: process.pid, start: 'another', nonce: 'another-writer', acquiredAt: new Date().toISOString() })}\n`);
+    });
+    expect(taken).toBe(true);
+    const applied = result.stdout.match(/✓ created apikey/g)?.length ?? 0;
+    expect(posts()).toBe(1);
+    expect(applied).toBe(posts());
+    expect(emu.state().apikeys).toHaveLength(1);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`the writer lock ${work.lock} was lost`);
+    expect(result.stderr).toContain(`pid ${process.pid}`);
+    await rm(work.dir, { recursive: true, force: true });
   });
 });
