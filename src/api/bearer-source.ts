@@ -4,7 +4,15 @@ export interface CurrentToken {
   readonly token: SecretValue;
   /** Bumped whenever the token changes, so a 401 can tell a stale token from a bad one. */
   readonly generation: number;
+  /**
+   * Monotonic ms (the client's Timers) after which this token is too close to its expiry to be
+   * sent: the request waits for the renewal instead. undefined: no known expiry.
+   */
+  readonly sendUntil?: number;
 }
+
+/** How far the executor got with a 401: no second token tried, none at hand, or one that was refused too. */
+export type RejectionStage = 'none' | 'unchanged' | 'changed';
 
 /**
  * Where the executor gets the bearer token of each request: a token or token file
@@ -16,13 +24,21 @@ export interface BearerSource {
    * renewal (itself a request through the limiter) never waits inside a limiter slot.
    */
   ready(method: string, path: string, route: string): Promise<void>;
-  /** The token to send now; inside the limiter slot, so it does no request of its own. */
+  /**
+   * The token to send now; inside the limiter slot, as the request goes on the wire, so it does
+   * no request of its own and never waits for one (a renewal it finds due starts beside it).
+   */
   current(method: string, path: string, route: string): Promise<CurrentToken>;
   /**
    * After a 401 with the token of `generation`: true when a different token is now at hand
    * (another request may already have renewed it), false when there is none.
    */
   refresh(generation: number, method: string, path: string, route: string): Promise<boolean>;
+  /**
+   * What a 401 that stands means for this kind of credential, naming where the token came
+   * from (`token rejected (401): …`); `stage` says whether another token was tried.
+   */
+  describeRejection(stage: RejectionStage): string;
   /** Whether a 401 is worth a refresh. */
   readonly rotatable: boolean;
   /** Values to scrub from anything that could be printed: every token and key seen. */

@@ -33,6 +33,14 @@ export interface ClientOptions {
   readonly refreshToken?: SecretValue;
   /** A file holding the integrator key (AMSYNC_REFRESH_TOKEN_FILE); a rotated key is written back to it. */
   readonly refreshTokenFile?: string;
+  /**
+   * A key the service rotated that cannot be written back (or came from AMSYNC_REFRESH_TOKEN):
+   * false, the call that got it fails with `integrator_key_not_persisted` and so does every call
+   * after it (a one-shot run, which would end with a key nobody has); true, it is used from
+   * memory and `credentialStatus()` says so (the daemon, which lives on and turns not ready).
+   * @default false
+   */
+  readonly keepUnpersistedKey?: boolean;
   /** Per attempt, connection included. @default 30_000 */
   readonly timeoutMs?: number;
   /** PEM file of a private CA, added to the trusted ones (verification always stays on). */
@@ -139,7 +147,7 @@ function integratorKeyProvider(
   }
   return new IntegratorKeyProvider(
     { ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }), ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }) },
-    { exchange, now: () => timers.now(), events },
+    { exchange, now: () => timers.now(), events, keepUnpersistedKey: options.keepUnpersistedKey === true },
   );
 }
 

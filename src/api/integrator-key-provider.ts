@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { SecretValue } from '../model/index.js';
 import { writeFileAtomic, registerSecret, Secret } from '../secrets/index.js';
 import { isApiError, type ApiError } from './api-error.js';
-import type { BearerSource, CurrentToken } from './bearer-source.js';
+import type { BearerSource, CurrentToken, RejectionStage } from './bearer-source.js';
 import { emitSafely, type ClientEvents } from './client-events.js';
 import { CredentialError } from './credential-error.js';
 import { redactText } from './redact.js';
@@ -27,13 +27,21 @@ export interface IntegratorKeyDeps {
   writeFile?(path: string, text: string): Promise<void>;
   /** Renew once this share of `expires_in` has passed. @default 0.8 */
   readonly renewAtShare?: number;
+  /**
+   * A rotated key that cannot be written back: false (a one-shot run), the renewal fails with
+   * `integrator_key_not_persisted` and so does every request after it, as the key in use is lost
+   * when the process ends; true (the daemon), the key is used from memory while the process
+   * lives, `writeBack` says so (not ready) and the write is tried again at each renewal.
+   * @default false
+   */
+  readonly keepUnpersistedKey?: boolean;
 }
 
 /** The state of the write-back of a rotated key to its file, for /readyz and metrics. */
 export interface WriteBackStatus {
-  /** false after a failed write-back, until one succeeds. */
+  /** false after a failed write-back, until one succeeds; false for good once a key from AMSYNC_REFRESH_TOKEN rotated. */
   readonly ok: boolean;
-  /** errno-like code of the last failure. */
+  /** errno-like code of the last failure; `no_key_file` for a key from AMSYNC_REFRESH_TOKEN, which has nowhere to go. */
   readonly error?: string;
 }
 
@@ -42,21 +50,30 @@ interface AccessToken extends CurrentToken {
   readonly renewAt: number;
   /** Monotonic ms after which the service refuses it (401). */
   readonly expiresAt: number;
+  /** Monotonic ms after which it is not sent any more: it could expire before the service reads it. */
+  readonly sendUntil: number;
 }
 
 /** Known values kept for scrubbing: enough for every token still in use, bounded over months. */
 const maxKnownValues = 64;
 /** A failed renewal (not a rejection) is tried again after this, while the token lasts. */
 const renewalRetryMs = 30_000;
+/** A token is not sent in the last tenth of its life, at most the last 5 s: the way to the service and its clock. */
+const sendMarginShare = 0.1;
+const maxSendMarginMs = 5_000;
 const headerSafe = /^[\x21-\x7e]+$/;
 
 /**
  * Bearer tokens from an integrator key (DESIGN.md §1, §4): the key is exchanged for an access
- * token before the first request, renewed at about 80% of `expires_in` and once on a 401,
- * one renewal at a time however many requests wait for it. A rotated key is used from then
- * on and written back to its file (atomically, 0600) so a restart continues; a file replaced
- * from outside (a new key from the service's UI) is picked up at the next renewal. A key the
- * service rejected is never sent again: it fails at once until the file holds another.
+ * token before the first request, and every access token, the first included, is renewed at
+ * about 80% of `expires_in` and once on a 401, one renewal at a time however many requests
+ * wait for it. The token is taken as a request goes on the wire: one that waited in the queue
+ * past 80% starts the renewal beside it, and one whose token is too close to its expiry is
+ * not sent but waits for the renewal. A rotated key is used from then on and written back to
+ * its file (atomically, 0600) so a restart continues; if it cannot be kept, a one-shot run
+ * fails and the daemon turns not ready (`keepUnpersistedKey`). A file replaced from outside
+ * (a new key from the service's UI) is picked up at the next renewal. A key the service
+ * rejected is never sent again: it fails at once until the file holds another.
  */
 export class IntegratorKeyProvider implements BearerSource {
   readonly #source: IntegratorKeySource;
@@ -74,6 +91,8 @@ export class IntegratorKeyProvider implements BearerSource {
   #generation = 0;
   #writeBack: WriteBackStatus = { ok: true };
   #warnedUnpersisted = false;
+  /** Set once a rotated key could not be kept (a one-shot run): every request fails with it. */
+  #lost: CredentialError | undefined;
 
   constructor(source: IntegratorKeySource, deps: IntegratorKeyDeps) {
     this.#source = source;
@@ -97,34 +116,65 @@ export class IntegratorKeyProvider implements BearerSource {
   }
 
   async ready(): Promise<void> {
+    if (this.#lost !== undefined) throw this.#lost;
     const now = this.#deps.now();
     const access = this.#access;
     if (access !== undefined && now < access.renewAt) return;
-    // A renewal failed a moment ago and the token still works: use it, try again later.
-    if (access !== undefined && now < access.expiresAt && now < this.#retryRenewalAt) return;
+    // A renewal failed a moment ago and the token can still be sent: use it, try again later.
+    if (access !== undefined && now < access.sendUntil && now < this.#retryRenewalAt) return;
     try {
       await this.#renew();
     } catch (error) {
-      if (error instanceof CredentialError || access === undefined || this.#deps.now() >= access.expiresAt) throw error;
-      this.#retryRenewalAt = this.#deps.now() + Math.min(renewalRetryMs, (access.expiresAt - this.#deps.now()) / 2);
-      emitSafely(this.#deps.events, 'credential', { action: 'renewal_deferred', error: errorCodeOf(error) });
+      if (error instanceof CredentialError || access === undefined || this.#deps.now() >= access.sendUntil) throw error;
+      this.#deferRenewal(error, access);
     }
   }
 
+  /**
+   * In the limiter slot, as the request goes on the wire: the newest token, with the time after
+   * which the executor must not send it. Past 80% of its life the renewal starts beside it, so
+   * requests that waited in the queue do not all reach the service with a token about to expire.
+   */
   async current(): Promise<CurrentToken> {
-    return this.#access ?? (await this.#renew());
+    if (this.#lost !== undefined) throw this.#lost;
+    const access = this.#access;
+    if (access === undefined) return this.#renew();
+    const now = this.#deps.now();
+    if (now >= access.renewAt && this.#renewing === undefined && (now >= this.#retryRenewalAt || now >= access.sendUntil)) {
+      this.#renew().catch((error: unknown) => {
+        // A rejected or lost key fails the next request that needs a token; anything else is retried later.
+        if (!(error instanceof CredentialError) && this.#access === access) this.#deferRenewal(error, access);
+      });
+    }
+    return access;
   }
 
   async refresh(generation: number): Promise<boolean> {
+    if (this.#lost !== undefined) throw this.#lost;
     if (this.#access !== undefined && this.#access.generation > generation) return true;
     try {
-      const next = await this.#renew();
+      let next = await this.#renew();
+      // The renewal in flight had already handed out the token that was refused: one more.
+      if (next.generation <= generation) next = await this.#renew();
       return next.generation > generation;
     } catch (error) {
       // A rejected key is the answer to the 401; anything else leaves the 401 as it is.
       if (error instanceof CredentialError) throw error;
       return false;
     }
+  }
+
+  describeRejection(stage: RejectionStage): string {
+    const from = `the integrator key in ${this.#source.keyFile ?? 'AMSYNC_REFRESH_TOKEN'}`;
+    if (stage === 'changed') return `token rejected (401): the service refused the access token from ${from}, and a renewed one too`;
+    return `token rejected (401): the service refused the access token from ${from}, and it could not be renewed`;
+  }
+
+  /** A renewal failed (not a rejection) while the token can still be sent: keep it, try again later. */
+  #deferRenewal(error: unknown, access: AccessToken): void {
+    const now = this.#deps.now();
+    this.#retryRenewalAt = now + Math.min(renewalRetryMs, Math.max(0, access.sendUntil - now) / 2);
+    emitSafely(this.#deps.events, 'credential', { action: 'renewal_deferred', error: errorCodeOf(error) });
   }
 
   #renew(): Promise<AccessToken> {
@@ -207,11 +257,13 @@ export class IntegratorKeyProvider implements BearerSource {
     const ttlMs = answer.expiresInSeconds === undefined ? Number.POSITIVE_INFINITY : answer.expiresInSeconds * 1000;
     // Counted from when the request left: the service's clock started no earlier.
     this.#generation += 1;
+    const expiresAt = sentAt + ttlMs;
     const access: AccessToken = {
       token: new Secret(this.#remember(answer.accessToken)),
       generation: this.#generation,
       renewAt: sentAt + ttlMs * (this.#deps.renewAtShare ?? 0.8),
-      expiresAt: sentAt + ttlMs,
+      expiresAt,
+      sendUntil: expiresAt - Math.min(ttlMs * sendMarginShare, maxSendMarginMs),
     };
     this.#access = access;
     this.#retryRenewalAt = 0;
@@ -219,14 +271,21 @@ export class IntegratorKeyProvider implements BearerSource {
     return access;
   }
 
-  /** A new refresh token: used from now on, and written back to the file it came from. */
+  /**
+   * A new refresh token: used from now on, and written back to the file it came from. One that
+   * cannot be kept fails the renewal (and every request after it) unless `keepUnpersistedKey`.
+   */
   async #rotate(used: string, next: string | undefined): Promise<void> {
     if (next === undefined || next === used) return;
     this.#key = this.#remember(next);
     const file = this.#source.keyFile;
     if (file === undefined) {
+      this.#writeBack = { ok: false, error: 'no_key_file' };
       emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: false, firstTime: !this.#warnedUnpersisted });
       this.#warnedUnpersisted = true;
+      this.#loseUnlessKept(
+        "the service rotated the key from AMSYNC_REFRESH_TOKEN, and an environment variable cannot be written back: the key there is replaced and stops working. Put a new integrator key from the service's UI in a file given with AMSYNC_REFRESH_TOKEN_FILE (--refresh-token-file), where each rotated key is written back",
+      );
       return;
     }
     try {
@@ -238,7 +297,18 @@ export class IntegratorKeyProvider implements BearerSource {
       const code = errorCodeOf(error);
       this.#writeBack = { ok: false, error: code };
       emitSafely(this.#deps.events, 'credential', { action: 'write_back_failed', error: code, file });
+      this.#loseUnlessKept(
+        `the service rotated the key and amsync could not write the new one back to ${file} (${code}): the key in the file is replaced and stops working. Make the file writable (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file: a file in a folder amsync can write), then put a new integrator key from the service's UI in it`,
+      );
     }
+  }
+
+  /** A one-shot run ends here: going on would end with a key nobody has. */
+  #loseUnlessKept(why: string): void {
+    if (this.#deps.keepUnpersistedKey === true) return;
+    // Built from a path and an errno code only: nothing to scrub.
+    this.#lost = new CredentialError('integrator_key_not_persisted', `integrator key lost: ${why}`);
+    throw this.#lost;
   }
 
   #rejected(key: string, error: ApiError | undefined): CredentialError {

@@ -10,7 +10,8 @@ import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, 
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from '../time/index.js';
 import { LimiterClosedError } from './pacer.js';
-import type { BearerSource } from './bearer-source.js';
+import type { BearerSource, RejectionStage } from './bearer-source.js';
+import { CredentialError } from './credential-error.js';
 import type { Transport, WireOutcome } from './transport.js';
 import type { WriteFences } from './write-fence.js';
 
@@ -30,6 +31,8 @@ export interface Call<T> {
   readonly secrets?: readonly string[];
   /** false: sent without a bearer token (the token endpoint), and a 401 is simply an answer. */
   readonly auth?: false;
+  /** Goes before every other call waiting for the limiter: the token exchange the others wait for. */
+  readonly urgent?: true;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
   /** Cancels the call: nothing more is sent, a request in flight is aborted. */
@@ -60,7 +63,12 @@ interface Attempted {
 }
 
 type Stop = Extract<RetryDecision, { stop: unknown }>;
-type TokenReload = 'none' | 'unchanged' | 'changed';
+type TokenReload = RejectionStage;
+
+/** An attempt not sent: its token would have expired on the way; it waits for the renewal and queues again. */
+const tokenTooOld = Symbol('token too old');
+/** Times an attempt gives its slot back for a renewal before it is sent with the token at hand (a 401 then decides). */
+const maxRequeues = 3;
 
 function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
   const value = headers[name];
@@ -132,9 +140,9 @@ export class RequestExecutor {
   }
 
   async run<T>(call: Call<T>): Promise<T> {
-    const { limiter, timers, retry } = this.#deps;
+    const { timers, retry } = this.#deps;
     const started = timers.now();
-    // A 401 re-reads the token file once per call: none yet, or what the re-read found.
+    // A 401 tries another token once per call: none yet, or what that try found.
     let reload: TokenReload = 'none';
     // After a 503/429 to a request with a body, the retry goes on a new connection.
     let freshConnection = false;
@@ -142,12 +150,9 @@ export class RequestExecutor {
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
-      // Outside the limiter: renewing an access token is itself a call through the limiter.
-      if (call.auth !== false) await this.#deps.tokens.ready(call.method, call.path, call.route);
       let attempted: Attempted;
       try {
-        const fresh = freshConnection;
-        attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, fresh), attempt > 1 ? 1 : 0);
+        attempted = await this.#withToken(call, attempt, freshConnection);
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         throw error;
@@ -203,8 +208,30 @@ export class RequestExecutor {
   }
 
   /**
-   * A 401: the token file is re-read once per call. Returns 'changed' when the call should be
-   * repeated with the new token; throws `unauthorized` otherwise.
+   * One attempt through the limiter, its bearer taken in the slot as it goes on the wire. The
+   * token is got or renewed before the wait, outside the limiter (a renewal is itself a call
+   * through it); a token that has grown too old for the wire while the attempt waited is not
+   * sent: the slot is given back and the attempt waits for the renewal, then queues again ahead
+   * of first attempts (bounded: after `maxRequeues` it goes with the token at hand).
+   */
+  async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
+    const { limiter, tokens } = this.#deps;
+    for (let requeue = 0; ; requeue += 1) {
+      if (call.auth !== false) await tokens.ready(call.method, call.path, call.route);
+      if (this.#closed) throw this.#closedError(call, attempt - 1);
+      if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
+      const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 ? 1 : 0;
+      const lastChance = requeue >= maxRequeues;
+      const attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, freshConnection, lastChance), priority);
+      if (attempted !== tokenTooOld) return attempted;
+    }
+  }
+
+  /**
+   * A 401: one more try with another token per call (a re-read token file, a renewed access
+   * token, or one renewed since this request left). Returns 'changed' when the call should be
+   * repeated with it; throws CredentialError `token_rejected` otherwise, worded by where the
+   * token came from.
    */
   async #reloadToken(call: Call<unknown>, attempt: number, attempted: Attempted, reload: TokenReload): Promise<TokenReload> {
     const status = 401;
@@ -219,12 +246,8 @@ export class RequestExecutor {
       reload = 'unchanged';
     }
     this.#requestEvent(call, attempt, attempted);
-    const reread = {
-      none: '',
-      unchanged: '; the token file was re-read and held no other token',
-      changed: '; the token re-read from the token file was refused too',
-    }[reload];
-    throw this.#error('unauthorized', call, attempt, `token rejected (401): missing, expired or wrong (AMSYNC_TOKEN, AMSYNC_TOKEN_FILE)${reread}`, { status });
+    const message = redactText(`${call.method} ${call.path}: ${this.#deps.tokens.describeRejection(reload)}`, this.#secrets(call));
+    throw new CredentialError('token_rejected', message, { request: { method: call.method, path: call.path, route: call.route, status, attempts: attempt } });
   }
 
   /** A 403 or a redirect: final answers that are not the service's fault, never retried. */
@@ -244,9 +267,11 @@ export class RequestExecutor {
     return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
-  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean): Promise<Attempted> {
+  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean, lastChance: boolean): Promise<Attempted | typeof tokenTooOld> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
+    // Taken now, as the request goes on the wire, not when it was queued.
     const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
+    if (current?.sendUntil !== undefined && timers.now() >= current.sendUntil && !lastChance) return tokenTooOld;
     // Here, not when the write was queued: a process paused with writes queued sends them on resume.
     if (call.method !== 'GET' && call.auth !== false) this.#deps.fences?.check();
     const sentAt = timers.now();

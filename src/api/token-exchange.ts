@@ -51,6 +51,8 @@ export function tokenExchangeCall(refreshToken: string): Call<TokenAnswer> {
     route: tokenRoute,
     auth: false,
     body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+    // Every request that waits for the renewal waits for this one: it goes first.
+    urgent: true,
     secrets: [refreshToken],
     parse: parseAnswer,
   };

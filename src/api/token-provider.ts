@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Secret } from '../secrets/index.js';
 import type { SecretValue } from '../model/index.js';
-import { ApiError } from './api-error.js';
-import type { BearerSource, CurrentToken } from './bearer-source.js';
+import type { BearerSource, CurrentToken, RejectionStage } from './bearer-source.js';
+import { CredentialError } from './credential-error.js';
 
 export type { CurrentToken } from './bearer-source.js';
 
@@ -61,12 +61,7 @@ export class TokenProvider implements BearerSource {
     if (this.#current !== undefined) return this.#current;
     if (this.#source.tokenFile === undefined) {
       const problem = this.#directTokenInvalid ? 'token is empty or holds characters a token cannot have' : 'token missing: set AMSYNC_TOKEN or AMSYNC_TOKEN_FILE';
-      throw new ApiError('unauthorized', `${method} ${path}: ${problem} (nothing was sent)`, {
-        method,
-        path,
-        route,
-        attempts: 0,
-      });
+      throw unusable(`${method} ${path}: ${problem} (nothing was sent)`, { method, path, route });
     }
     return this.#load(method, path, route, 0);
   }
@@ -95,21 +90,11 @@ export class TokenProvider implements BearerSource {
         text = await this.#read(file);
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        throw new ApiError('unauthorized', `${method} ${path}: token file ${file} could not be read (${typeof code === 'string' ? code : 'error'})`, {
-          method,
-          path,
-          route,
-          attempts: 0,
-        });
+        throw unusable(`${method} ${path}: token file ${file} could not be read (${typeof code === 'string' ? code : 'error'})`, { method, path, route });
       }
       const value = text.trim();
       if (value === '' || !headerSafe.test(value)) {
-        throw new ApiError('unauthorized', `${method} ${path}: token file ${file} is empty or holds characters a token cannot have`, {
-          method,
-          path,
-          route,
-          attempts: 0,
-        });
+        throw unusable(`${method} ${path}: token file ${file} is empty or holds characters a token cannot have`, { method, path, route });
       }
       if (this.#current !== undefined && this.#current.token.reveal() === value) return this.#current;
       this.#current = this.#accept(value, Math.max(generation, this.#current?.generation ?? 0) + 1);
@@ -120,8 +105,22 @@ export class TokenProvider implements BearerSource {
     return this.#loading;
   }
 
+  /** Names where the token came from: AMSYNC_TOKEN, the token file, or both (the file is the fallback). */
+  describeRejection(stage: RejectionStage): string {
+    const { token, tokenFile } = this.#source;
+    const file = tokenFile === undefined ? undefined : `the token file ${tokenFile}`;
+    const from = [token === undefined ? undefined : 'AMSYNC_TOKEN', file].filter(Boolean).join(', then ');
+    const reread = { none: '', unchanged: '; the token file was re-read and held no other token', changed: '; the token re-read from the token file was refused too' }[stage];
+    return `token rejected (401): missing, expired or wrong (${from || 'no token given'})${reread}`;
+  }
+
   #accept(value: string, generation: number): CurrentToken {
     this.#seen.add(value);
     return { token: new Secret(value), generation };
   }
+}
+
+/** No token to send: nothing was sent. */
+function unusable(message: string, request: { method: string; path: string; route: string }): CredentialError {
+  return new CredentialError('token_unusable', message, { request: { ...request, attempts: 0 } });
 }

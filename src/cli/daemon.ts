@@ -74,7 +74,8 @@ export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number
     import('./service-context.js'),
   ]);
   const metrics = createMetrics({ version, processMetrics: true });
-  const makeContext = (logger?: Logger) => createServiceContext(opts, io, { notificationMetrics: metrics, ...(logger ? { logger } : {}) });
+  // A rotated key that cannot be written back is kept while the daemon lives, which turns not ready.
+  const makeContext = (logger?: Logger) => createServiceContext(opts, io, { notificationMetrics: metrics, keepUnpersistedKey: true, ...(logger ? { logger } : {}) });
   const command = new DaemonCommand(opts, io, metrics, await makeContext(), makeContext);
   return command.run(daemonModule);
 }

@@ -154,7 +154,7 @@ function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target
   let context: Promise<ServiceContext> | undefined;
   let detach: (() => void) | undefined;
   const open = () =>
-    (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, ...(notifier ? { notifier } : {}) }).then((c) => {
+    (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, keepUnpersistedKey: true, ...(notifier ? { notifier } : {}) }).then((c) => {
       // An unsendable token is this target's failure, retried with backoff like any other.
       detach = attachClientMetrics(c.client(), metrics, { rate: false });
       return c;

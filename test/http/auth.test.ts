@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, type AmClient, type TokenEvent } from '../../src/api/index.js';
+import { CredentialError, type ApiError, type AmClient, type TokenEvent } from '../../src/api/index.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { mockClient, service, testToken, useStrictHttpMock } from '../helpers/http-mock.js';
 
@@ -46,15 +46,17 @@ describe('a 401 re-reads the token file once, so rotated tokens work', () => {
     expect(tokens).toEqual([{ method: 'GET', route: '/api/sshusers/{id}', changed: true }]);
   });
 
-  it('fails as unauthorized when the file still holds the rejected token', async () => {
+  // A 401 that stands is a credential error (issue 27: not `listing_incomplete` nor a service error).
+  it('fails as token_rejected when the file still holds the rejected token', async () => {
     const file = join(dir, 'stale');
     await writeFile(file, 'token-stale-3333');
     service().get('/api/sshusers/7').reply(401);
     client = mockClient({ token: undefined, tokenFile: file });
-    const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as ApiError;
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.code).toBe('unauthorized');
+    const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as CredentialError;
+    expect(error).toBeInstanceOf(CredentialError);
+    expect(error.code).toBe('token_rejected');
     expect(error.message).toContain('token rejected (401): missing, expired or wrong');
+    expect(error.message).toContain(file);
     expect(error.message).not.toContain('token-stale-3333');
   });
 
@@ -72,30 +74,30 @@ describe('a 401 re-reads the token file once, so rotated tokens work', () => {
       .matchHeader('authorization', 'Bearer token-b-5555')
       .reply(401);
     client = mockClient({ token: undefined, tokenFile: file });
-    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'unauthorized', status: 401, attempts: 2 });
+    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'token_rejected', status: 401, attempts: 2 });
   });
 
   it('a token given directly is not retried on 401', async () => {
     service().get('/api/sshusers/7').reply(401);
     client = mockClient();
-    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'unauthorized', attempts: 1 });
+    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'token_rejected', attempts: 1 });
   });
 
-  it('no token at all: unauthorized, and nothing is sent', async () => {
+  it('no token at all: token_unusable, and nothing is sent', async () => {
     client = mockClient({ token: undefined });
-    const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as ApiError;
-    expect(error.code).toBe('unauthorized');
+    const error = (await client.fetchSshUser(7).catch((e: unknown) => e)) as CredentialError;
+    expect(error.code).toBe('token_unusable');
     expect(error.message).toMatch(/token missing/);
   });
 
-  it('an unreadable token file: unauthorized, naming the file, and nothing is sent', async () => {
+  it('an unreadable token file: token_unusable, naming the file, and nothing is sent', async () => {
     client = mockClient({ token: undefined, tokenFile: join(dir, 'absent') });
-    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringContaining('ENOENT') });
+    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'token_unusable', message: expect.stringContaining('ENOENT') });
   });
 
   it('a token with a line break inside is refused before sending', async () => {
     client = mockClient({ token: new Secret('abc\r\nX-Injected: 1') });
-    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(client.fetchSshUser(7)).rejects.toMatchObject({ code: 'token_unusable' });
   });
 });
 

@@ -113,13 +113,16 @@ describe('login with an integrator key', () => {
   // The scrubber (redact.ts) decides the encodings it removes; this checks that the key and
   // every access and rotated token reach it as known secrets.
   it('access tokens, the key and rotated keys are known secrets: scrubbed from error messages', async () => {
+    // As the daemon runs it: a key from AMSYNC_REFRESH_TOKEN that rotates is kept in memory
+    // (a one-shot run stops there: integrator_key_not_persisted).
+    client = mockClient({ token: undefined, refreshToken: new Secret(KEY), keepUnpersistedKey: true });
     const echoed = `${ACCESS} ${KEY} ${ROTATED}`;
     service()
       .post(TOKEN_PATH, exchangeBody)
       .reply(200, { access_token: ACCESS, refresh_token: ROTATED, expires_in: 900 })
       .get('/api/sshusers/7')
       .reply(400, { errors: [{ field: 'id', type: 'invalid', msg: echoed }] });
-    const error = await keyClient().fetchSshUser(7).then(
+    const error = await client.fetchSshUser(7).then(
       () => undefined,
       (e: unknown) => e as Error,
     );

@@ -43,7 +43,7 @@ function unavailable(): ApiError {
 
 const answer = (n: number, refresh?: string): TokenAnswer => ({ accessToken: `access-${n}`, refreshToken: refresh, expiresInSeconds: 100 });
 
-function harness(script: Script, options: { file?: string; env?: string; writeFile?: IntegratorKeyDeps['writeFile'] } = {}): Harness {
+function harness(script: Script, options: { file?: string; env?: string; writeFile?: IntegratorKeyDeps['writeFile']; keep?: boolean } = {}): Harness {
   let now = 1_000;
   const exchanges: string[] = [];
   const events: CredentialEvent[] = [];
@@ -56,6 +56,7 @@ function harness(script: Script, options: { file?: string; env?: string; writeFi
     {
       now: () => now,
       events: emitter,
+      ...(options.keep === undefined ? {} : { keepUnpersistedKey: options.keep }),
       readFile: async () => file.content,
       writeFile:
         options.writeFile ??
@@ -118,6 +119,27 @@ describe('exchange and renewal', () => {
     expect(h.exchanges).toHaveLength(2);
   });
 
+  it('as a request goes on the wire past 80%, the renewal starts beside it; the token in hand goes until its last 5 s', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const h = harness(async (_key, n) => {
+      if (n === 2) await gate;
+      return answer(n);
+    }, { env: 'key-env' });
+    await h.provider.ready();
+    // 100 s: sent until its last 5 s (a tenth of its life, at most 5 s).
+    expect(await h.provider.current()).toMatchObject({ generation: 1, sendUntil: 1_000 + 95_000 });
+    h.advance(85_000);
+    // Inside the limiter slot: never waits for the exchange, which starts once however often asked.
+    expect((await h.provider.current()).token.reveal()).toBe('access-1');
+    expect((await h.provider.current()).token.reveal()).toBe('access-1');
+    expect(h.exchanges).toHaveLength(2);
+    release();
+    await new Promise((r) => setImmediate(r));
+    expect((await h.provider.current()).token.reveal()).toBe('access-2');
+    expect(h.exchanges).toHaveLength(2);
+  });
+
   it('without expires_in the token is kept until a 401', async () => {
     const h = harness((_key, n) => ({ accessToken: `access-${n}`, refreshToken: undefined, expiresInSeconds: undefined }), { env: 'k' });
     await h.provider.ready();
@@ -166,9 +188,10 @@ describe('rotation and write-back', () => {
     ]);
   });
 
-  it('a failed write-back keeps the rotated key in use and says so once per failure; a later success clears it', async () => {
+  it('the daemon: a failed write-back keeps the rotated key in use and says so once per failure; a later success clears it', async () => {
     let failWrites = true;
     const h = harness((_key, n) => answer(n, `key-${n + 1}`), {
+      keep: true,
       file: 'key-1',
       writeFile: async () => {
         if (failWrites) throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
@@ -187,8 +210,8 @@ describe('rotation and write-back', () => {
     expect(h.provider.writeBack).toEqual({ ok: true });
   });
 
-  it('a key from AMSYNC_REFRESH_TOKEN rotates in memory only, and says it is not persisted', async () => {
-    const h = harness((_key, n) => answer(n, `key-${n + 1}`), { env: 'key-1' });
+  it('the daemon: a key from AMSYNC_REFRESH_TOKEN rotates in memory only, and says it is not persisted', async () => {
+    const h = harness((_key, n) => answer(n, `key-${n + 1}`), { env: 'key-1', keep: true });
     await h.provider.ready();
     h.advance(80_000);
     await h.provider.ready();
@@ -197,6 +220,45 @@ describe('rotation and write-back', () => {
       { action: 'rotated', persisted: false, firstTime: true },
       { action: 'rotated', persisted: false, firstTime: false },
     ]);
+  });
+
+  it('a one-shot run: a rotated key that cannot be written back fails at once, and every request after it, with one exchange', async () => {
+    const h = harness((_key, n) => answer(n, `key-${n + 1}`), {
+      file: 'key-1',
+      writeFile: async () => {
+        throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+      },
+    });
+    const error = await h.provider.ready().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CredentialError);
+    expect(error).toMatchObject({ code: 'integrator_key_not_persisted' });
+    expect((error as Error).message).toBe(
+      "integrator key lost: the service rotated the key and amsync could not write the new one back to /keys/integrator (EROFS): the key in the file is replaced and stops working. Make the file writable (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file: a file in a folder amsync can write), then put a new integrator key from the service's UI in it",
+    );
+    expect(h.provider.writeBack).toEqual({ ok: false, error: 'EROFS' });
+    h.advance(80_000);
+    await expect(h.provider.ready()).rejects.toBe(error);
+    await expect(h.provider.current()).rejects.toBe(error);
+    await expect(h.provider.refresh(1)).rejects.toBe(error);
+    expect(h.exchanges).toEqual(['key-1']);
+  });
+
+  it('a one-shot run: a key from AMSYNC_REFRESH_TOKEN that the service rotates is lost when the run ends: it fails at once', async () => {
+    const h = harness((_key, n) => answer(n, `key-${n + 1}`), { env: 'key-1' });
+    const error = await h.provider.ready().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'integrator_key_not_persisted' });
+    expect((error as Error).message).toMatch(/^integrator key lost: the service rotated the key from AMSYNC_REFRESH_TOKEN, and an environment variable cannot be written back/);
+    expect((error as Error).message).toContain('AMSYNC_REFRESH_TOKEN_FILE');
+    expect(h.provider.writeBack).toEqual({ ok: false, error: 'no_key_file' });
+    expect(h.exchanges).toHaveLength(1);
+  });
+
+  it('a service that does not rotate loses nothing: a key from AMSYNC_REFRESH_TOKEN works for good', async () => {
+    const h = harness((key, n) => answer(n, key), { env: 'key-1' });
+    await h.provider.ready();
+    h.advance(80_000);
+    expect(await tokenOf(h.provider)).toBe('access-2');
+    expect(h.provider.writeBack).toEqual({ ok: true });
   });
 
   it('a key file replaced from outside is used at the next renewal', async () => {
