@@ -156,7 +156,8 @@ class DaemonCommand {
       signal: runSignal(options.signal, term, options.dryRun),
       approvals: options.approvals,
       trigger: auditTrigger(options.reasons),
-      ...(term ? { stopWrites: term } : {}),
+      // The Lease fences each write as it is sent: a leader paused past its renew deadline sends none of what it had queued.
+      ...(term ? { stopWrites: term, writeFence: this.#elector!.fence } : {}),
     });
     // A result line the audit log lost fails the run (its health and webhooks say so), though the writes happened.
     throwOnAuditFailure(this.service.auditTrail());

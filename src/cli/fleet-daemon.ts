@@ -169,7 +169,7 @@ function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target
         pruneAll: opts.prune,
         signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal,
         trigger: auditTrigger(o.reasons),
-        ...(elector ? { stopWrites: elector.term } : {}),
+        ...(elector ? { stopWrites: elector.term, writeFence: elector.fence } : {}),
       });
       // A result line the audit log lost fails this target's run, though the writes happened.
       throwOnAuditFailure(context.auditTrail());
