@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { startLockHolder } from '../helpers/spawn.js';
+import { createServiceContext } from '../../src/cli/service-context.js';
+import { LockLostError } from '../../src/errors.js';
+import { createLogger } from '../../src/obs/logger.js';
 
 /**
  * Two runs at once on one state file, in-process: both go through the writer lock (a file
@@ -163,5 +166,40 @@ describe('a writer that died or is paused: what the lock says is true (issue 27)
     expect(result.stderr).toContain(`the writer lock ${work.lock} was lost`);
     expect(result.stderr).toContain(`pid ${process.pid}`);
     await rm(work.dir, { recursive: true, force: true });
+  });
+});
+
+describe("a daemon leader's sync under a Lease", () => {
+  it('a write its Lease fences (writeFence: the renew deadline missed) is never sent: the service receives what was applied before, nothing after', async () => {
+    emu.reset();
+    emu.clearRequests();
+    const work = await mkdtemp(join(tmpdir(), 'amsync-one-writer-lease-'));
+    await writeFile(join(work, 'access.yaml'), `apikeys:\n${Array.from({ length: 4 }, (_, i) => `  - name: leased-${i}\n`).join('')}`);
+    const context = await createServiceContext(
+      { file: join(work, 'access.yaml'), stateFile: join(work, 'state.json'), concurrency: 1 },
+      { env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN }, stderr: process.stderr },
+      { logger: createLogger({ level: 'silent' }) },
+    );
+    try {
+      const loaded = await context.loadDesired();
+      // As LeaseElector.fence does once the leader has not renewed within its renew deadline: after the first write.
+      let checks = 0;
+      const fence = () => {
+        checks += 1;
+        if (checks > 1) throw new LockLostError('leadership lost: could not renew lease:amsync/test for 50 s');
+      };
+      const outcome = await context.sync(loaded.desired, { dryRun: false, writeFence: fence });
+      const applied = outcome.results!.filter((r) => r.status === 'applied').length;
+      const posts = emu.requests().filter((r) => r.method === 'POST').length;
+      expect(applied).toBe(1);
+      expect(posts).toBe(applied);
+      expect(outcome.results!.find((r) => r.status === 'failed')?.error).toContain('leadership lost');
+      // The fence belonged to that sync: the client's next writes are not fenced by it.
+      await context.client().createApikey({ name: 'after-the-run' });
+      expect(emu.requests().filter((r) => r.method === 'POST')).toHaveLength(2);
+    } finally {
+      context.close();
+      await rm(work, { recursive: true, force: true });
+    }
   });
 });
