@@ -78,6 +78,8 @@ function tryAcquire(path: string, record: string, staleMs: number): Attempt {
       if (linkNew(own, path)) return { held: true };
       const found = readFound(path);
       if (found.kind === 'none') continue;
+      // NFS: a link whose answer was lost may have been made all the same.
+      if (found.kind === 'file' && found.text === record) return { held: true };
       const verdict = judge(found, staleMs);
       if (!verdict.free) return { held: false, why: verdict.why };
       if (found.kind === 'folder') {
@@ -127,8 +129,12 @@ function holdLock(path: string, record: string, staleMs: number): WriterLock {
     fence,
     release: async () => {
       clearInterval(refresh);
-      // Never another's: a lock lost is left to whoever holds it now.
-      if (!controller.signal.aborted && readText(path) === record) removeQuietly(path);
+      try {
+        // Never another's: a lock lost is left to whoever holds it now.
+        if (!controller.signal.aborted && readText(path) === record) removeQuietly(path);
+      } catch {
+        // Left behind (it cannot be read or removed now): once this process ends, the next run takes it over at once.
+      }
     },
   };
 }
