@@ -46,12 +46,13 @@ export interface LockOutcome {
  * signal (an interrupt) or when the lock is lost, whichever comes first. A lock lost meanwhile
  * is told in the outcome (`lockLost`), beside what was applied before it.
  */
-export async function withWriterLock<T extends object>(acquire: LockAcquirer, signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T & LockOutcome> {
+export async function withWriterLock<T>(acquire: LockAcquirer, signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T & LockOutcome> {
   const lock = await acquire();
   try {
     const outcome = await work(signal ? AbortSignal.any([signal, lock.lost]) : lock.lost);
     // Assigned, not spread: an outcome may have getters computed only when read.
-    return lock.lost.aborted ? Object.assign(outcome, { lockLost: lostReason(lock.lost) }) : outcome;
+    if (lock.lost.aborted && typeof outcome === 'object' && outcome !== null) return Object.assign(outcome, { lockLost: lostReason(lock.lost) });
+    return outcome as T & LockOutcome;
   } finally {
     await lock.release();
   }
