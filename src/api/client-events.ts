@@ -68,10 +68,14 @@ export interface TokenEvent {
 export type CredentialEvent =
   /** The first access token (`exchanged`) or a later one (`renewed`). */
   | { readonly action: 'exchanged' | 'renewed'; readonly expiresInSeconds: number | undefined }
-  /** The service rotated the key; `persisted`: written back to its file. */
-  | { readonly action: 'rotated'; readonly persisted: boolean; readonly firstTime?: boolean }
-  /** A rotated key could not be written back: a restart would use the old key. */
-  | { readonly action: 'write_back_failed'; readonly error: string; readonly file: string }
+  /**
+   * The service rotated the key; `persisted`: written back to its file. `kept` (not persisted):
+   * amsync goes on with it from memory (the daemon); false: the run fails with
+   * integrator_key_not_persisted, whose message says it all.
+   */
+  | { readonly action: 'rotated'; readonly persisted: boolean; readonly firstTime?: boolean; readonly kept?: boolean }
+  /** A rotated key could not be written back: a restart would use the old key. `kept` as above. */
+  | { readonly action: 'write_back_failed'; readonly error: string; readonly file: string; readonly kept?: boolean }
   /** A renewal failed while the access token still works: it is used, and renewal tried again later. */
   | { readonly action: 'renewal_deferred'; readonly error: string }
   /** The service refused the key. */

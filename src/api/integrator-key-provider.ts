@@ -281,7 +281,7 @@ export class IntegratorKeyProvider implements BearerSource {
     const file = this.#source.keyFile;
     if (file === undefined) {
       this.#writeBack = { ok: false, error: 'no_key_file' };
-      emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: false, firstTime: !this.#warnedUnpersisted });
+      emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: false, firstTime: !this.#warnedUnpersisted, kept: this.#deps.keepUnpersistedKey === true });
       this.#warnedUnpersisted = true;
       this.#loseUnlessKept(
         "the service rotated the key from AMSYNC_REFRESH_TOKEN, and an environment variable cannot be written back: the key there is replaced and stops working. Put a new integrator key from the service's UI in a file given with AMSYNC_REFRESH_TOKEN_FILE (--refresh-token-file), where each rotated key is written back",
@@ -296,7 +296,7 @@ export class IntegratorKeyProvider implements BearerSource {
     } catch (error) {
       const code = errorCodeOf(error);
       this.#writeBack = { ok: false, error: code };
-      emitSafely(this.#deps.events, 'credential', { action: 'write_back_failed', error: code, file });
+      emitSafely(this.#deps.events, 'credential', { action: 'write_back_failed', error: code, file, kept: this.#deps.keepUnpersistedKey === true });
       this.#loseUnlessKept(
         `the service rotated the key and amsync could not write the new one back to ${file} (${code}): the key in the file is replaced and stops working. Make the file writable (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file: a file in a folder amsync can write), then put a new integrator key from the service's UI in it`,
       );

@@ -40,11 +40,14 @@ export class ListingIncompleteError extends AmsyncError {
  * The error for a page that failed: `GET /api/sshusers: listing incomplete after 2 pages: 503
  * service unavailable (gave up after 8 attempts)`. Each part is said once: the route is not
  * repeated from the cause, and a failure of the whole service (nothing listens at the URL, an
- * untrusted certificate) is its own message, as no page was the problem.
+ * untrusted certificate) is its own message, as no page was the problem. A call the page
+ * needed first that failed (the token exchange) is named as itself: `GET /api/sshusers: not
+ * sent: POST /api/v1/oauth2/token: 500 internal server error`.
  */
 export function pageFailed(route: string, pagesRead: number, itemsRead: number, cause: ApiError): ListingIncompleteError {
   const details = { route, pagesRead, itemsRead, cause };
   if (cause.serviceWide) return new ListingIncompleteError('listing_incomplete', cause.message, details);
   const progress = pagesRead === 0 ? '' : `listing incomplete after ${pagesRead} page${pagesRead === 1 ? '' : 's'}: `;
+  if (cause.route !== route) return new ListingIncompleteError('listing_incomplete', `GET ${route}: ${progress}not sent: ${cause.message}`, details);
   return new ListingIncompleteError('listing_incomplete', `${cause.method} ${route}: ${progress}${cause.detail}`, details);
 }

@@ -246,7 +246,7 @@ export class RequestExecutor {
       reload = 'unchanged';
     }
     this.#requestEvent(call, attempt, attempted);
-    const message = redactText(`${call.method} ${call.path}: ${this.#deps.tokens.describeRejection(reload)}`, this.#secrets(call));
+    const message = `${call.method} ${call.path}: ${redactText(this.#deps.tokens.describeRejection(reload), this.#secrets(call))}`;
     throw new CredentialError('token_rejected', message, { request: { method: call.method, path: call.path, route: call.route, status, attempts: attempt } });
   }
 
@@ -375,7 +375,9 @@ export class RequestExecutor {
     const secrets = this.#secrets(call);
     // Belt and braces: every message passes the scrubber, whatever it was built from.
     const scrubbed = redactText(detail, secrets);
-    const message = extra.serviceWide === true ? scrubbed : redactText(`${call.method} ${call.path}: ${detail}`, secrets);
+    // The method and path are amsync's own, and are not scrubbed: the pattern for `token: value`
+    // would take the status from `POST /api/v1/oauth2/token: 500 …`.
+    const message = extra.serviceWide === true ? scrubbed : `${call.method} ${call.path}: ${scrubbed}`;
     return new ApiError(code, message, {
       method: call.method,
       path: call.path,

@@ -1,9 +1,23 @@
-import { readFileSync, statSync } from 'node:fs';
-import { isSendableToken } from '../api/index.js';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { CredentialError, isSendableToken } from '../api/index.js';
 import { UsageError } from '../errors.js';
 import type { Settings } from '../settings/index.js';
 
 type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile'>;
+
+/**
+ * Creates and removes an empty file in `dir`, as writing a key back does (a new file beside
+ * the old one, renamed over it). Throws the system's error.
+ */
+export type WriteProbe = (dir: string, name: string) => void;
+
+const probeByCreating: WriteProbe = (dir, name) => {
+  const path = join(dir, name);
+  closeSync(openSync(path, 'wx', 0o600));
+  unlinkSync(path);
+};
 
 /** A key is a line, not a megabyte (and /dev/zero must not hang the check). */
 const maxKeyFileBytes = 64 * 1024;
@@ -12,9 +26,10 @@ const maxKeyFileBytes = 64 * 1024;
  * Exactly one way to log in, checked before anything is sent (exit 64): an access token
  * (AMSYNC_TOKEN, or a token file) or an integrator key (AMSYNC_REFRESH_TOKEN, or a key file).
  * Both at once would leave which one is used to a rule nobody remembers; neither cannot work.
- * The integrator key is checked to be sendable. Never shows a token or a key.
+ * The integrator key is checked to be sendable, and a key file to be one amsync can write a
+ * rotated key back to (exit 1 otherwise). Never shows a token or a key.
  */
-export function checkCredentials(settings: Credentials): void {
+export function checkCredentials(settings: Credentials, probe: WriteProbe = probeByCreating): void {
   const access = [settings.token === undefined ? '' : 'AMSYNC_TOKEN', settings.tokenFile === undefined ? '' : 'AMSYNC_TOKEN_FILE / --token-file'].filter(Boolean);
   const refresh = [
     settings.refreshToken === undefined ? '' : 'AMSYNC_REFRESH_TOKEN',
@@ -38,7 +53,31 @@ export function checkCredentials(settings: Credentials): void {
   if (settings.refreshToken !== undefined && !isSendableToken(settings.refreshToken.reveal().trim())) {
     throw new UsageError('AMSYNC_REFRESH_TOKEN cannot be sent: an integrator key is one word of printable ASCII; nothing was sent', 'bad_token');
   }
-  if (settings.refreshTokenFile !== undefined) checkKeyFile(settings.refreshTokenFile);
+  if (settings.refreshTokenFile !== undefined) {
+    checkKeyFile(settings.refreshTokenFile);
+    checkWriteBack(settings.refreshTokenFile, probe);
+  }
+}
+
+/**
+ * A service that rotates the key answers each exchange with a new one and retires the old: a
+ * key file amsync cannot write leaves a retired key behind, and the next run is locked out.
+ * Whether the service rotates is known only after the first exchange, which already retires
+ * the key: so the folder is tried before anything is sent (exit 1, as the key is fine and the
+ * place is not). A key from AMSYNC_REFRESH_TOKEN has no place at all: the first rotation
+ * fails the run (integrator_key_not_persisted), as nothing can be checked before.
+ */
+function checkWriteBack(file: string, probe: WriteProbe): void {
+  const dir = dirname(file);
+  try {
+    probe(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}.probe`);
+  } catch (error) {
+    const code = String((error as NodeJS.ErrnoException).code ?? 'error');
+    throw new CredentialError(
+      'integrator_key_not_writable',
+      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file; in Kubernetes, copy it from the Secret to a writable volume); nothing was sent`,
+    );
+  }
 }
 
 function checkKeyFile(file: string): void {

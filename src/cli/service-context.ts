@@ -359,11 +359,13 @@ function attachCredentialLogging(client: AmClient, log: Logger): void {
           writeBackFailing = undefined;
           log.info('the rotated integrator key is written back to its file again');
         }
-        if (!e.persisted && e.firstTime === true) {
+        // Not kept (a one-shot run): the run's one error line says it.
+        if (!e.persisted && e.firstTime === true && e.kept === true) {
           log.warn('the service rotated the integrator key; it came from AMSYNC_REFRESH_TOKEN, so a restart would use the old one: use AMSYNC_REFRESH_TOKEN_FILE');
         }
         return;
       case 'write_back_failed':
+        if (e.kept !== true) return;
         if (writeBackFailing !== e.error) {
           log.error({ file: e.file, error: e.error }, `cannot write the rotated integrator key back to ${e.file} (${e.error}); amsync goes on with it, but a restart would use the old key, which stops working`);
         }

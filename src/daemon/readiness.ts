@@ -20,7 +20,10 @@ export interface DaemonStatus {
   readonly runDeadlineMs: number;
   readonly stopping: boolean;
   readonly mode: 'apply' | 'observe';
-  /** The service rotated the integrator key and writing it back to its file failed (errno-like code). */
+  /**
+   * The service rotated the integrator key and writing it back to its file failed (errno-like
+   * code), or it came from AMSYNC_REFRESH_TOKEN (`no_key_file`): not ready.
+   */
   readonly keyWriteBackError?: string;
   /**
    * Approval hashes of the changes the last run did not write for want of an approval. The
@@ -65,6 +68,9 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
   if (status.lastError === 'integrator_key_rejected') {
     return { ready: false, reason: "integrator_key_rejected: the service refused the integrator key; put a new one from the service's UI in the key file" };
   }
+  // It still works, from memory: but a restart, a rescheduled pod, would be locked out. Green
+  // would hide that until then; not ready (and amsync_integrator_key_persisted 0) says it now.
+  if (status.keyWriteBackError !== undefined) return { ready: false, reason: unpersistedReason(status.keyWriteBackError) };
   if (status.consecutiveFailures >= options.failureThreshold) {
     return { ready: false, reason: `the last ${status.consecutiveFailures} runs failed${status.lastError ? `: ${status.lastError}` : ''}` };
   }
@@ -72,13 +78,16 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
     if (!status.configValid) return { ready: false, reason: 'the desired-state file is invalid and no good version has been synced yet' };
     return { ready: false, reason: status.lastError ? `no successful sync yet: ${status.lastError}` : 'no successful sync yet' };
   }
-  const notes = [
-    status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept',
-    // It still works: failing the probe would take the pod out of service for nothing.
-    status.keyWriteBackError === undefined ? '' : `the rotated integrator key could not be written back to its file (${status.keyWriteBackError}): a restart would use the old key`,
-    pendingWords(status.pendingApprovals ?? []),
-  ].filter(Boolean);
+  const notes = [status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept', pendingWords(status.pendingApprovals ?? [])].filter(Boolean);
   return { ready: true, reason: notes.length === 0 ? 'ok' : `ok (${notes.join('; ')})` };
+}
+
+/** Why a rotated key is not kept, and the fix: an errno-like code, or `no_key_file` for AMSYNC_REFRESH_TOKEN. */
+function unpersistedReason(error: string): string {
+  if (error === 'no_key_file') {
+    return 'integrator_key_not_persisted: the service rotated the integrator key from AMSYNC_REFRESH_TOKEN, which cannot be written back: a restart would use the retired key; give the key in a file (AMSYNC_REFRESH_TOKEN_FILE)';
+  }
+  return `integrator_key_not_persisted: the service rotated the integrator key and it could not be written back to its file (${error}): a restart would use the retired key; make the key file writable (it is written again at the next renewal)`;
 }
 
 /** `2 changes await approval: 3f9c0a1be27d4410, 0be1c2d3e4f50617`: hashes only, never names. */

@@ -321,14 +321,15 @@ function credentialMetrics(registers: Registers): Pick<ClientMetrics, 'observeCr
   });
   const keyPersisted = new Gauge({
     name: 'amsync_integrator_key_persisted',
-    help: '0 when the service rotated the integrator key and amsync could not write it back to its file (a restart would use the old key); else 1.',
+    help: '0 when the service rotated the integrator key and amsync could not write it back to its file, or it came from AMSYNC_REFRESH_TOKEN (a restart would use the retired key; /readyz is 503); else 1.',
     registers,
   });
   keyPersisted.set(1);
   return {
     observeCredential(sample) {
       if ((credentialOutcomes as readonly string[]).includes(sample.action)) renewals.inc({ outcome: sample.action });
-      if (sample.action === 'write_back_failed') keyPersisted.set(0);
+      // A key from AMSYNC_REFRESH_TOKEN that rotated has no file to go to: as lost on a restart.
+      if (sample.action === 'write_back_failed' || (sample.action === 'rotated' && sample.persisted === false)) keyPersisted.set(0);
       if (sample.action === 'rotated' && sample.persisted === true) keyPersisted.set(1);
     },
   };

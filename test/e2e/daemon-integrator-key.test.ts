@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { createServiceContext, type ServiceContext } from '../../src/cli/service
 import { startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics } from '../../src/obs/metrics.js';
+import { attachClientMetrics } from '../../src/cli/daemon-helpers.js';
 import { call } from '../helpers/emulator-client.js';
 import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
 
@@ -56,16 +57,20 @@ async function replaceKeyFile(path: string, key: string): Promise<void> {
   await rename(`${path}.new`, path);
 }
 
-async function start(keyFile: string) {
+/** The daemon on the key in `keyFile`, or given in AMSYNC_REFRESH_TOKEN as `{ env: key }`. */
+async function start(keyFile: string | { env: string }) {
   const access = join(dir, 'access.yaml');
   await writeFile(access, 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ci\n    roles: [viewer]\nprune:\n  sshUsers: true\n');
   const sink = logSink('debug');
+  const metrics = createMetrics({ version: 'test' });
   context = await createServiceContext(
-    { file: access, url: emu.url, refreshTokenFile: keyFile, stateFile: join(dir, 'state.json') },
+    { file: access, url: emu.url, ...(typeof keyFile === 'string' ? { refreshTokenFile: keyFile } : {}), stateFile: join(dir, 'state.json') },
     // A generous start rate: the emulator sets no limit, and the test should not wait on pacing.
-    { env: { DEPLOY_PASSWORD: PASSWORD, AMSYNC_INITIAL_RATE: '1000' }, stderr: process.stderr },
-    { logger: sink.logger, timers },
+    { env: { DEPLOY_PASSWORD: PASSWORD, AMSYNC_INITIAL_RATE: '1000', ...(typeof keyFile === 'string' ? {} : { AMSYNC_REFRESH_TOKEN: keyFile.env }) }, stderr: process.stderr },
+    // As `amsync daemon` makes it (src/cli/daemon.ts): a key it cannot write back is kept while it lives.
+    { logger: sink.logger, timers, keepUnpersistedKey: true },
   );
+  attachClientMetrics(context.client(), metrics);
   const credentials: CredentialEvent[] = [];
   context.client().events.on('credential', (e) => credentials.push(e));
   const ctx = context;
@@ -75,14 +80,18 @@ async function start(keyFile: string) {
     sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun }),
     credentialStatus: () => ctx.client().credentialStatus(),
     logger: sink.logger,
-    metrics: createMetrics({ version: 'test' }),
+    metrics,
     options: { file: access, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000 },
     signals: null,
     scheduler: scheduler.factory,
     watcher: new FakeWatcher().factory,
   });
   await daemon.idle();
-  return { credentials, sink, scheduler, daemon };
+  return { credentials, sink, scheduler, daemon, metrics };
+}
+
+async function keyPersisted(metrics: ReturnType<typeof createMetrics>): Promise<string | undefined> {
+  return (await metrics.render()).body.match(/^amsync_integrator_key_persisted (\d)$/m)?.[1];
 }
 
 /** One scheduled run, as the cron would fire it; resolves when it is over. */
@@ -192,5 +201,51 @@ describe('the daemon on an integrator key, for the equivalent of months of renew
     await replaceKeyFile(keyFile, REPLACEMENT);
     status = await scheduledRun(d, scheduler);
     expect(status).toMatchObject({ ready: true, lastOutcome: 'success' });
+  });
+
+  // Issue 27, finding 4: the daemon stayed green while the key it kept rotating could not reach
+  // its file; a restart then met a retired key. Now it goes on with the key in memory, and is
+  // not ready (and amsync_integrator_key_persisted is 0) until the file takes it again.
+  it('a rotated key that cannot be written back: the daemon goes on with it but is not ready, until the file takes it again', async () => {
+    const keys = join(dir, 'keys');
+    await mkdir(keys);
+    const keyFile = join(keys, 'integrator-key');
+    await writeFile(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const { scheduler, daemon: d, metrics } = await start(keyFile);
+    expect(d.status()).toMatchObject({ ready: true, lastOutcome: 'success' });
+    expect(await keyPersisted(metrics)).toBe('1');
+    // The folder becomes a file: nothing can be written there, by root either.
+    await rename(keys, `${keys}-away`);
+    await writeFile(keys, 'not a folder\n');
+    skew += 1_700;
+    await makeDrift(0);
+    let status = await scheduledRun(d, scheduler);
+    expect(converged()).toBe(true);
+    expect(status).toMatchObject({ lastOutcome: 'success', ready: false });
+    expect(status.reason).toMatch(/^integrator_key_not_persisted: the service rotated the integrator key and it could not be written back to its file \((ENOTDIR|EEXIST)\)/);
+    expect(await keyPersisted(metrics)).toBe('0');
+    // Runs go on with the key in memory.
+    skew += 1_700;
+    await makeDrift(1);
+    status = await scheduledRun(d, scheduler);
+    expect(converged()).toBe(true);
+    expect(status.ready).toBe(false);
+    // Fixed: the next renewal writes the key in use, and the daemon is ready again.
+    await rm(keys);
+    await rename(`${keys}-away`, keys);
+    skew += 1_700;
+    status = await scheduledRun(d, scheduler);
+    expect(status).toMatchObject({ lastOutcome: 'success', ready: true, reason: 'ok' });
+    expect(await keyPersisted(metrics)).toBe('1');
+    const inFile = (await readFile(keyFile, 'utf8')).trim();
+    expect(emu.revokeRefreshToken(inFile)).toBe(true);
+  });
+
+  it('a key from AMSYNC_REFRESH_TOKEN that the service rotates: the daemon works on, not ready, saying to use a key file', async () => {
+    const { daemon: d, metrics } = await start({ env: KEY });
+    expect(d.status()).toMatchObject({ lastOutcome: 'success', ready: false });
+    expect(d.status().reason).toMatch(/^integrator_key_not_persisted: .*AMSYNC_REFRESH_TOKEN.*AMSYNC_REFRESH_TOKEN_FILE/);
+    expect(converged()).toBe(true);
+    expect(await keyPersisted(metrics)).toBe('0');
   });
 });

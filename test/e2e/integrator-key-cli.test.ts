@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,5 +96,44 @@ describe('amsync sync with an integrator key', () => {
     const flag = await runInProcess(['plan', '-f', join(dir, 'access.yaml'), '--refresh-token', KEY], { env: env({}) });
     expect(flag.code).toBe(64);
     expectNoSecret(flag.stdout + flag.stderr, [KEY]);
+  });
+
+  // Issue 27, finding 4: a rotating service and a key file on a read-only volume exited 0 with a
+  // log line, and the next run was locked out. The folder is now tried before anything is sent.
+  // A folder no process can add a file to, root included: /proc/sys/kernel (its `ostype` holds
+  // one word, "Linux", which serves as the key).
+  it.runIf(existsSync('/proc/sys/kernel/ostype'))('a key file amsync cannot write back: exit 1 naming the file, the setting and the fix; nothing sent', async () => {
+    const file = '/proc/sys/kernel/ostype';
+    const key = (await readFile(file, 'utf8')).trim();
+    emu = await startEmulator({ refreshTokens: [key], rotateRefreshTokens: true, refreshTokenGraceSeconds: 0 });
+    for (const args of [['sync', '-f', join(dir, 'access.yaml')], ['plan', '-f', join(dir, 'access.yaml')]]) {
+      const run = await runInProcess(args, { env: env({ AMSYNC_REFRESH_TOKEN_FILE: file }) });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/^error: the integrator key file \/proc\/sys\/kernel\/ostype cannot be written back \(E[A-Z]+ creating a file in \/proc\/sys\/kernel\)/);
+      expect(run.stderr).toContain('AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file');
+      expect(run.stderr).toContain('nothing was sent');
+    }
+    expect(emu.requests()).toEqual([]);
+    expect(emu.oauth()).toMatchObject({ exchanges: 0 });
+  });
+
+  it('AMSYNC_REFRESH_TOKEN with a service that rotates: exit 1 "integrator key lost", after the one exchange, nothing written', async () => {
+    emu = await startEmulator({ refreshTokens: [KEY], rotateRefreshTokens: true, refreshTokenGraceSeconds: 0 });
+    const run = await runInProcess(['sync', '-f', join(dir, 'access.yaml'), '--json'], { env: env({ AMSYNC_REFRESH_TOKEN: KEY }) });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: integrator key lost: the service rotated the key from AMSYNC_REFRESH_TOKEN, and an environment variable cannot be written back/m);
+    expect(run.stderr).toContain('AMSYNC_REFRESH_TOKEN_FILE');
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: { code: 'integrator_key_not_persisted' } });
+    expect(emu.requests().map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['POST /api/v1/oauth2/token 200']);
+    expect(emu.state().sshUsers).toEqual([]);
+    expectNoSecret(run.stdout + run.stderr, [KEY]);
+  });
+
+  it('AMSYNC_REFRESH_TOKEN with a service that does not rotate loses nothing: exit 0', async () => {
+    emu = await startEmulator({ refreshTokens: [KEY] });
+    const run = await runInProcess(['sync', '-f', join(dir, 'access.yaml')], { env: env({ AMSYNC_REFRESH_TOKEN: KEY }) });
+    expect(run.code).toBe(0);
+    expect(emu.state().sshUsers.map((u) => u.username)).toEqual(['deploy']);
   });
 });

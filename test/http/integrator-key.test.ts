@@ -100,6 +100,16 @@ describe('login with an integrator key', () => {
     expectNoSecret([(error as Error).message, inspect(error, { depth: 10 }), JSON.stringify(error)], [KEY]);
   });
 
+  it('a failing token endpoint is named as the call that failed, not as the listing or write that needed it', async () => {
+    service().post(TOKEN_PATH, exchangeBody).reply(500, { errors: [{ type: 'rule', msg: 'boom' }] });
+    const listing = (await keyClient().listSshUsers().catch((e: unknown) => e)) as Error;
+    expect(listing.message).toBe('GET /api/sshusers: not sent: POST /api/v1/oauth2/token: 500 internal server error: rule (boom)');
+    client?.close();
+    service().post(TOKEN_PATH, exchangeBody).reply(500);
+    const write = (await keyClient().createSshUser({ username: 'u', level: 'n1', password: new Secret('Pw-12345678!') }).catch((e: unknown) => e)) as Error;
+    expect(write.message).toMatch(/^POST \/api\/v1\/oauth2\/token: 500 internal server error/);
+  });
+
   it('a token answer that is not one fails without showing the tokens it held', async () => {
     service().post(TOKEN_PATH, exchangeBody).reply(200, { access_token: 'has spaces inside', refresh_token: ROTATED });
     const error = await keyClient().fetchSshUser(7).then(

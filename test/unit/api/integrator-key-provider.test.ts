@@ -199,7 +199,7 @@ describe('rotation and write-back', () => {
     });
     await h.provider.ready();
     expect(h.provider.writeBack).toEqual({ ok: false, error: 'EROFS' });
-    expect(h.events).toContainEqual({ action: 'write_back_failed', error: 'EROFS', file: '/keys/integrator' });
+    expect(h.events).toContainEqual({ action: 'write_back_failed', error: 'EROFS', file: '/keys/integrator', kept: true });
     h.advance(80_000);
     await h.provider.ready();
     // The file still holds key-1 (unchanged from outside): the rotated key-2 is the one used.
@@ -217,8 +217,8 @@ describe('rotation and write-back', () => {
     await h.provider.ready();
     expect(h.exchanges).toEqual(['key-1', 'key-2']);
     expect(h.events.filter((e) => e.action === 'rotated')).toEqual([
-      { action: 'rotated', persisted: false, firstTime: true },
-      { action: 'rotated', persisted: false, firstTime: false },
+      { action: 'rotated', persisted: false, firstTime: true, kept: true },
+      { action: 'rotated', persisted: false, firstTime: false, kept: true },
     ]);
   });
 

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CredentialError } from '../../../src/api/index.js';
 import { checkCredentials } from '../../../src/cli/check-credentials.js';
 import { exitCodeFor, UsageError } from '../../../src/errors.js';
 import { Secret } from '../../../src/secrets/secret.js';
@@ -67,5 +68,39 @@ describe('credentials', () => {
     expect(() => checkCredentials({ token: new Secret('t'), tokenFile: 'f' })).not.toThrow();
     expect(() => checkCredentials({ refreshTokenFile: join(dir, 'key') })).not.toThrow();
     expect(() => checkCredentials({ refreshToken: new Secret(KEY) })).not.toThrow();
+  });
+
+  it('a key file in a folder amsync cannot write: exit 1 naming the file, the setting and the fix, before anything is sent', () => {
+    const tried: string[] = [];
+    const readOnly = (probeDir: string, name: string) => {
+      tried.push(join(probeDir, name));
+      throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+    };
+    const file = join(dir, 'key');
+    let error: unknown;
+    try {
+      checkCredentials({ refreshTokenFile: file }, readOnly);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CredentialError);
+    expect(exitCodeFor(error)).toBe(1);
+    expect(error).toMatchObject({ code: 'integrator_key_not_writable' });
+    const message = (error as Error).message;
+    expect(message).toContain(`the integrator key file ${file} cannot be written back (EROFS creating a file in ${dir})`);
+    expect(message).toContain('AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file');
+    expect(message).toContain('nothing was sent');
+    expect(message).not.toContain(KEY);
+    expect(message.split('\n')).toHaveLength(1);
+    // The probe is a new file beside the key, as a write-back makes.
+    expect(tried).toHaveLength(1);
+    expect(tried[0]).toMatch(new RegExp(`^${dir}/\\.key\\.[0-9a-f]{12}\\.probe$`));
+  });
+
+  it('a key file in a writable folder: the probe leaves nothing behind', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const before = await readdir(dir);
+    expect(() => checkCredentials({ refreshTokenFile: join(dir, 'key') })).not.toThrow();
+    expect(await readdir(dir)).toEqual(before);
   });
 });

@@ -78,10 +78,16 @@ describe('readiness: a sync has succeeded and failures have not persisted', () =
     expect(r.reason).toMatch(/^integrator_key_rejected: /);
   });
 
-  it('stays ready when a rotated integrator key could not be written back, and says so', () => {
+  // Issue 27, finding 4: a green daemon whose rotated key is not on disk is locked out at its next restart.
+  it('is not ready when a rotated integrator key could not be written back, and says why and the fix', () => {
     const r = readiness({ ...base, lastSuccessAt: 1, keyWriteBackError: 'EROFS' }, opts);
-    expect(r.ready).toBe(true);
-    expect(r.reason).toBe('ok (the rotated integrator key could not be written back to its file (EROFS): a restart would use the old key)');
+    expect(r.ready).toBe(false);
+    expect(r.reason).toBe(
+      'integrator_key_not_persisted: the service rotated the integrator key and it could not be written back to its file (EROFS): a restart would use the retired key; make the key file writable (it is written again at the next renewal)',
+    );
+    const env = readiness({ ...base, lastSuccessAt: 1, keyWriteBackError: 'no_key_file' }, opts);
+    expect(env.ready).toBe(false);
+    expect(env.reason).toMatch(/^integrator_key_not_persisted: .*AMSYNC_REFRESH_TOKEN, which cannot be written back.*AMSYNC_REFRESH_TOKEN_FILE/);
   });
 
   it('is not ready while shutting down', () => {

@@ -95,6 +95,10 @@ describe('metrics: the Prometheus surface', () => {
     expect(e.value('amsync_integrator_key_persisted')).toBe(1);
     expect(e.value('amsync_api_requests_total', { method: 'POST', route: '/api/v1/oauth2/token', status: '200' })).toBe(1);
     expect(e.value('amsync_api_requests_total', { method: 'GET', route: '/api/user/info', status: '404' })).toBe(1);
+    // A key from AMSYNC_REFRESH_TOKEN that the service rotated has no file to go to.
+    m.observeCredential({ action: 'rotated', persisted: false });
+    e = parseExposition((await m.render()).body);
+    expect(e.value('amsync_integrator_key_persisted')).toBe(0);
   });
 
   it('never lets a username, a key name, an id or a message into a label', async () => {

@@ -1,0 +1,83 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
+import { runInProcess } from '../helpers/in-process.js';
+
+/**
+ * Issue 27, finding 6 (credentials): a token the service refuses was `listing_incomplete` in
+ * `--json`, and a token endpoint answering 500 was reported as `POST /api/sshusers: 500` when
+ * the only request was `POST /api/v1/oauth2/token`. Each command says what failed: a stable
+ * credential code, the endpoint that answered.
+ */
+
+const TOKEN = 'credential-errors-good-token';
+const EXPIRED = 'credential-errors-expired-token-51c';
+let emu: RunningEmulator;
+let dir: string;
+emulatorPerTest(TOKEN, 'amsync-credential-errors-', (e, d) => {
+  emu = e;
+  dir = d;
+});
+
+async function files(): Promise<{ access: string; env: Record<string, string> }> {
+  const access = join(dir, 'access.yaml');
+  await writeFile(access, 'sshUsers:\n  - username: deploy\n    password: { env: P }\n');
+  await writeFile(join(dir, 'targets.yaml'), `targets:\n  - name: one\n    url: ${emu.url}\n    token: { env: AMSYNC_TOKEN }\n`);
+  return { access, env: { AMSYNC_URL: emu.url, P: 'Deploy-pass-123!', AMSYNC_STATE_FILE: join(dir, 'state.json') } };
+}
+
+describe('a token the service refuses (401)', () => {
+  it('is token_rejected in every command, in --json and as one line of text, naming AMSYNC_TOKEN and no token file', async () => {
+    const { access, env } = await files();
+    const commands = [
+      ['plan', '-f', access],
+      ['sync', '--dry-run', '-f', access],
+      ['sync', '-f', access],
+    ];
+    for (const args of commands) {
+      const json = await runInProcess([...args, '--json'], { env: { ...env, AMSYNC_TOKEN: EXPIRED } });
+      expect(json.code, args.join(' ')).toBe(1);
+      expect(JSON.parse(json.stdout), args.join(' ')).toEqual({
+        error: { code: 'token_rejected', message: expect.stringMatching(/^GET \/api\/(sshusers|3rdparty\/apikeys): token rejected \(401\): missing, expired or wrong \(AMSYNC_TOKEN\)$/) },
+      });
+      const text = await runInProcess(args, { env: { ...env, AMSYNC_TOKEN: EXPIRED } });
+      expect(text.code).toBe(1);
+      expect(text.stderr).toMatch(/^error: GET \/api\/(sshusers|3rdparty\/apikeys): token rejected \(401\): missing, expired or wrong \(AMSYNC_TOKEN\)\n$/);
+      expect(text.stderr).not.toMatch(/token file|AMSYNC_TOKEN_FILE/);
+    }
+    const exported = await runInProcess(['export'], { env: { ...env, AMSYNC_TOKEN: EXPIRED } });
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toMatch(/^error: GET \/api\/(sshusers|3rdparty\/apikeys): token rejected \(401\)/);
+    // A fleet's target carries the same code.
+    const fleet = await runInProcess(['plan', '--targets', join(dir, 'targets.yaml'), '-f', access, '--json'], { env: { ...env, AMSYNC_TOKEN: EXPIRED } });
+    expect(JSON.parse(fleet.stdout)).toMatchObject({ targets: [{ name: 'one', status: 'failed', error: { code: 'token_rejected' } }] });
+    for (const entry of emu.requests()) expect(entry.status).toBe(401);
+    expect(emu.state().sshUsers).toEqual([]);
+  });
+});
+
+describe('a token endpoint that fails', () => {
+  it('is named as the request that failed, in every command: POST /api/v1/oauth2/token, not the listing or write that waited for it', async () => {
+    const { access, env } = await files();
+    await writeFile(join(dir, 'key'), 'integrator-key-credential-errors\n', { mode: 0o600 });
+    const oauth = await startEmulator({ refreshTokens: ['integrator-key-credential-errors'] });
+    try {
+      oauth.setFaults({ rules: [{ method: 'POST', path: '^/api/v1/oauth2/token$', status: 500 }] });
+      const keyEnv = { ...env, AMSYNC_URL: oauth.url, AMSYNC_REFRESH_TOKEN_FILE: join(dir, 'key') };
+      for (const args of [['plan', '-f', access], ['sync', '-f', access]]) {
+        const run = await runInProcess([...args, '--json'], { env: keyEnv });
+        expect(run.code).toBe(1);
+        const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string } };
+        expect(error.message).toMatch(/^GET \/api\/(sshusers|3rdparty\/apikeys): not sent: POST \/api\/v1\/oauth2\/token: 500 internal server error/);
+        expect(run.stderr).toContain('POST /api/v1/oauth2/token: 500 internal server error');
+        expect(run.stderr).not.toMatch(/(POST|GET) \/api\/(sshusers|3rdparty\/apikeys): 500/);
+      }
+      // What the service received: token requests, and nothing else.
+      expect(new Set(oauth.requests().map((r) => `${r.method} ${r.path} ${r.status}`))).toEqual(new Set(['POST /api/v1/oauth2/token 500']));
+    } finally {
+      await oauth.close();
+    }
+  });
+});
