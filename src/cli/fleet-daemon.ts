@@ -152,14 +152,17 @@ interface TargetOpenerParts {
 function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target): TargetService {
   const { opts, io, logger, metrics, notifier, elector } = parts;
   let context: Promise<ServiceContext> | undefined;
+  let opened: ServiceContext | undefined;
   let detach: (() => void) | undefined;
   const open = () =>
     (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, keepUnpersistedKey: true, ...(notifier ? { notifier } : {}) }).then((c) => {
       // An unsendable token is this target's failure, retried with backoff like any other.
       detach = attachClientMetrics(c.client(), metrics, { rate: false });
+      opened = c;
       return c;
     }));
   return {
+    credentialStatus: () => opened?.client().credentialStatus(),
     // Losing the shard's Lease cancels the requests in flight too, not only the writes to
     // come: what may still land after the step-down is at most a request already sent.
     sync: async (desired, o) => {

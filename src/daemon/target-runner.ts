@@ -14,6 +14,8 @@ import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 export interface TargetService {
   sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
   close(): void;
+  /** With an integrator key: whether its last rotation reached its file (not ready when not). */
+  credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
 }
 
 /** A target as /readyz lists it. */
@@ -104,7 +106,9 @@ export class TargetRunner {
   readiness(): Readiness {
     const s = this.reconciler.status();
     if (!this.attempted) return { ready: false, reason: 'no run yet' };
-    return readiness({ ...s, stopping: false, mode: this.#ctx.mode() }, this.#ctx.readiness);
+    const writeBack = this.service.credentialStatus?.()?.writeBack;
+    const keyNotKept = writeBack !== undefined && !writeBack.ok ? { keyWriteBackError: writeBack.error ?? 'error' } : {};
+    return readiness({ ...s, stopping: false, mode: this.#ctx.mode(), ...keyNotKept }, this.#ctx.readiness);
   }
 
   /** Its entry in /readyz. */

@@ -57,6 +57,8 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
     input: { targets: [target('sp-1', { site: 'sp' }), target('sp-2', { site: 'sp' }), target('rj-1', { site: 'rj' })], desired: desiredWith(['deploy']), watchFiles: ['access.yaml', 'targets.yaml'] } as FleetInput,
     load: undefined as undefined | (() => Promise<FleetInput>),
     sync: {} as Record<string, SyncFn>,
+    /** A target's integrator-key write-back, as its client reports it. */
+    writeBack: {} as Record<string, { ok: boolean; error?: string }>,
     daemon: undefined as unknown as RunningFleetDaemon,
     async get(path: string) {
       const res = await fetch(`${h.daemon.url}${path}`);
@@ -80,6 +82,7 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
           return (h.sync[t.name] ?? (async (_d, so) => outcome({ dryRun: so.dryRun })))(desired, o);
         },
         close: () => closed.push(t.name),
+        credentialStatus: () => (h.writeBack[t.name] === undefined ? undefined : { writeBack: h.writeBack[t.name]! }),
       };
     },
     mayWrite: () => h.leading,
@@ -210,6 +213,20 @@ describe('/readyz: ready once every target has had a run; a failing target is li
     await h.timers.advance(5_000);
     await h.daemon.idle();
     expect(h.calls.map((c) => c.target)).toEqual(['sp-1', 'sp-2', 'rj-1', 'rj-1']);
+  });
+
+  // Issue 27, finding 4: a target whose rotated integrator key is not on disk is locked out at a restart.
+  it('a target whose rotated integrator key could not be written back is listed as not ready, saying why', async () => {
+    const h = await harness();
+    h.writeBack['rj-1'] = { ok: false, error: 'EROFS' };
+    await h.daemon.idle();
+    const r = await h.readyz();
+    expect(r.body.reason).toBe('ok (1 of 3 targets not ready: rj-1)');
+    const rj = r.body.targets.find((t) => t.name === 'rj-1')!;
+    expect(rj).toMatchObject({ ready: false, lastOutcome: 'success' });
+    expect(rj.reason).toMatch(/^integrator_key_not_persisted: .*\(EROFS\)/);
+    h.writeBack['rj-1'] = { ok: true };
+    expect((await h.readyz()).body.reason).toBe('ok (3 targets)');
   });
 
   it('not ready until every target has completed a run attempt', async () => {
