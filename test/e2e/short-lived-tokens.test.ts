@@ -6,6 +6,7 @@ import { createClient, type AmClient } from '../../src/api/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 /**
  * Access tokens that live 1 s and a refresh token that rotates on every exchange (issue 27,
@@ -62,6 +63,35 @@ describe('access tokens shorter than the queue', () => {
     // 300 writes at 50/s outlive six tokens: each was renewed (and the key rotated and kept).
     expect(exchanges.length).toBeGreaterThanOrEqual(6);
     // The key file holds the latest rotated key: the service still knows it.
+    expect(emu.revokeRefreshToken((await readFile(keyFile, 'utf8')).trim())).toBe(true);
+  });
+
+  // The same through `amsync sync`, in real time (the CLI's client runs on the system clock):
+  // counts only, never durations.
+  it('amsync sync of 300 users at --rate 50 with real 1 s tokens that rotate: every change applied, the key kept', async () => {
+    emu = await startEmulator({ refreshTokens: [KEY], accessTokenTtlSeconds: 1, rotateRefreshTokens: true, refreshTokenGraceSeconds: 0 });
+    dir = await mkdtemp(join(tmpdir(), 'amsync-short-lived-cli-'));
+    const keyFile = join(dir, 'integrator-key');
+    await writeFile(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const users = Array.from({ length: 300 }, (_, i) => `  - username: cli-${i}\n    password: { env: P }\n`).join('');
+    await writeFile(join(dir, 'access.yaml'), `sshUsers:\n${users}`);
+    const run = await runInProcess(['sync', '-f', join(dir, 'access.yaml'), '--rate', '50', '--json'], {
+      env: { AMSYNC_URL: emu.url, AMSYNC_REFRESH_TOKEN_FILE: keyFile, AMSYNC_STATE_FILE: join(dir, 'state.json'), P: 'Cli-short-lived-1!' },
+    });
+    const log = emu.requests();
+    const creates = log.filter((r) => r.method === 'POST' && r.path === '/api/sshusers');
+    const unauthorized = log.filter((r) => r.status === 401);
+    process.stdout.write(`amsync sync, real 1 s tokens: exit ${run.code}, ${creates.length} creates sent, ${unauthorized.length} 401s, ${log.filter((r) => r.path === TOKEN_PATH).length} exchanges\n`);
+    // Logged at info (logged in with the key), never an error or a warning.
+    expect(run.stderr).not.toMatch(/"level":(40|50|60)/);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { results: { status: string }[] };
+    expect(report.results.filter((r) => r.status !== 'applied')).toEqual([]);
+    expect(report.results).toHaveLength(300);
+    // What the report says is what the service received: 300 users, each created once.
+    expect(emu.state().sshUsers).toHaveLength(300);
+    expect(creates.filter((r) => r.status === 200)).toHaveLength(300);
+    expect(unauthorized.length).toBeLessThanOrEqual(30);
     expect(emu.revokeRefreshToken((await readFile(keyFile, 'utf8')).trim())).toBe(true);
   });
 });
