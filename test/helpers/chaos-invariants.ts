@@ -10,7 +10,10 @@ import { corruptingLabels, type ChaosSchedule, type Rename } from './chaos-sched
 
 export const LIST_ROUTES = { sshUser: '/api/sshusers', apikey: '/api/3rdparty/apikeys' } as const;
 
-const isWrite = (e: RequestLogEntry): boolean => e.method === 'POST' || e.method === 'PUT' || e.method === 'DELETE';
+/** The token endpoint: a POST that exchanges an integrator key, not a write to the service's items. */
+export const TOKEN_ROUTE = '/api/v1/oauth2/token';
+
+const isWrite = (e: RequestLogEntry): boolean => (e.method === 'POST' || e.method === 'PUT' || e.method === 'DELETE') && e.path !== TOKEN_ROUTE;
 
 /** `sshUser:7` / `apikey:3` for an item path, or null for any other path. */
 export function itemOf(path: string): string | null {
@@ -321,6 +324,9 @@ export interface ReportedResult {
   readonly action: 'create' | 'update' | 'delete';
   readonly status: 'applied' | 'failed' | 'skipped';
   readonly id?: number | null;
+  readonly error?: string;
+  /** The item drifted during the apply and the change was re-planned ("adopted …", "was already deleted"). */
+  readonly drift?: string;
 }
 
 /**
@@ -348,4 +354,148 @@ export function writesToProtected(requests: readonly RequestLogEntry[], schedule
   return requests
     .filter((e) => (e.method === 'PUT' || e.method === 'DELETE') && protectedItems.has(itemOf(e.path) ?? ''))
     .map((e) => `${e.method} ${e.path} (seq ${e.seq}) touches a protected item`);
+}
+
+/** The plan's changes as a `--json` document or `--report` file gives them: with the ids of updates and deletes. */
+export interface ReportedChange {
+  readonly kind: 'sshUser' | 'apikey';
+  readonly key: string;
+  readonly action: 'create' | 'update' | 'delete';
+  readonly id?: number | null;
+}
+
+/** What a run reported: the plan's changes and the per-change results (none before an apply). */
+export interface RunReport {
+  readonly changes: readonly ReportedChange[];
+  readonly results: readonly ReportedResult[];
+}
+
+const collectionOf = (kind: ReportedChange['kind']): string => LIST_ROUTES[kind];
+const itemPathOf = (kind: ReportedChange['kind'], id: number): string => `${LIST_ROUTES[kind]}/${id}`;
+const kindOfPath = (path: string): ReportedChange['kind'] | undefined => (path.startsWith(LIST_ROUTES.apikey) ? 'apikey' : path.startsWith(LIST_ROUTES.sshUser) ? 'sshUser' : undefined);
+
+/** The id of a change's item: the plan's for updates and deletes (a create has none before it is made). */
+function idOf(report: RunReport, r: ReportedResult): number | undefined {
+  const change = report.changes.find((c) => c.kind === r.kind && c.key === r.key && c.action === r.action);
+  const id = r.id ?? change?.id;
+  return typeof id === 'number' ? id : undefined;
+}
+
+/** The change a write the service performed belongs to: a create by the name it made, an update or delete by id. */
+function changeOfWrite(report: RunReport, e: RequestLogEntry): ReportedChange | undefined {
+  const kind = kindOfPath(e.path);
+  if (kind === undefined) return undefined;
+  if (e.method === 'POST') return report.changes.find((c) => c.kind === kind && c.action === 'create' && c.key === e.item?.name);
+  const id = Number(/\/(\d+)$/.exec(e.path)?.[1]);
+  const action = e.method === 'PUT' ? 'update' : 'delete';
+  return report.changes.find((c) => c.kind === kind && c.action === action && c.id === id);
+}
+
+/**
+ * Applied equals what the service received, change by change (issue 27). Each change the
+ * report calls applied has its write in the request log of the process that reported it (a
+ * create: a POST that made an item of its name; an update: a PUT of its id; deletes are
+ * judged by `deletedWithoutEvidence`). A change re-planned on the way (`drift`: adopted,
+ * already gone) is judged by the item it found, not here. And the other way: each write the
+ * service performed and whose answer reached amsync intact is reported applied — not failed,
+ * not "not started", not missing. A write whose answer was lost may be reported failed, and so
+ * may one made on the service whose token could not be kept beside it (the error says so).
+ */
+export function appliedVersusReceived(name: string, report: RunReport, requests: readonly RequestLogEntry[], timeoutMs: number): string[] {
+  const problems: string[] = [];
+  const writes = writesOf(requests);
+  for (const r of report.results) {
+    if (r.status !== 'applied' || r.action === 'delete' || r.drift !== undefined) continue;
+    const id = idOf(report, r);
+    const found =
+      r.action === 'create'
+        ? writes.some((e) => e.method === 'POST' && e.path === collectionOf(r.kind) && e.item?.name === r.key)
+        : id !== undefined && writes.some((e) => e.method === 'PUT' && e.path === itemPathOf(r.kind, id) && e.item !== undefined);
+    if (!found) problems.push(`${name}: reports ${r.kind} "${r.key}" ${r.action}d, but the service received no ${r.action} of it`);
+  }
+  for (const e of writes) {
+    if (e.item === undefined || e.status < 200 || e.status > 299 || !delivered(e, timeoutMs)) continue;
+    const change = changeOfWrite(report, e);
+    if (change === undefined) continue;
+    const result = report.results.find((r) => r.kind === change.kind && r.key === change.key && r.action === change.action);
+    // Made on the service, then failed beside it (its token file is a FIFO): the error says so.
+    if (result?.status === 'failed' && /its token was not written/.test(result.error ?? '')) continue;
+    if (result?.status !== 'applied') {
+      problems.push(`${name}: the service performed ${e.method} ${e.path} (seq ${e.seq}, ${e.status}) for ${change.kind} "${change.key}" and answered it, but the report says ${result === undefined ? 'nothing of it' : `"${result.status}"${result.error ? ` (${result.error.slice(0, 120)})` : ''}`}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Never "deleted" without a DELETE or a confirmed absence (issue 27): each delete the report
+ * calls applied has a DELETE of its id in the log (whatever its answer: a 404 to a DELETE is
+ * an absence confirmed), or a read of the item that the service itself answered 404 (no fault
+ * made it up). `window` is every request of the time the run ran (another process's DELETE
+ * counts: the item is gone).
+ */
+export function deletedWithoutEvidence(name: string, report: RunReport, own: readonly RequestLogEntry[], window: readonly RequestLogEntry[], after: EmulatorStateSnapshot): string[] {
+  const problems: string[] = [];
+  for (const r of report.results) {
+    if (r.status !== 'applied' || r.action !== 'delete') continue;
+    const id = idOf(report, r);
+    if (id === undefined) continue;
+    const path = itemPathOf(r.kind, id);
+    const deleted = window.some((e) => e.method === 'DELETE' && e.path === path);
+    const confirmedAbsent = own.some((e) => e.method === 'GET' && e.path === path && e.status === 404 && e.fault === undefined);
+    if (deleted || confirmedAbsent) continue;
+    const exists = r.kind === 'sshUser' ? after.sshUsers.some((u) => u.id === id) : after.apikeys.some((k) => k.id === id);
+    problems.push(`${name}: reports ${r.kind} "${r.key}" (id ${id}) deleted${r.drift ? ` (${r.drift})` : ''}, but sent no DELETE and no read confirmed it gone${exists ? '; it still exists' : ''}`);
+  }
+  return problems;
+}
+
+/**
+ * No write starts after an interrupt (issue 27): once SIGINT reached the process, the writes
+ * already on the wire may finish, nothing else may start — no queued write, no retry. Judged
+ * by arrival at the service, `graceMs` after the signal was sent (what was sent before it
+ * arrives within milliseconds on 127.0.0.1; the grace absorbs a busy test process).
+ */
+export function writesAfterInterrupt(name: string, requests: readonly RequestLogEntry[], signalledAt: number, graceMs: number): string[] {
+  const late = writesOf(requests).filter((e) => Date.parse(e.time) > signalledAt + graceMs);
+  if (late.length === 0) return [];
+  const last = Math.max(...late.map((e) => Date.parse(e.time)));
+  return [`${name}: ${late.length} writes reached the service more than ${graceMs} ms after SIGINT (the last ${((last - signalledAt) / 1000).toFixed(1)} s after it): ${late.slice(0, 5).map((e) => `${e.method} ${e.path} ${e.status}`).join(', ')}${late.length > 5 ? ', …' : ''}`];
+}
+
+/**
+ * Never two writers (issue 27): processes sharing a state file write in turns. In the order
+ * the service received them, the writes of labelled processes change hands at most once: one
+ * writer's writes, then the other's — never back (a paused writer that wakes after another
+ * took over, and writes on).
+ */
+export function interleavedWriters(requests: readonly RequestLogEntry[]): string[] {
+  const writes = writesOf(requests)
+    .filter((e) => e.client !== undefined)
+    .sort((a, b) => a.seq - b.seq);
+  const turns: { client: string; from: number; count: number }[] = [];
+  for (const e of writes) {
+    const last = turns.at(-1);
+    if (last !== undefined && last.client === e.client) last.count += 1;
+    else turns.push({ client: e.client!, from: e.seq, count: 1 });
+  }
+  if (turns.length <= 1 || new Set(turns.map((t) => t.client)).size === turns.length) return [];
+  return [`writes changed hands ${turns.length - 1} times: ${turns.map((t) => `${t.client} ×${t.count} from seq ${t.from}`).join(', then ')}`];
+}
+
+/**
+ * The requests of one process: all of them when it ran alone; when processes ran together
+ * (two writers), those carrying the label of its token (the emulator's `client`). Seed 1063
+ * broke "zero writes after an incomplete listing" when every request of two writers was put
+ * on the first one: a writer refused by the lock (exit 3, no request) was blamed for the
+ * endless listing the other one read.
+ */
+export function requestsOf(name: string, window: readonly RequestLogEntry[], together: boolean): RequestLogEntry[] {
+  return together ? window.filter((e) => e.client === name) : [...window];
+}
+
+/** A process that read a listing that never ends (every read of it is endless) cannot complete it: it exits 1. */
+export function endlessListingExit(run: { readonly name: string; readonly code: number | null; readonly requests: readonly RequestLogEntry[] }, endlessLabel: string): string[] {
+  if (!run.requests.some((e) => e.fault === endlessLabel)) return [];
+  return run.code === 1 ? [] : [`${run.name} read a listing that never ends and exited ${run.code}, not 1`];
 }

@@ -5,29 +5,37 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { startEmulator, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
+import { startEmulator, type EmulatorOptions, type EmulatorStateSnapshot, type RequestLogEntry, type RunningEmulator, type SeedResult } from '../../src/emulator/index.js';
 import { runInProcess } from './in-process.js';
 import { spawnAmsync, type AmsyncRun } from './spawn.js';
 import {
+  appliedVersusReceived,
   canariesFound,
+  deletedWithoutEvidence,
   deletesOfDeclared,
   deletesOutsidePlan,
   divergence,
+  endlessListingExit,
   duplicateApikeys,
   expectedDeletes,
   fingerprintsLost,
+  interleavedWriters,
   LIST_ROUTES,
   listingComplete,
   reportUntruths,
+  requestsOf,
   writesToProtected,
   type ReportedResult,
+  type RunReport,
   seedPassword,
   type TrackedPasswords,
   withRenames,
   writesAfterIncompleteListing,
+  writesAfterInterrupt,
   writesOf,
 } from './chaos-invariants.js';
-import { ENDLESS_LABEL, HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule, type ChaosSchedule, type Rename } from './chaos-schedule.js';
+import { runWithReadOnlyFolder } from './chaos-read-only.js';
+import { DEEP_INTERRUPT_LABEL, ENDLESS_LABEL, HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule, PAUSE_LABEL, type ChaosSchedule, type Rename } from './chaos-schedule.js';
 
 /**
  * Runs one chaos schedule end to end against an in-process emulator on 127.0.0.1: the built
@@ -81,11 +89,28 @@ export const invariants = {
   memory: 'a body without end does not grow a run past 256 MiB resident',
   emulator: 'the emulator never fails inside',
   daemonStops: 'the daemon stops gracefully on SIGTERM',
+  noWriteAfterInterrupt: 'no write starts after an interrupt: not a queued one, not a retry',
+  oneWriter: 'never two writers: the writes of two processes sharing a state file never interleave',
+  appliedReceived: 'applied equals what the service received, change by change (the report and the request log agree)',
+  deletedMeansDeleted: 'never "deleted" without a DELETE or a confirmed absence',
+  keyKept: 'a run that exits 0 leaves an integrator key the service accepts in its key file',
+  tokensRenewed: 'access tokens are renewed before they expire: no change fails for an expired token',
   harness: 'the schedule runs to its end',
 } as const;
 
 export const T1 = 'CANARY-bearer-first-0f3a9c';
 export const T2 = 'CANARY-bearer-rotated-7d21e4';
+/** The second writer's tokens (two-writers, paused-writer): the request log tells the writers apart by them. */
+export const T3 = 'CANARY-bearer-rival-5b80d2';
+export const T4 = 'CANARY-bearer-rival-rotated-e19a47';
+/** The integrator key a schedule that logs in with one starts with. */
+export const KEY = 'CANARY-integrator-key-3c9e51';
+/** Where that key lives, from the schedule's folder (a folder of its own: it is made read-only). */
+export const KEY_FILE = 'keys/integrator-key';
+/** How long a paused writer stays stopped at most: past the writer lock's stale time (10 s). */
+export const PAUSE_MS = 12_000;
+/** Writes sent before SIGINT reach the service within this (127.0.0.1, a busy test process). */
+export const INTERRUPT_GRACE_MS = 1_000;
 
 /** The command to replay one seed, printed with every failure. */
 export function replayHint(seed: number): string {
@@ -192,7 +217,7 @@ export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, pre
   // A run killed mid-apply leaves its writer lock behind; the next run waits until the lock
   // is stale (10 s without a refresh) and takes it over, as a user's retry would.
   const env: Record<string, string> = { AMSYNC_URL: emu.url, AMSYNC_STATE_KEY: stateKey, AMSYNC_LOCK_TIMEOUT_MS: '20000' };
-  const canaries = [T1, T2, stateKey];
+  const canaries = [T1, T2, T3, T4, KEY, stateKey];
   for (const u of schedule.users) {
     if (u.password?.kind === 'env') env[u.password.name] = u.password.value;
     if (u.password?.kind === 'file') {
@@ -202,8 +227,14 @@ export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, pre
     if (u.password) canaries.push(u.password.value);
     if (u.applied !== undefined) canaries.push(u.applied);
   }
-  if (schedule.tokenFromFile) await writeFile(join(dir, 'token'), `${T1}\n`);
-  else env.AMSYNC_TOKEN = T1;
+  if (schedule.integratorKey) {
+    await mkdir(join(dir, dirname(KEY_FILE)), { recursive: true, mode: 0o700 });
+    await writeFile(join(dir, KEY_FILE), `${KEY}\n`, { mode: 0o600 });
+    env.AMSYNC_REFRESH_TOKEN_FILE = KEY_FILE;
+  } else if (schedule.tokenFromFile) {
+    await writeFile(join(dir, 'token'), `${T1}\n`);
+    if (schedule.writers) await writeFile(join(dir, 'token-rival'), `${T3}\n`);
+  } else env.AMSYNC_TOKEN = T1;
   if (schedule.withStateFile) {
     const applied: Record<string, string> = {};
     for (const u of seeded.sshUsers) {
@@ -276,8 +307,16 @@ const outputFormats = [['--json'], ['--format', 'markdown'], []] as const;
 /** One run of a CLI schedule, with what the service and the files looked like after it. */
 interface RunRecord extends AmsyncRun {
   readonly name: string;
-  /** The requests of the run (of all processes, for runs made together: on the first only). */
+  /** The requests of this process (runs made together are told apart by their tokens' labels). */
   readonly requests: RequestLogEntry[];
+  /** Every request while it ran (of the other process too, for runs made together). */
+  readonly window: RequestLogEntry[];
+  /** When the runner sent it SIGINT (epoch ms). */
+  readonly signalledAt?: number;
+  /** When the runner had it stopped (SIGSTOP to SIGCONT, epoch ms). */
+  readonly paused?: Pause;
+  /** The integrator key in its file when the run ended is one the service refuses. */
+  readonly keyLost?: boolean;
   readonly before: EmulatorStateSnapshot;
   readonly state: EmulatorStateSnapshot;
   readonly tracked: TrackedPasswords;
@@ -290,6 +329,15 @@ interface RunSpec {
   readonly name: string;
   readonly args: readonly string[];
   readonly poll?: (child: ChildProcess) => void;
+  /** Its own environment and credential arguments (a second writer's token), instead of the schedule's. */
+  readonly env?: Record<string, string>;
+  readonly credentialArgs?: readonly string[];
+  /** Started once this resolves (a second writer that starts while the first is paused). */
+  readonly gate?: Promise<unknown>;
+  /** Called when the process has ended. */
+  readonly onEnd?: () => void;
+  /** This folder (absolute) is read-only for the process (rotating-key-read-only). */
+  readonly readOnlyFolder?: string;
   /**
    * Run through `run(argv, io)` in this process instead of the built binary: the runs before
    * and after the faults, which no signal, kill or memory bound is about.
@@ -328,28 +376,39 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
   const schedule = makeSchedule(seed);
   const outcome: ScheduleOutcome = { seed, families: schedule.families, violations: [], checks: 0, runs: [], requests: 0, fired: {}, tokenRotated: false };
   const rec = new Recorder(outcome);
-  const emu = await startEmulator({ tokens: schedule.families.includes('token-expiry') ? [T1, T2] : [T1], seed, onError: (e) => rec.check(invariants.emulator, [String(e)]) });
+  const emu = await startEmulator({ ...emulatorOptionsFor(schedule), seed, onError: (e) => rec.check(invariants.emulator, [String(e)]) });
+  // The writers of a schedule with two are told apart in the request log by their tokens.
+  emu.setClientLabels({ [T1]: 'faulted', [T2]: 'faulted', [T3]: 'faulted-rival', [T4]: 'faulted-rival' });
   let prepared: Prepared | undefined;
+  const outputs: { where: string; text: string }[] = [];
   try {
     prepared = await prepare(schedule, emu, `amsync-chaos-${seed}-`);
     const { dir, env, stateKey } = prepared;
     const canaries = [...prepared.canaries, ...tokensIn(emu.state())];
-    const outputs: { where: string; text: string }[] = [];
     // The token from a file is named by --token-file (the file is rotated for token-expiry).
-    const common = ['--settings', 'settings.yaml', ...(schedule.tokenFromFile ? ['--token-file', 'token'] : []), '--log-level', 'trace'];
+    const credentialArgs = usesTokenFile(schedule) ? ['--token-file', 'token'] : [];
     const sampleMemory = schedule.families.includes('endless-body');
     let lastState = emu.state();
+    const signalled: Record<string, number> = {};
+    const pauses: Record<string, Pause> = {};
 
+    const start = (spec: RunSpec): Promise<AmsyncRun> => {
+      const args = [...spec.args, '--settings', 'settings.yaml', ...(spec.credentialArgs ?? credentialArgs), '--log-level', 'trace'];
+      const runEnv = { ...env, ...spec.env };
+      if (spec.inProcess === true) return runInProcessBounded(args, { cwd: dir, env: runEnv });
+      if (spec.readOnlyFolder !== undefined) {
+        return runWithReadOnlyFolder(spec.readOnlyFolder, args, { cwd: dir, env: runEnv }).then((r) => {
+          if (r.run) return r.run;
+          rec.check(invariants.harness, [`the read-only key file could not be played: ${r.unplayable}`]);
+          return { code: null, killed: false, timedOut: false, signals: [], stdout: '', stderr: '' };
+        });
+      }
+      return spawnAmsync(args, { cwd: dir, env: runEnv, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) });
+    };
     const runAll = async (specs: readonly RunSpec[]): Promise<RunRecord[]> => {
       emu.clearRequests();
       const before = lastState;
-      const results = await Promise.all(
-        specs.map((spec) =>
-          spec.inProcess === true
-            ? runInProcessBounded([...spec.args, ...common], { cwd: dir, env })
-            : spawnAmsync([...spec.args, ...common], { cwd: dir, env, sampleMemory, ...(spec.poll ? { poll: spec.poll } : {}) }),
-        ),
-      );
+      const results = await Promise.all(specs.map(async (spec) => (spec.gate === undefined ? start(spec) : spec.gate.then(() => start(spec))).finally(() => spec.onEnd?.())));
       await waitIdle(emu);
       const requests = emu.requests();
       const state = emu.state();
@@ -358,17 +417,21 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
       const tracked = await readTracked(join(dir, 'state.json'), emu.url, stateKey);
       const tokenFiles = await readTokenFiles(dir);
       canaries.push(...tokensIn(state));
+      const keyLost = schedule.integratorKey ? await keepKey(emu, dir, canaries) : undefined;
       outcome.requests += requests.length;
       countFired(requests, outcome.fired);
       return results.map((result, i) => {
         const name = specs[i]!.name;
         outputs.push({ where: `stdout of ${name}`, text: result.stdout }, { where: `stderr of ${name}`, text: result.stderr });
         const error = /^error: .*$/m.exec(result.stderr)?.[0];
-        const own = i === 0 ? requests : [];
+        // Runs made together: each its own requests, by the label of the token it was given.
+        const own = requestsOf(name, requests, specs.length > 1);
         const peak = result.peakRssKiB === undefined ? {} : { peakMiB: Math.round(result.peakRssKiB / 1024) };
         outcome.runs.push({ name, code: result.code, killed: result.killed, writes: writesOf(own).length, ...(error ? { error } : {}), ...peak });
         if (/token file re-read after 401","changed":true|"changed":true[^\n]*token file re-read after 401/.test(result.stderr)) outcome.tokenRotated = true;
-        return { ...result, name, requests: own, before, state, tracked, tokenFiles, together: specs.length > 1 };
+        const signal = { ...(signalled[name] === undefined ? {} : { signalledAt: signalled[name] }), ...(pauses[name] === undefined ? {} : { paused: pauses[name] }) };
+        const key = keyLost === undefined ? {} : { keyLost };
+        return { ...result, name, requests: own, window: requests, before, state, tracked, tokenFiles, together: specs.length > 1, ...signal, ...key };
       });
     };
     // The runs before and after the faults go in-process; those under faults are processes.
@@ -379,10 +442,13 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     checkPlan(rec, plan, schedule, prepared.seeded);
 
     // 2. The run under faults.
-    const faulted = await runFaulted(schedule, emu, dir, runAll);
-    emu.setFaults({ failRate: 0, rules: [] });
-    // Faults the runner plays rather than the emulator, counted as fired when they did.
     const bump = (label: string) => (outcome.fired[label] = (outcome.fired[label] ?? 0) + 1);
+    const exchangesBefore = emu.oauth().exchanges;
+    const faulted = await runFaulted({ schedule, emu, dir, runAll, signalled, pauses, played: bump });
+    emu.setFaults({ failRate: 0, rules: [], rateLimit: null });
+    // Faults the runner plays rather than the emulator, counted as fired when they did.
+    // Access tokens of a second, renewed during the run: more than the first exchange was made.
+    if (schedule.integratorKey && schedule.integratorKey.accessTokenTtlSeconds < 5 && emu.oauth().exchanges - exchangesBefore > 1) bump('short-tokens');
     if (schedule.writers) bump(faulted.some((r) => r.code === 3) ? 'two-writers-one-refused' : 'two-writers');
     if (schedule.fifoKey !== undefined && faulted.some((r) => /FIFO/.test(`${r.stdout}\n${r.stderr}`))) bump('fifo-token');
     if (schedule.fifoKey !== undefined) await rm(join(dir, 'tokens', schedule.fifoKey), { force: true });
@@ -411,7 +477,11 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
   } finally {
     await emu.close();
     if (prepared && outcome.violations.length === 0) await rm(prepared.dir, { recursive: true, force: true });
-    else if (prepared) outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
+    else if (prepared) {
+      // What each run printed, beside its files, for whoever looks into the violation.
+      await writeFile(join(prepared.dir, 'outputs.log'), outputs.map((o) => `==== ${o.where}\n${o.text}`).join('\n'));
+      outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
+    }
   }
 }
 
@@ -425,48 +495,137 @@ function checkPlan(rec: Recorder, plan: RunRecord, schedule: ChaosSchedule, seed
   rec.check(invariants.planned, sameSet(planned, modelled) ? [] : [`plan deletes {${[...planned].join(', ')}}, expected {${[...modelled].join(', ')}}`]);
 }
 
+interface Pause {
+  readonly from: number;
+  to?: number;
+}
+
+/** What the run under faults plays with. */
+interface Faulting {
+  readonly schedule: ChaosSchedule;
+  readonly emu: RunningEmulator;
+  readonly dir: string;
+  readonly runAll: (specs: readonly RunSpec[]) => Promise<RunRecord[]>;
+  /** When each process was sent SIGINT, by run name. */
+  readonly signalled: Record<string, number>;
+  /** When each process was stopped, by run name. */
+  readonly pauses: Record<string, Pause>;
+  /** Counts a fault the runner played itself as fired. */
+  readonly played: (label: string) => void;
+}
+
 /**
  * The sync under faults: one process (killed or interrupted at its fault's request, then run
  * again under the other faults), or two at once on the same state file (two-writers), one of
- * which waits for the writer lock or is refused. A FIFO sits in tokensDir for fifo-token.
+ * which waits for the writer lock or is refused; or a writer paused mid-apply while a second
+ * one starts (paused-writer). A FIFO sits in tokensDir for fifo-token; the integrator key's
+ * folder is read-only for rotating-key-read-only.
  */
-async function runFaulted(schedule: ChaosSchedule, emu: RunningEmulator, dir: string, runAll: (specs: readonly RunSpec[]) => Promise<RunRecord[]>): Promise<RunRecord[]> {
-  emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules] });
+async function runFaulted(f: Faulting): Promise<RunRecord[]> {
+  const { schedule, emu, dir, runAll } = f;
+  emu.setFaults({ failRate: schedule.faults.failRate, rules: [...schedule.faults.rules], rateLimit: schedule.rateLimit ?? null });
   if (schedule.fifoKey !== undefined) await makeTokenFifo(dir, schedule.fifoKey);
-  const at = (label: string) => schedule.faults.rules.findIndex((r) => r.label === label);
-  const [killAt, holdAt, interruptAt] = [at(KILL_LABEL), at(HOLD_LABEL), at(INTERRUPT_LABEL)];
-  let rotated = false;
-  const poll = (child: ChildProcess) => {
-    const stats = emu.faults().ruleStats;
-    const fired = (index: number) => index >= 0 && (stats[index]?.fired ?? 0) > 0;
-    if (fired(killAt) && !child.killed) child.kill('SIGKILL');
-    // Ctrl-C while the write the rule holds is in flight: mid-apply.
-    if (fired(interruptAt) && !child.killed) child.kill('SIGINT');
-    if (fired(holdAt) && !rotated) {
-      // Rotated the way a secret manager does it: a new file renamed over the old one.
-      writeFileSync(join(dir, 'token.tmp'), `${T2}\n`);
-      renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
-      rotated = true;
-    }
-  };
+  const poll = faultPoll(f, 'faulted');
   const format = outputFormats[schedule.seed % outputFormats.length]!;
+  if (schedule.writers?.paused) return runPausedWriter(f, poll, format);
   if (schedule.writers) {
     const lock = ['--lock-timeout', String(schedule.writers.lockTimeoutMs)];
     return runAll([
       { name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json', ...lock], poll },
-      { name: 'faulted-rival', args: ['sync', '--json', '--report', 'faulted-rival.json', ...lock] },
+      { name: 'faulted-rival', args: ['sync', '--json', '--report', 'faulted-rival.json', ...lock], ...rivalCredentials(schedule) },
     ]);
   }
-  const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll }]);
+  const readOnly = schedule.integratorKey?.readOnlyFile ? { readOnlyFolder: join(dir, dirname(KEY_FILE)) } : {};
+  const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll, ...readOnly }]);
+  if (schedule.integratorKey?.readOnlyFile && faulted[0]!.code !== null) f.played('rotating-key-read-only');
   if (faulted[0]!.killed || faulted[0]!.signals.includes('SIGINT')) {
     // A run killed mid-apply leaves its writer lock behind; nothing refreshes it, and the next
     // run takes it over once it is stale (10 s). Its age is set as 10 s of waiting would leave
     // it: the takeover is the same, the wait is not spent.
     if (faulted[0]!.killed) await ageDeadLock(join(dir, 'state.json.lock'));
-    emu.setFaults({ rules: schedule.faults.rules.filter((r) => r.label !== KILL_LABEL && r.label !== INTERRUPT_LABEL) });
+    const signalRules = new Set([KILL_LABEL, INTERRUPT_LABEL, DEEP_INTERRUPT_LABEL]);
+    emu.setFaults({ rules: schedule.faults.rules.filter((r) => !signalRules.has(r.label ?? '')) });
     faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json'] }])));
   }
   return faulted;
+}
+
+/** The second writer's own token: a file of its own, or the variable (the request log labels it). */
+function rivalCredentials(schedule: ChaosSchedule): Pick<RunSpec, 'env' | 'credentialArgs'> {
+  return usesTokenFile(schedule) ? { credentialArgs: ['--token-file', 'token-rival'] } : { env: { AMSYNC_TOKEN: T3 } };
+}
+
+/** Whether the schedule's runs read their bearer token from a file (`--token-file token`). */
+function usesTokenFile(schedule: ChaosSchedule): boolean {
+  return schedule.tokenFromFile && schedule.integratorKey === undefined;
+}
+
+/**
+ * What the runner does while the process under faults runs: SIGKILL at the kill point, SIGINT
+ * at an interrupt point (the time is kept: no write may start after it), and the token files
+ * rotated while the first requests are held.
+ */
+function faultPoll(f: Faulting, name: string): (child: ChildProcess) => void {
+  const { schedule, emu, dir } = f;
+  const at = (label: string) => schedule.faults.rules.findIndex((r) => r.label === label);
+  const [killAt, holdAt, interruptAt, deepAt] = [at(KILL_LABEL), at(HOLD_LABEL), at(INTERRUPT_LABEL), at(DEEP_INTERRUPT_LABEL)];
+  let rotated = false;
+  return (child) => {
+    const stats = emu.faults().ruleStats;
+    const fired = (index: number) => index >= 0 && (stats[index]?.fired ?? 0) > 0;
+    if (fired(killAt) && !child.killed) child.kill('SIGKILL');
+    // Ctrl-C while the write the rule holds is in flight: mid-apply (with a deep queue behind it).
+    if ((fired(interruptAt) || fired(deepAt)) && !child.killed && f.signalled[name] === undefined) {
+      f.signalled[name] = Date.now();
+      child.kill('SIGINT');
+    }
+    if (fired(holdAt) && !rotated) {
+      // Rotated the way a secret manager does it: a new file renamed over the old one.
+      rotate(dir, 'token', T2);
+      if (schedule.writers) rotate(dir, 'token-rival', T4);
+      rotated = true;
+    }
+  };
+}
+
+function rotate(dir: string, file: string, token: string): void {
+  writeFileSync(join(dir, `${file}.tmp`), `${token}\n`);
+  renameSync(join(dir, `${file}.tmp`), join(dir, file));
+}
+
+/**
+ * paused-writer: the first writer is stopped (SIGSTOP: a VM paused, a frozen container, a long
+ * GC) while a write of its apply is held, and a second writer starts then. The first resumes
+ * (SIGCONT) once the second has written, or after PAUSE_MS — past the lock's stale time.
+ */
+async function runPausedWriter(f: Faulting, faultPollOf: (child: ChildProcess) => void, format: readonly string[]): Promise<RunRecord[]> {
+  const { schedule, emu, runAll } = f;
+  const pauseAt = schedule.faults.rules.findIndex((r) => r.label === PAUSE_LABEL);
+  let startRival: () => void = () => undefined;
+  const rivalMayStart = new Promise<void>((resolve) => (startRival = resolve));
+  let pausedAt: number | undefined;
+  let resumed = false;
+  const rivalWrote = () => writesOf(emu.requests()).some((e) => e.client === 'faulted-rival');
+  const poll = (child: ChildProcess) => {
+    faultPollOf(child);
+    if (pausedAt === undefined && (emu.faults().ruleStats[pauseAt]?.fired ?? 0) > 0) {
+      child.kill('SIGSTOP');
+      pausedAt = Date.now();
+      f.pauses.faulted = { from: pausedAt };
+      f.played('paused-writer');
+      startRival();
+    } else if (pausedAt !== undefined && !resumed && (Date.now() - pausedAt >= PAUSE_MS || rivalWrote())) {
+      child.kill('SIGCONT');
+      resumed = true;
+      f.pauses.faulted!.to = Date.now();
+    }
+  };
+  const lock = ['--lock-timeout', String(schedule.writers!.lockTimeoutMs)];
+  return runAll([
+    // A first writer that ends without reaching the pause point lets the second start then.
+    { name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json', ...lock], poll, onEnd: startRival },
+    { name: 'faulted-rival', args: ['sync', '--json', '--report', 'faulted-rival.json', ...lock], ...rivalCredentials(schedule), gate: rivalMayStart },
+  ]);
 }
 
 /** Dates a dead run's writer lock (if it left one) back past proper-lockfile's stale time. */
@@ -519,19 +678,30 @@ async function checkRuns(rec: Recorder, runs: ScheduleRuns): Promise<void> {
     if (r.peakRssKiB !== undefined) rec.check(invariants.memory, r.peakRssKiB > MAX_RSS_KIB ? [`${r.name} peaked at ${Math.round(r.peakRssKiB / 1024)} MiB resident`] : []);
   }
   for (const r of faulted) checkFaultedRun(rec, r, schedule, timeoutMs);
+  // Two processes at once: their writes take turns (the window holds both).
+  if (faulted[0]?.together) rec.check(invariants.oneWriter, interleavedWriters(faulted[0].window));
+  for (const r of [plan, ...syncs, finalPlan]) if (schedule.integratorKey) rec.check(invariants.keyKept, keyProblems(r));
+  for (const r of syncs) await checkReportAgainstLog(rec, r, schedule, join(dir, `${r.name}.json`));
   for (const r of syncs) {
     const report = r.killed ? undefined : await readReport(join(dir, `${r.name}.json`));
     if (report) rec.check(invariants.report, reportUntruths(report, r.state).map((p) => `${r.name}: ${p}`));
-    if (!r.killed) rec.check(invariants.fingerprints, fingerprintsLost(r, r.before, r.state, r.tracked, schedule, timeoutMs));
+    if (!r.killed) rec.check(invariants.fingerprints, fingerprintsLost({ name: r.name, requests: unreadWhilePaused(r.requests, r.paused) }, r.before, r.state, r.tracked, schedule, timeoutMs));
   }
   for (const [i, r] of syncs.entries()) {
     if (r.code !== 0) continue;
     // A run that says it succeeded has converged, and the run after it makes zero writes.
     rec.check(invariants.success, (await divergence(model.schedule, model.seeded, r.state, r.tracked, check)).map((p) => `after ${r.name}: ${p}`));
     rec.check(invariants.tokens, (await tokenFileProblems(r.tokenFiles, schedule, r.state)).map((p) => `after ${r.name}: ${p}`));
-    const next = syncs[i + 1];
-    if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
+    if (!r.together) zeroWritesAfter(rec, syncs[i + 1]);
   }
+  // Runs made together (two writers) count as one success when none failed (a writer the lock
+  // refused did nothing): the run after them all makes zero writes.
+  const together = syncs.filter((x) => x.together);
+  if (together.some((x) => x.code === 0) && together.every((x) => x.code === 0 || x.code === 3)) zeroWritesAfter(rec, syncs.find((x) => !x.together));
+}
+
+function zeroWritesAfter(rec: Recorder, next: RunRecord | undefined): void {
+  if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
 }
 
 /** The exit codes of the contract: 130 after Ctrl-C, 3 for a writer the lock refused (saying so). */
@@ -547,10 +717,8 @@ function checkFaultedRun(rec: Recorder, r: RunRecord, schedule: ChaosSchedule, t
   if (r.signals.includes('SIGINT')) {
     rec.check(invariants.interrupt, r.code === 130 && /interrupted by SIGINT/.test(r.stderr) ? [] : [`${r.name} exited ${r.code} after SIGINT, without the interrupt's summary: ${lastLines(r.stderr)}`]);
   }
-  if (r.requests.some((e) => e.fault === ENDLESS_LABEL)) {
-    // Every read of that listing is endless while faults last: the run cannot complete it.
-    rec.check(invariants.listing, r.code === 1 ? [] : [`${r.name} read a listing that never ends and exited ${r.code}, not 1`]);
-  }
+  // Every read of that listing is endless while faults last: the run cannot complete it.
+  if (r.requests.some((e) => e.fault === ENDLESS_LABEL)) rec.check(invariants.listing, endlessListingExit(r, ENDLESS_LABEL));
   if (schedule.fifoKey !== undefined) rec.check(invariants.fifo, fifoProblems(r, schedule.fifoKey, timeoutMs));
 }
 
@@ -565,6 +733,84 @@ function fifoProblems(r: RunRecord, name: string, timeoutMs: number): string[] {
   if (!listed || !r.state.apikeys.some((k) => k.name === name)) return [];
   if (r.code === 0) return [`${r.name} exited 0 with a FIFO where the token of apikey "${name}" goes`];
   return /FIFO/.test(`${r.stdout}\n${r.stderr}`) ? [] : [`${r.name} did not report the FIFO at tokens/${name}: ${lastLines(r.stderr)}`];
+}
+
+/**
+ * What a sync reported, against what the service received: applied equals received, nothing
+ * "deleted" without a DELETE or a confirmed absence, no write after SIGINT, and with access
+ * tokens shorter than the run no change failing for an expired one.
+ */
+async function checkReportAgainstLog(rec: Recorder, r: RunRecord, schedule: ChaosSchedule, reportFile: string): Promise<void> {
+  const timeoutMs = schedule.settings.timeoutMs;
+  if (r.signalledAt !== undefined) rec.check(invariants.noWriteAfterInterrupt, writesAfterInterrupt(r.name, r.requests, r.signalledAt, INTERRUPT_GRACE_MS));
+  const report = r.killed ? undefined : await readRunReport(reportFile);
+  if (report === undefined) return;
+  rec.check(invariants.appliedReceived, appliedVersusReceived(r.name, report, unreadWhilePaused(r.requests, r.paused), timeoutMs));
+  rec.check(invariants.deletedMeansDeleted, deletedWithoutEvidence(r.name, report, r.requests, r.window, r.state));
+  if (schedule.integratorKey && schedule.integratorKey.accessTokenTtlSeconds < 5) {
+    const expired = report.results.filter((x) => x.status === 'failed' && /\b401\b|expired|token rejected|credential/i.test(x.error ?? ''));
+    const runError = /^error: .*(401|token rejected|expired).*$/m.exec(r.stderr)?.[0];
+    rec.check(invariants.tokensRenewed, [
+      ...expired.map((x) => `${r.name}: ${x.kind} "${x.key}" ${x.action} failed: ${x.error}`),
+      ...(runError === undefined ? [] : [`${r.name}: ${runError.slice(0, 300)}`]),
+    ]);
+  }
+}
+
+/**
+ * Answers the service sent while the process was stopped count as undelivered: on waking, its
+ * timers (the request's timeout among them) may fire before it reads them.
+ */
+function unreadWhilePaused(requests: RequestLogEntry[], paused: Pause | undefined): RequestLogEntry[] {
+  if (paused === undefined) return requests;
+  const to = paused.to ?? Number.POSITIVE_INFINITY;
+  return requests.map((e) => {
+    const answeredAt = Date.parse(e.time) + e.durationMs;
+    return answeredAt >= paused.from && answeredAt <= to ? { ...e, undelivered: true as const } : e;
+  });
+}
+
+/**
+ * A run that lost the integrator key (the file holds one the service refuses) exits non-zero
+ * and says so in its error output, naming the file — a log line among others is not enough.
+ */
+function keyProblems(r: RunRecord): string[] {
+  if (r.keyLost !== true) return [];
+  if (r.code === 0) return [`${r.name} exited 0, and the integrator key left in ${KEY_FILE} is one the service no longer accepts`];
+  const said = r.stderr.split('\n').some((line) => !line.startsWith('{') && line.includes('integrator-key'));
+  return said ? [] : [`${r.name} exited ${r.code} without an error naming ${KEY_FILE}, and the key left in it no longer works: ${lastLines(r.stderr, 3)}`];
+}
+
+/**
+ * After each run of a schedule with an integrator key: the key in its file is kept among the
+ * canaries, and if the service no longer accepts it (lost), a new one is put there (as
+ * someone would make in the service's UI) so that the schedule goes on. True when it was lost.
+ */
+async function keepKey(emu: RunningEmulator, dir: string, canaries: string[]): Promise<boolean> {
+  const key = (await readFile(join(dir, KEY_FILE), 'utf8').catch(() => '')).trim();
+  if (key !== '') canaries.push(key);
+  if (key !== '' && emu.refreshTokenAccepted(key)) return false;
+  const fresh = `CANARY-integrator-key-remade-${canaries.length}`;
+  emu.addRefreshToken(fresh);
+  canaries.push(fresh);
+  await writeFile(join(dir, KEY_FILE), `${fresh}\n`, { mode: 0o600 });
+  return true;
+}
+
+/** The tokens, integrator key and token endpoint of a schedule's emulator. */
+export function emulatorOptionsFor(schedule: ChaosSchedule): EmulatorOptions & { tenants?: undefined } {
+  const expiry = schedule.families.includes('token-expiry');
+  const tokens = [T1, ...(expiry ? [T2] : []), ...(schedule.writers ? [T3, ...(expiry ? [T4] : [])] : [])];
+  const key = schedule.integratorKey;
+  if (key === undefined) return { tokens };
+  return { tokens, refreshTokens: [KEY], rotateRefreshTokens: key.rotate, refreshTokenGraceSeconds: key.graceSeconds, accessTokenTtlSeconds: key.accessTokenTtlSeconds };
+}
+
+/** The plan's changes and the results of a --report file, or undefined when the run wrote none. */
+export async function readRunReport(path: string): Promise<RunReport | undefined> {
+  if (!existsSync(path)) return undefined;
+  const doc = JSON.parse(await readFile(path, 'utf8')) as Partial<RunReport>;
+  return { changes: doc.changes ?? [], results: doc.results ?? [] };
 }
 
 /** The per-item results of a --report file, or undefined when the run wrote none. */

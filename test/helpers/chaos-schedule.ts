@@ -30,7 +30,24 @@ export const faultFamilies = [
   'endless-body', // a list answer that streams without end
   'interrupt', // SIGINT mid-apply, then run again
 ] as const;
-export type FaultFamily = (typeof faultFamilies)[number];
+
+/**
+ * The faults of issue 27, in schedules of their own (seeds 3000–3999, so the
+ * schedules of the twenty families above replay as they always did). Their primary family
+ * cycles with the seed; extras come from all twenty-five.
+ */
+export const issue27Families = [
+  'paused-writer', // a writer SIGSTOPped mid-apply past the lock's stale time, then SIGCONTed, beside a second writer
+  'by-id-404', // the by-id GET answers 404 while the listing shows the item
+  'rotating-key-read-only', // the service rotates the integrator key at every exchange; its file is read-only
+  'short-tokens', // access tokens of 1 s from a rotating integrator key, writes that wait longer in the queue
+  'interrupt-deep-queue', // SIGINT with dozens of creates queued behind a rate-limited service
+] as const;
+export const allFaultFamilies = [...faultFamilies, ...issue27Families] as const;
+export type FaultFamily = (typeof allFaultFamilies)[number];
+/** Seeds from here to 3999 have an issue-27 family as their primary; all others one of the twenty. */
+export const ISSUE_27_SEEDS = 3000;
+const isIssue27Seed = (seed: number): boolean => seed >= ISSUE_27_SEEDS && seed < ISSUE_27_SEEDS + 1000;
 
 /**
  * The labels by which the request log (or the runner, for what it plays itself: two writers,
@@ -57,6 +74,11 @@ export const firedAs: Readonly<Record<FaultFamily, readonly string[]>> = {
   'fifo-token': ['fifo-token'],
   'endless-body': ['endless-body'],
   interrupt: ['interrupt-point'],
+  'paused-writer': ['paused-writer'],
+  'by-id-404': ['by-id-404'],
+  'rotating-key-read-only': ['rotating-key-read-only'],
+  'short-tokens': ['short-tokens'],
+  'interrupt-deep-queue': ['interrupt-deep-queue'],
 };
 
 export const USERS = '^/api/sshusers$';
@@ -75,6 +97,12 @@ export const HOLD_LABEL = 'hold-for-rotation';
 export const INTERRUPT_LABEL = 'interrupt-point';
 /** The rule whose answer never ends. */
 export const ENDLESS_LABEL = 'endless-body';
+/** The rule the runner watches to SIGSTOP a writer while its write is held (paused-writer). */
+export const PAUSE_LABEL = 'pause-point';
+/** The rule the runner watches to send SIGINT with a deep queue behind the held write. */
+export const DEEP_INTERRUPT_LABEL = 'interrupt-deep-queue';
+/** The rule that answers 404 to every by-id GET while the listing shows the items. */
+export const BY_ID_404_LABEL = 'by-id-404';
 
 export interface InitialUser {
   readonly username: string;
@@ -147,8 +175,27 @@ export interface ChaosSchedule {
   readonly renames: readonly Rename[];
   /** fifo-token: a FIFO sits at tokensDir/<this name> while faults last. */
   readonly fifoKey?: string;
-  /** two-writers: the lock timeout of both writers (0: one of them is refused). */
-  readonly writers?: { readonly lockTimeoutMs: number };
+  /**
+   * two-writers: the lock timeout of both writers (0: one of them is refused). paused-writer:
+   * the first writer is paused mid-apply, the second starts then and waits for the lock.
+   */
+  readonly writers?: { readonly lockTimeoutMs: number; readonly paused?: true };
+  /**
+   * rotating-key-read-only, short-tokens: the credential is an integrator key in a file
+   * (keys/integrator-key), exchanged at the token endpoint for access tokens.
+   */
+  readonly integratorKey?: {
+    /** The service answers a new key at every exchange; the old one works for graceSeconds more. */
+    readonly rotate: boolean;
+    readonly graceSeconds: number;
+    readonly accessTokenTtlSeconds: number;
+    /** The key file is read-only for the run under faults (a read-only volume). */
+    readonly readOnlyFile: boolean;
+  };
+  /** The service's rate limit (requests per second) while faults last: writes wait in amsync's queue. */
+  readonly rateLimit?: number;
+  /** SSH users to create beyond the others (bulk-user-0 …): a queue deep enough to wait in. */
+  readonly bulkUsers?: { readonly count: number; readonly password: { readonly kind: 'env'; readonly name: string; readonly value: string } };
 }
 
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
@@ -168,7 +215,20 @@ const exclusive: Partial<Record<FaultFamily, readonly FaultFamily[]>> = {
   'endless-body': ['interrupt', 'rename-declared', 'fifo-token'],
   'rename-declared': ['endless-body'],
   'fifo-token': ['endless-body'],
+  // Two processes with tokens of their own; the first paused by the runner (no other signal).
+  'paused-writer': ['kill', 'interrupt', 'two-writers', 'endless-body', 'token-expiry', 'rotating-key-read-only', 'short-tokens', 'interrupt-deep-queue'],
+  // The deletes it is about come after the listing.
+  'by-id-404': ['endless-body'],
+  // An integrator key instead of a token (file): no token file to rotate, one process at a time.
+  'rotating-key-read-only': ['token-expiry', 'two-writers', 'paused-writer', 'kill', 'interrupt', 'interrupt-deep-queue', 'short-tokens'],
+  'short-tokens': ['token-expiry', 'two-writers', 'paused-writer', 'kill', 'rotating-key-read-only', 'endless-body'],
+  'interrupt-deep-queue': ['kill', 'interrupt', 'two-writers', 'paused-writer', 'endless-body', 'token-expiry', 'rotating-key-read-only'],
 };
+
+/** Whether `f` may join `families` (neither excludes the other). */
+function compatible(families: readonly FaultFamily[], f: FaultFamily): boolean {
+  return !families.includes(f) && !families.some((g) => exclusive[g]?.includes(f) || exclusive[f]?.includes(g));
+}
 
 /**
  * The schedule of a seed. The primary family cycles with the seed, so every family gets its
@@ -176,13 +236,20 @@ const exclusive: Partial<Record<FaultFamily, readonly FaultFamily[]>> = {
  */
 export function makeSchedule(seed: number): ChaosSchedule {
   const rng = createRng(seed * 2654435761);
-  const primary = faultFamilies[seed % faultFamilies.length]!;
+  const issue27 = isIssue27Seed(seed);
+  const primary: FaultFamily = issue27 ? issue27Families[seed % issue27Families.length]! : faultFamilies[seed % faultFamilies.length]!;
   const families: FaultFamily[] = [primary];
   const extras = int(rng, 0, 2);
   for (let i = 0; i < extras; i += 1) {
-    const f = pick(rng, faultFamilies);
-    if (families.includes(f) || families.some((g) => exclusive[g]?.includes(f))) continue;
-    families.push(f);
+    if (!issue27) {
+      // As it always was, so that a seed below ISSUE_27_SEEDS replays the same schedule.
+      const f = pick(rng, faultFamilies);
+      if (families.includes(f) || families.some((g) => exclusive[g]?.includes(f))) continue;
+      families.push(f);
+      continue;
+    }
+    const f = pick(rng, allFaultFamilies);
+    if (compatible(families, f)) families.push(f);
   }
 
   // The service before: SSH users (some protected by `keep-*`) and apikeys.
@@ -225,6 +292,9 @@ export function makeSchedule(seed: number): ChaosSchedule {
   }
   for (let i = 0, n = int(rng, 1, 5); i < n; i += 1) users.push({ username: `new-user-${i}`, ensure: 'present', password: password() });
   if (chance(rng, 0.5)) users.push({ username: 'never-existed', ensure: 'absent' });
+  // A queue deep enough to wait in: dozens of creates behind a rate-limited service.
+  const bulk = families.includes('interrupt-deep-queue') || families.includes('short-tokens') ? { count: int(rng, 30, 60), password: { kind: 'env' as const, name: 'PW_BULK', value: `${canary('bulk-pw')} q"u\\oé` } } : undefined;
+  for (let i = 0; i < (bulk?.count ?? 0); i += 1) users.push({ username: `bulk-user-${i}`, ensure: 'present', password: bulk!.password });
 
   // Apikeys: kept, updated (roles, superuser), renamed through a pinned id, deleted, created.
   const keys: DeclaredKey[] = [];
@@ -254,6 +324,8 @@ export function makeSchedule(seed: number): ChaosSchedule {
     maxAttempts: int(rng, 5, 7),
     concurrency: int(rng, 2, 6),
   };
+  // A deep queue: amsync's default ceiling (64 in flight), far above what the service allows.
+  if (bulk) settings.concurrency = 64;
   const pinnedIndex = keys.find((k) => k.pinsInitial !== undefined)?.pinsInitial;
   const drawn = faultsFor(families, rng, settings.timeoutMs, pinnedIndex === undefined ? undefined : pinnedIndex + 1);
   const rules = [...drawn.rules];
@@ -264,7 +336,11 @@ export function makeSchedule(seed: number): ChaosSchedule {
   const faults = { failRate: drawn.failRate, rules };
   const presentKeys = keys.filter((k) => k.ensure === 'present').map((k) => k.name);
   const fifoKey = families.includes('fifo-token') && presentKeys.length > 0 ? pick(rng, presentKeys) : undefined;
-  const writers = families.includes('two-writers') ? { lockTimeoutMs: chance(rng, 0.5) ? 0 : 20_000 } : undefined;
+  const writers = families.includes('two-writers') ? { lockTimeoutMs: chance(rng, 0.5) ? 0 : 20_000 } : families.includes('paused-writer') ? { lockTimeoutMs: 30_000, paused: true as const } : undefined;
+  const integratorKey = integratorKeyFor(families);
+  // A service allowing a few requests a second (5–10 for Ctrl-C, 15–25 for short tokens): with
+  // dozens of writes, most wait in amsync's queue, longer than an access token of one second lasts.
+  const rateLimit = bulk ? (families.includes('interrupt-deep-queue') ? int(rng, 5, 10) : int(rng, 15, 25)) : undefined;
   return {
     seed,
     families,
@@ -280,7 +356,21 @@ export function makeSchedule(seed: number): ChaosSchedule {
     renames,
     ...(fifoKey === undefined ? {} : { fifoKey }),
     ...(writers === undefined ? {} : { writers }),
+    ...(integratorKey === undefined ? {} : { integratorKey }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(bulk === undefined ? {} : { bulkUsers: bulk }),
   };
+}
+
+/**
+ * The integrator key of the families that log in with one: rotated at every exchange, on a
+ * read-only file (the old key dies at once, as a service without a grace would have it); or
+ * rotated with the service's usual grace, for access tokens of one second.
+ */
+function integratorKeyFor(families: readonly FaultFamily[]): ChaosSchedule['integratorKey'] {
+  if (families.includes('rotating-key-read-only')) return { rotate: true, graceSeconds: 0, accessTokenTtlSeconds: 900, readOnlyFile: true };
+  if (families.includes('short-tokens')) return { rotate: true, graceSeconds: 60, accessTokenTtlSeconds: 1, readOnlyFile: false };
+  return undefined;
 }
 
 /** What the renaming faults choose from. */
@@ -470,6 +560,23 @@ function faultsFor(families: readonly FaultFamily[], rng: Rng, timeoutMs: number
       case 'two-writers':
       case 'fifo-token':
         // Played by the runner: a second process, a FIFO in tokensDir.
+        break;
+      case 'paused-writer':
+        // A write held while the runner pauses its writer (SIGSTOP): mid-apply, lock held.
+        first.unshift({ label: PAUSE_LABEL, method: ['POST', 'PUT', 'DELETE'], after: int(rng, 0, 2), times: 1, delayMs: 300 });
+        break;
+      case 'by-id-404':
+        // A gateway, or a service version without the item route: the listing shows the item,
+        // its own URL answers 404 (the body the service gives for a missing item).
+        rules.push({ label: BY_ID_404_LABEL, method: 'GET', path: `${USER_ITEM}|${KEY_ITEM}`, status: 404, errors: [{ field: 'id', type: 'not_found', msg: 'the item does not exist' }] });
+        break;
+      case 'interrupt-deep-queue':
+        // Ctrl-C after a few creates, while the others wait in amsync's limiter and queue.
+        first.unshift({ label: DEEP_INTERRUPT_LABEL, method: 'POST', path: USERS, after: int(rng, 4, 10), times: 1, delayMs: 300 });
+        break;
+      case 'rotating-key-read-only':
+      case 'short-tokens':
+        // Played by the emulator's token endpoint and the runner (integratorKey, rateLimit).
         break;
     }
   }

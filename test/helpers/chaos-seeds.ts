@@ -23,6 +23,12 @@ export const chaosSeedSets = {
   'full-cli-1': range(1000, 150),
   'full-cli-2': range(1150, 150),
   /**
+   * `npm run chaos`: the faults of issue 27 (a paused writer, a by-id 404 while listed, a
+   * rotating integrator key on a read-only file, access tokens shorter than the queue's wait,
+   * Ctrl-C with a deep queue), each the primary of one seed in five, with extras mixed in.
+   */
+  'full-issue-27': range(3000, 100),
+  /**
    * `npm run chaos`: daemon schedules, one per fault family as the primary (the seed cycles
    * them); 2039 for interrupt, as 2019 mixes in a page that fails for good (no write to cut).
    */
