@@ -1,8 +1,8 @@
 import PQueue from 'p-queue';
-import { Pacer } from './pacer.js';
-export { LimiterClosedError } from './pacer.js';
+import { LimiterStoppedError, Pacer } from './pacer.js';
+export { LimiterClosedError, LimiterStoppedError } from './pacer.js';
 import { RateController, unpacedWindow, type DispatchStamp } from './rate-controller.js';
-import { systemTimers, type Timers } from '../time/index.js';
+import { onAbort, systemTimers, type Timers } from '../time/index.js';
 import { eventLoopBusy } from './loop-load.js';
 
 /** Requests in flight at most unless `--concurrency` says otherwise: a ceiling, not a target. */
@@ -77,6 +77,8 @@ export class AdaptiveLimiter implements LimiterView {
   readonly #ceiling: number;
   readonly #clientBusy: () => boolean;
   #inFlight = 0;
+  /** Calls stopped while in p-queue's line: it cannot take an entry out, so each stays, empty, until its turn. */
+  #husks = 0;
 
   constructor(options: AdaptiveLimiterOptions = {}) {
     const concurrency = options.concurrency ?? defaultConcurrency;
@@ -120,30 +122,61 @@ export class AdaptiveLimiter implements LimiterView {
   }
 
   get queued(): number {
-    return this.#queue.size + this.#pacer.waiting;
+    return this.#queue.size - this.#husks + this.#pacer.waiting;
   }
 
   /**
    * Runs `send` when a slot is free and the pace allows. `send` gets the dispatch stamp to
    * report back with `success` or `throttle`. Higher `priority` goes first (retries, so a
-   * listing that hit a 503 is not sent to the back of a thousand queued writes).
+   * listing that hit a 503 is not sent to the back of a thousand queued writes). Once `stop`
+   * fires (an interrupt) a call still waiting leaves the line at once with LimiterStoppedError,
+   * and `send` is never called for it; one whose `send` has begun is not touched.
    */
-  schedule<T>(send: (stamp: DispatchStamp) => Promise<T>, priority = 0): Promise<T> {
+  schedule<T>(send: (stamp: DispatchStamp) => Promise<T>, priority = 0, stop?: AbortSignal): Promise<T> {
+    if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
     const since = this.#timers.now();
-    const alone = this.#queue.size === 0 && this.#pacer.waiting === 0;
-    return this.#queue.add(
-      async () => {
-        const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedWindow && this.#pacer.pausedUntil <= this.#timers.now();
-        const stamp = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since);
-        this.#inFlight += 1;
-        try {
-          return await send(stamp);
-        } finally {
-          this.#inFlight -= 1;
+    const alone = this.queued === 0;
+    const dispatch = async (): Promise<T> => {
+      const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedWindow && this.#pacer.pausedUntil <= this.#timers.now();
+      const stamp = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since, stop);
+      // Let through by the pacer, but stopped before this turn came: still never sent.
+      if (stop?.aborted) throw new LimiterStoppedError();
+      this.#inFlight += 1;
+      try {
+        return await send(stamp);
+      } finally {
+        this.#inFlight -= 1;
+      }
+    };
+    if (stop === undefined) return this.#queue.add(dispatch, { priority, throwOnTimeout: true });
+    return this.#stoppable(dispatch, priority, stop);
+  }
+
+  /** A call that leaves p-queue's line when `stop` fires: rejected at once, its entry left as an empty husk. */
+  #stoppable<T>(dispatch: () => Promise<T>, priority: number, stop: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let waiting = true;
+      const unsubscribe = onAbort(stop, () => {
+        if (!waiting) return;
+        waiting = false;
+        this.#husks += 1;
+        reject(new LimiterStoppedError());
+      });
+      const turn = async (): Promise<void> => {
+        if (!waiting) {
+          this.#husks -= 1;
+          return;
         }
-      },
-      { priority, throwOnTimeout: true },
-    );
+        waiting = false;
+        unsubscribe();
+        try {
+          resolve(await dispatch());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      void this.#queue.add(turn, { priority, throwOnTimeout: true }).catch(reject);
+    });
   }
 
   success(stamp: DispatchStamp): void {

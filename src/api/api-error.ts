@@ -22,7 +22,12 @@ export type ApiErrorCode =
   /** The answer's body was larger than http.maxResponseBytes. */
   | 'response_too_large'
   /** The caller's signal cancelled the call (a daemon run past its deadline). */
-  | 'cancelled';
+  | 'cancelled'
+  /**
+   * Never sent: the caller's stop (an interrupt) came while the call waited for its turn; the
+   * service did not receive it.
+   */
+  | 'not_sent';
 
 /** One entry of the service's error body `{"errors": [{field, type, msg}]}` (DESIGN.md §1). */
 export interface ServiceFieldError {
@@ -84,4 +89,15 @@ export class ApiError extends AmsyncError {
 /** An ApiError, with this code when one is given. */
 export function isApiError(error: unknown, code?: ApiErrorCode): error is ApiError {
   return error instanceof ApiError && (code === undefined || error.code === code);
+}
+
+/**
+ * The error is, or was caused by (a listing cut short), a call a stop kept from being sent
+ * (`not_sent`): the service never received it.
+ */
+export function stoppedBeforeSending(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth += 1) {
+    if (isApiError(e, 'not_sent')) return true;
+  }
+  return false;
 }

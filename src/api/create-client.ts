@@ -6,6 +6,7 @@ import { ClientConfigError } from './client-config-error.js';
 import { createClientEvents, type ClientEvents } from './client-events.js';
 import { RequestExecutor } from './request-executor.js';
 import { Resource } from './resource.js';
+import { callSignals, type RunSignals } from './run-signals.js';
 import { apikeys, sshUsers } from './resource-definitions.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { systemTimers, type Timers } from '../time/index.js';
@@ -97,6 +98,15 @@ export interface AmClient extends AccessService {
    * failing with ApiError `cancelled`. The daemon gives each run one.
    */
   withSignal(signal: AbortSignal): AmClient;
+  /**
+   * The same client whose calls stop short of the wire once `stop` fires (an interrupt, a
+   * daemon stopping): calls waiting in the limiter, for a retry or for their turn leave at once
+   * (ApiError `not_sent` when none of their attempts went out), no retry starts, and requests
+   * already sent are let finish, their answers standing. Combines with withSignal.
+   */
+  withStop(stop: AbortSignal): AmClient;
+  /** Requests sent and not answered yet (all views of this client): what an interrupt lets finish. */
+  onWire(): number;
   /**
    * Adds a check every write request of this client (and of its withSignal views) must pass
    * right before it is sent: a held writer lock's or Lease's. A fence that throws keeps the
@@ -212,8 +222,9 @@ export function createClient(options: ClientOptions): AmClient {
     events,
     limiter,
     close,
-    listRoles: (signal) => listAllRoles(executor, settings, signal),
-    userInfo: (signal) => fetchUserInfo(executor, signal),
+    listRoles: (signals) => listAllRoles(executor, settings, signals),
+    userInfo: (signals) => fetchUserInfo(executor, signals),
+    onWire: () => executor.onWire,
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
     fenceWrites: (fence) => fences.add(fence),
   });
@@ -223,26 +234,28 @@ export function createClient(options: ClientOptions): AmClient {
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'fenceWrites'> {
-  /** The service-wide reads, given the run's signal (undefined: the client's own calls). */
-  readonly listRoles: (signal: AbortSignal | undefined) => Promise<ApiRole[] | null>;
-  readonly userInfo: (signal: AbortSignal | undefined) => Promise<ApiUserInfo | null>;
+interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'fenceWrites' | 'onWire'> {
+  /** The service-wide reads, with what each call of the run carries (none: the client's own calls). */
+  readonly listRoles: (signals: RunSignals) => Promise<ApiRole[] | null>;
+  readonly userInfo: (signals: RunSignals) => Promise<ApiUserInfo | null>;
 }
 
 function clientOf(
   users: Resource<ActualSshUser, NewSshUser, SshUserChanges>,
   keys: Resource<ListedApikey, NewApikey, ApikeyChanges>,
   shared: SharedParts,
-  signal?: AbortSignal,
+  run: RunSignals = {},
 ): AmClient {
+  const calls = callSignals(run);
   return {
     events: shared.events,
     limiter: shared.limiter,
     close: shared.close,
     credentialStatus: shared.credentialStatus,
     fenceWrites: shared.fenceWrites,
-    listRoles: () => shared.listRoles(signal),
-    userInfo: () => shared.userInfo(signal),
+    onWire: shared.onWire,
+    listRoles: () => shared.listRoles(calls),
+    userInfo: () => shared.userInfo(calls),
     sshUserPages: () => users.list(),
     listSshUsers: () => users.listAll(),
     fetchSshUser: (id) => users.fetch(id),
@@ -255,7 +268,8 @@ function clientOf(
     createApikey: (body) => keys.create(body),
     updateApikey: (id, changes) => keys.update(id, changes),
     deleteApikey: (id) => keys.delete(id),
-    withSignal: (runSignal) => clientOf(users.withSignal(runSignal), keys.withSignal(runSignal), shared, runSignal),
+    withSignal: (signal) => clientOf(users.withSignal(signal), keys.withSignal(signal), shared, { ...run, signal }),
+    withStop: (stop) => clientOf(users.withStop(stop), keys.withStop(stop), shared, { ...run, stop }),
   };
 }
 

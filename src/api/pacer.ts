@@ -1,5 +1,5 @@
 import type { DispatchStamp } from './rate-controller.js';
-import type { Timers } from '../time/index.js';
+import { onAbort, type Timers } from '../time/index.js';
 
 export interface PacerOptions {
   /** Current rate in requests per second; read at every slot, so changes apply at once. */
@@ -20,7 +20,7 @@ interface Waiter {
   readonly since: number;
   /** When it came to the pacer. */
   readonly queuedAt: number;
-  readonly resolve: (stamp: DispatchStamp) => void;
+  resolve: (stamp: DispatchStamp) => void;
   readonly reject: (reason: unknown) => void;
 }
 
@@ -29,6 +29,17 @@ export class LimiterClosedError extends Error {
   constructor() {
     super('the limiter was closed');
     this.name = 'LimiterClosedError';
+  }
+}
+
+/**
+ * Raised to a caller whose stop signal fired while it waited for its turn (an interrupt): it
+ * was taken out of the queue at once, and its request was never sent.
+ */
+export class LimiterStoppedError extends Error {
+  constructor() {
+    super('stopped before it was sent');
+    this.name = 'LimiterStoppedError';
   }
 }
 
@@ -64,12 +75,25 @@ export class Pacer {
     return this.#pausedUntil;
   }
 
-  /** Resolves when the caller may send; `since` is when it first asked (monotonic ms), if earlier than now. */
-  acquire(since?: number): Promise<DispatchStamp> {
+  /**
+   * Resolves when the caller may send; `since` is when it first asked (monotonic ms), if
+   * earlier than now. Once `stop` fires the caller leaves the line at once and gets
+   * LimiterStoppedError: it takes no slot, and those behind it move up.
+   */
+  acquire(since?: number, stop?: AbortSignal): Promise<DispatchStamp> {
     if (this.#closed) return Promise.reject(new LimiterClosedError());
+    if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
     return new Promise((resolve, reject) => {
       const now = this.#timers.now();
-      this.#waiters.push({ since: Math.min(since ?? now, now), queuedAt: now, resolve, reject });
+      const waiter: Waiter = { since: Math.min(since ?? now, now), queuedAt: now, resolve, reject };
+      if (stop !== undefined) {
+        const unsubscribe = onAbort(stop, () => this.#leave(waiter));
+        waiter.resolve = (stamp) => {
+          unsubscribe();
+          resolve(stamp);
+        };
+      }
+      this.#waiters.push(waiter);
       this.#pump();
     });
   }
@@ -98,6 +122,15 @@ export class Pacer {
     this.#closed = true;
     this.#clearTimer();
     for (const waiter of this.#waiters.splice(0)) waiter.reject(new LimiterClosedError());
+  }
+
+  /** A waiter whose stop fired: out of the line, rejected; the timer goes when no one is left. */
+  #leave(waiter: Waiter): void {
+    const at = this.#waiters.indexOf(waiter);
+    if (at < 0) return;
+    this.#waiters.splice(at, 1);
+    waiter.reject(new LimiterStoppedError());
+    if (this.#waiters.length === 0) this.#clearTimer();
   }
 
   #pump(): void {

@@ -9,7 +9,7 @@ import { parseRetryAfter } from './retry-after.js';
 import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, type RetryPolicyOptions } from './retry-policy.js';
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from '../time/index.js';
-import { LimiterClosedError } from './pacer.js';
+import { LimiterClosedError, LimiterStoppedError } from './pacer.js';
 import type { BearerSource, RejectionStage } from './bearer-source.js';
 import { CredentialError } from './credential-error.js';
 import type { Transport, WireOutcome } from './transport.js';
@@ -37,6 +37,13 @@ export interface Call<T> {
   readonly parse: (status: number, body: string) => ParseResult<T>;
   /** Cancels the call: nothing more is sent, a request in flight is aborted. */
   readonly signal?: AbortSignal;
+  /**
+   * Stops the call short of the wire (an interrupt): once it fires nothing more of it is sent —
+   * a wait for its turn or for a retry ends at once, with ApiError `not_sent` when no attempt
+   * went out — but an attempt already sent is let finish, and its answer stands. No retry
+   * starts after it. A client gives calls a stop that fires with `signal` too.
+   */
+  readonly stop?: AbortSignal;
 }
 
 export interface ExecutorDeps {
@@ -127,10 +134,16 @@ export class RequestExecutor {
   #closed = false;
   /** Some answer came from the service: a connection that fails later is a restart, not a wrong URL. */
   #reached = false;
+  #onWire = 0;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
     this.#sleeper = new Sleeper(deps.timers);
+  }
+
+  /** Requests sent and not answered yet: what an interrupt lets finish. */
+  get onWire(): number {
+    return this.#onWire;
   }
 
   /** Calls waiting for a slot or a retry fail with `network` "the client was closed". */
@@ -146,15 +159,19 @@ export class RequestExecutor {
     let reload: TokenReload = 'none';
     // After a 503/429 to a request with a body, the retry goes on a new connection.
     let freshConnection = false;
+    // The answer of the last attempt sent, for the error when a stop forbids the next one.
+    let last: FailedAttempt | undefined;
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
     for (let attempt = 1; attempt <= retry.maxAttempts + 1; attempt += 1) {
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
+      if (call.stop?.aborted) throw this.#stoppedError(call, attempt - 1, last);
       let attempted: Attempted;
       try {
         attempted = await this.#withToken(call, attempt, freshConnection);
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
+        if (error instanceof LimiterStoppedError) throw call.signal?.aborted ? this.#cancelledError(call, attempt - 1) : this.#stoppedError(call, attempt - 1, last);
         throw error;
       }
       const { outcome, answeredAt } = attempted;
@@ -172,6 +189,7 @@ export class RequestExecutor {
         }
         if (status === 401 && call.auth !== false) {
           reload = await this.#reloadToken(call, attempt, attempted, reload);
+          last = { failure: { kind: 'status', method: call.method, status }, outcome };
           continue;
         }
         const refusal = this.#refusal(call, attempt, attempted);
@@ -188,8 +206,12 @@ export class RequestExecutor {
 
       const elapsedMs = timers.now() - started;
       const decision = decideRetry(attempt, failure, retryAfter, answeredAt, elapsedMs, retry);
-      this.#requestEvent(call, attempt, attempted, 'stop' in decision ? undefined : decision.delayMs);
+      last = { failure, outcome };
+      // Stopped while this attempt was on the wire: its answer stands, and no retry starts.
+      const stopped = call.stop?.aborted === true;
+      this.#requestEvent(call, attempt, attempted, 'stop' in decision || stopped ? undefined : decision.delayMs);
       if ('stop' in decision) throw this.#finalError(call, attempt, elapsedMs, failure, outcome, decision);
+      if (stopped) throw this.#stoppedError(call, attempt, last);
       emitSafely(this.#deps.events, 'retry', {
         method: call.method,
         route: call.route,
@@ -199,8 +221,10 @@ export class RequestExecutor {
         status: failure.kind === 'status' ? failure.status : undefined,
         source: decision.source,
       });
-      if (!(await this.#sleeper.sleep(decision.delayMs, call.signal))) {
-        throw call.signal?.aborted ? this.#cancelledError(call, attempt) : this.#closedError(call, attempt);
+      // A stop ends the wait too: the retry is never sent.
+      if (!(await this.#sleeper.sleep(decision.delayMs, call.stop ?? call.signal))) {
+        if (call.signal?.aborted) throw this.#cancelledError(call, attempt);
+        throw call.stop?.aborted ? this.#stoppedError(call, attempt, last) : this.#closedError(call, attempt);
       }
     }
     // Unreachable: the policy stops by maxAttempts. Kept so the loop is visibly bounded.
@@ -222,7 +246,8 @@ export class RequestExecutor {
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
       const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 ? 1 : 0;
       const lastChance = requeue >= maxRequeues;
-      const attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, freshConnection, lastChance), priority);
+      // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
+      const attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, freshConnection, lastChance), priority, call.stop ?? call.signal);
       if (attempted !== tokenTooOld) return attempted;
     }
   }
@@ -274,18 +299,27 @@ export class RequestExecutor {
     if (current?.sendUntil !== undefined && timers.now() >= current.sendUntil && !lastChance) return tokenTooOld;
     // Here, not when the write was queued: a process paused with writes queued sends them on resume.
     if (call.method !== 'GET' && call.auth !== false) this.#deps.fences?.check();
+    // The last moment a request can be held back, with no wait between this and the wire:
+    // stopped before here it was never sent; past here it is on the wire and is let finish.
+    if (call.stop?.aborted || call.signal?.aborted) throw new LimiterStoppedError();
     const sentAt = timers.now();
-    const outcome = await transport.send(
-      {
-        method: call.method,
-        path: call.path,
-        ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
-        ...(call.body === undefined ? {} : { body: call.body }),
-        ...(call.signal === undefined ? {} : { signal: call.signal }),
-        ...(freshConnection ? { freshConnection } : {}),
-      },
-      current?.token,
-    );
+    this.#onWire += 1;
+    let outcome: WireOutcome;
+    try {
+      outcome = await transport.send(
+        {
+          method: call.method,
+          path: call.path,
+          ...(call.searchParams === undefined ? {} : { searchParams: call.searchParams }),
+          ...(call.body === undefined ? {} : { body: call.body }),
+          ...(call.signal === undefined ? {} : { signal: call.signal }),
+          ...(freshConnection ? { freshConnection } : {}),
+        },
+        current?.token,
+      );
+    } finally {
+      this.#onWire -= 1;
+    }
     const durationMs = timers.now() - sentAt;
     const answeredAt = timers.wallNow();
     if (outcome.kind === 'response') {
@@ -363,6 +397,19 @@ export class RequestExecutor {
     return this.#error('network', call, attempts, 'the client was closed before the call completed');
   }
 
+  /**
+   * The call's stop fired before its next attempt went out: `not_sent` when none had (the
+   * service never saw it), else the last attempt's failure, not retried.
+   */
+  #stoppedError(call: Call<unknown>, attempts: number, last: FailedAttempt | undefined): ApiError {
+    const why = stopReason(call.stop);
+    if (last === undefined) return this.#error('not_sent', call, 0, `not sent: ${why}`);
+    const { failure, outcome } = last;
+    const errors = outcome.kind === 'response' ? serviceErrors(outcome.body, this.#secrets(call)) : [];
+    const detail = `${describeFailure(failure)}${errors.length > 0 ? `: ${explainServiceErrors(errors)}` : ''}; not retried: ${why}`;
+    return this.#error(errorCodeFor(failure), call, attempts, detail, { status: failure.kind === 'status' ? failure.status : undefined, errors });
+  }
+
   #cancelledError(call: Call<unknown>, attempts: number): ApiError {
     return this.#error('cancelled', call, attempts, 'cancelled: the run was abandoned (its deadline passed)');
   }
@@ -390,6 +437,19 @@ export class RequestExecutor {
       serviceWide: extra.serviceWide === true,
     });
   }
+}
+
+/** An attempt that was sent and failed: what a stop that forbids its retry reports. */
+interface FailedAttempt {
+  readonly failure: AttemptFailure;
+  readonly outcome: WireOutcome;
+}
+
+/** `interrupted (SIGINT)`: what the stop signal was aborted with. */
+function stopReason(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error) return reason.message;
+  return typeof reason === 'string' ? reason : 'the run was stopped';
 }
 
 interface ErrorExtra {

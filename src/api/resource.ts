@@ -4,6 +4,7 @@ import { isApiError } from './api-error.js';
 import { emitSafely, type ClientEvents } from './client-events.js';
 import type { Call, ParseResult, RequestExecutor } from './request-executor.js';
 import { paginate } from './paginate.js';
+import { callSignals, type RunSignals } from './run-signals.js';
 import type { Timers } from '../time/index.js';
 import type { Page, PageCursor } from './types.js';
 
@@ -75,19 +76,27 @@ export class Resource<T, TNew, TChanges> {
   readonly #executor: RequestExecutor;
   readonly #settings: ResourceSettings;
   readonly #memory: ListingMemory;
-  readonly #signal: AbortSignal | undefined;
+  readonly #run: RunSignals;
+  /** What each call carries, made once from the run's signals. */
+  readonly #calls: RunSignals;
 
-  constructor(definition: ResourceDefinition<T, TNew, TChanges>, executor: RequestExecutor, settings: ResourceSettings, memory: ListingMemory = { serverMax: undefined }, signal?: AbortSignal) {
+  constructor(definition: ResourceDefinition<T, TNew, TChanges>, executor: RequestExecutor, settings: ResourceSettings, memory: ListingMemory = { serverMax: undefined }, run: RunSignals = {}) {
     this.#def = definition;
     this.#executor = executor;
     this.#settings = settings;
     this.#memory = memory;
-    this.#signal = signal;
+    this.#run = run;
+    this.#calls = callSignals(run);
   }
 
   /** The same resource (and what its listings learnt), its calls cancelled by `signal`. */
   withSignal(signal: AbortSignal): Resource<T, TNew, TChanges> {
-    return new Resource(this.#def, this.#executor, this.#settings, this.#memory, signal);
+    return new Resource(this.#def, this.#executor, this.#settings, this.#memory, { ...this.#run, signal });
+  }
+
+  /** The same resource, its calls stopped short of the wire once `stop` fires (see Call.stop). */
+  withStop(stop: AbortSignal): Resource<T, TNew, TChanges> {
+    return new Resource(this.#def, this.#executor, this.#settings, this.#memory, { ...this.#run, stop });
   }
 
   /**
@@ -135,8 +144,8 @@ export class Resource<T, TNew, TChanges> {
     });
   }
 
-  #signalled(): { signal?: AbortSignal } {
-    return this.#signal === undefined ? {} : { signal: this.#signal };
+  #signalled(): RunSignals {
+    return this.#calls;
   }
 
   /**

@@ -3,6 +3,7 @@ import { isApiError } from './api-error.js';
 import { ListingIncompleteError } from './listing-incomplete-error.js';
 import { paginate } from './paginate.js';
 import type { RequestExecutor } from './request-executor.js';
+import type { RunSignals } from './run-signals.js';
 import { parseWith, type ResourceSettings } from './resource.js';
 import { pageCursorSchema } from './schemas.js';
 
@@ -49,7 +50,7 @@ const rolesRoute = '/api/roles';
 const userInfoRoute = '/api/user/info';
 
 /** Every role, following every page; null when the service has no roles listing (404). */
-export async function listAllRoles(executor: RequestExecutor, settings: ResourceSettings, signal?: AbortSignal): Promise<ApiRole[] | null> {
+export async function listAllRoles(executor: RequestExecutor, settings: ResourceSettings, signals: RunSignals = {}): Promise<ApiRole[] | null> {
   const roles: ApiRole[] = [];
   try {
     for await (const page of paginate({
@@ -67,7 +68,7 @@ export async function listAllRoles(executor: RequestExecutor, settings: Resource
           route: rolesRoute,
           searchParams: { cursor: String(cursor), size: String(size) },
           parse: (status, body) => (status === 200 ? parseWith(rolePageSchema, body) : { ok: false, problem: 'a listing must answer 200' }),
-          ...(signal === undefined ? {} : { signal }),
+          ...signals,
         }),
     })) {
       roles.push(...page.items);
@@ -80,14 +81,14 @@ export async function listAllRoles(executor: RequestExecutor, settings: Resource
 }
 
 /** The caller's owner type and scopes; null when the service does not answer it (404). */
-export async function fetchUserInfo(executor: RequestExecutor, signal?: AbortSignal): Promise<ApiUserInfo | null> {
+export async function fetchUserInfo(executor: RequestExecutor, signals: RunSignals = {}): Promise<ApiUserInfo | null> {
   try {
     return await executor.run({
       method: 'GET',
       path: userInfoRoute,
       route: userInfoRoute,
       parse: (status, body) => (status === 200 ? parseWith(userInfoSchema, body) : { ok: false, problem: 'user info must answer 200' }),
-      ...(signal === undefined ? {} : { signal }),
+      ...signals,
     });
   } catch (error) {
     if (isApiError(error, 'not_found')) return null;

@@ -1,3 +1,5 @@
+import { onAbort } from './on-abort.js';
+
 /**
  * The clock and timers the limiter and the retry loop run on. Injected so that pacing,
  * pauses and backoff can be tested in virtual time; production uses `systemTimers`.
@@ -33,21 +35,24 @@ export class Sleeper {
     if (this.#closed || signal?.aborted) return Promise.resolve(false);
     if (ms <= 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const onAbort = (): void => {
-        this.#timers.clearTimeout(handle);
-        this.#pending.delete(handle);
-        resolve(false);
-      };
       const handle = this.#timers.setTimeout(() => {
         this.#pending.delete(handle);
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(true);
       }, ms);
+      // One listener per signal however many calls sleep on it (a deep queue's retries).
+      const unsubscribe =
+        signal === undefined
+          ? () => undefined
+          : onAbort(signal, () => {
+              this.#timers.clearTimeout(handle);
+              this.#pending.delete(handle);
+              resolve(false);
+            });
       this.#pending.set(handle, () => {
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(false);
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveLimiter, LimiterClosedError } from '../../../src/api/adaptive-limiter.js';
+import { AdaptiveLimiter, LimiterClosedError, LimiterStoppedError } from '../../../src/api/adaptive-limiter.js';
 import type { DispatchStamp } from '../../../src/api/rate-controller.js';
 import { settle, VirtualTime } from '../../helpers/virtual-time.js';
 
@@ -270,5 +270,109 @@ describe('slow start and the client loop (the system timers: node event loop uti
     }
     expect(watched.rate).toBe(before.watched);
     expect(free.rate).toBeGreaterThan(before.free + 10);
+  });
+});
+
+describe('an interrupt (a stop signal) takes waiting calls out of the line at once; they are never sent', () => {
+  /** `count` calls that record their dispatch and hold their slot `holdMs` of virtual time. */
+  function stoppable(limiter: AdaptiveLimiter, timers: VirtualTime, count: number, stop: AbortSignal, holdMs = 50) {
+    const sent: number[] = [];
+    const settled: ('sent' | 'stopped' | 'other')[] = Array.from({ length: count }, () => 'other');
+    const calls = Array.from({ length: count }, (_, i) =>
+      limiter
+        .schedule(
+          async () => {
+            sent.push(i);
+            await new Promise<void>((resolve) => timers.setTimeout(resolve, holdMs));
+          },
+          0,
+          stop,
+        )
+        .then(
+          () => void (settled[i] = 'sent'),
+          (error: unknown) => void (settled[i] = error instanceof LimiterStoppedError ? 'stopped' : 'other'),
+        ),
+    );
+    return { sent, settled, all: Promise.all(calls) };
+  }
+
+  it('a call waiting for the pace leaves at once, without a tick of time; those sent finish', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    // One request every 100 ms: the other nine wait in the pacer.
+    const limiter = new AdaptiveLimiter({ rate: 10, concurrency: 64, timers });
+    const stop = new AbortController();
+    const { sent, settled, all } = stoppable(limiter, timers, 10, stop.signal);
+    await timers.advance(0);
+    expect(sent).toEqual([0]);
+    expect(limiter.queued).toBe(9);
+    stop.abort(new Error('interrupted (SIGINT)'));
+    // At once: no time passes, and the line is empty.
+    expect(limiter.queued).toBe(0);
+    await settle();
+    expect(settled.filter((s) => s === 'stopped')).toHaveLength(9);
+    expect(timers.now()).toBe(0);
+    await timers.advance(2000);
+    await all;
+    // The one already sent finished; nothing else was ever dispatched.
+    expect(sent).toEqual([0]);
+    expect(settled[0]).toBe('sent');
+    expect(limiter.inFlight).toBe(0);
+  });
+
+  it('a call waiting for a free slot (the window is full) leaves at once, and is never dispatched when the slot frees', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 1000, concurrency: 2, timers });
+    const stop = new AbortController();
+    const { sent, settled, all } = stoppable(limiter, timers, 6, stop.signal);
+    await timers.advance(5);
+    expect(sent).toEqual([0, 1]);
+    expect(limiter.queued).toBe(4);
+    stop.abort();
+    expect(limiter.queued).toBe(0);
+    await settle();
+    expect(settled.slice(2)).toEqual(['stopped', 'stopped', 'stopped', 'stopped']);
+    // The two slots free up later: the stopped calls' turns come, and send nothing.
+    await timers.advance(500);
+    await all;
+    expect(sent).toEqual([0, 1]);
+    expect(settled.slice(0, 2)).toEqual(['sent', 'sent']);
+    // A call after them is not held behind husks.
+    const later = limiter.schedule(async (stamp) => stamp.at);
+    await timers.advance(10);
+    await expect(later).resolves.toBeGreaterThanOrEqual(0);
+  });
+
+  it('a call made after the stop is refused without being queued; calls without the signal go on', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 10, timers });
+    const stop = new AbortController();
+    stop.abort();
+    let called = false;
+    await expect(limiter.schedule(async () => (called = true), 0, stop.signal)).rejects.toBeInstanceOf(LimiterStoppedError);
+    expect(called).toBe(false);
+    expect(limiter.queued).toBe(0);
+    const other = limiter.schedule(async () => 'sent');
+    await timers.advance(0);
+    await expect(other).resolves.toBe('sent');
+  });
+
+  it('a deep line of waiters shares one listener on the signal (no MaxListenersExceeded warning)', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 1, concurrency: 4, timers });
+    const stop = new AbortController();
+    const warnings: unknown[] = [];
+    const onWarning = (warning: unknown): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const { all } = stoppable(limiter, timers, 50, stop.signal);
+      await timers.advance(0);
+      stop.abort();
+      await timers.advance(2000);
+      await all;
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
   });
 });
