@@ -1,6 +1,7 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
 import PQueue from 'p-queue';
+import { stoppedBeforeSending } from '../api/index.js';
 import { ChangeWriter } from './change-writer.js';
 import { DriftResolver, driftNote, type Outcome } from './drift-resolver.js';
 import { errorCode, errorSummary } from './error-summary.js';
@@ -25,13 +26,15 @@ export interface ApplyOptions {
   /** Called as each result is known (logs, metrics). */
   readonly onResult?: (result: ChangeResult) => void;
   /**
-   * Aborted on an interrupt, a lost lease or a run deadline: no write starts after it fires;
-   * writes in flight finish, and every change not started is reported as skipped.
+   * Aborted on an interrupt, a lost lease or a run deadline: no change starts after it fires.
+   * The writer's client carries the same stop (AmClient.withStop), so a started change whose
+   * request still waits in its queue is never sent either; writes already sent finish. Every
+   * change none of whose writes was sent is reported skipped and `notStarted`.
    */
   readonly signal?: AbortSignal;
   /**
    * Changes being written at once. Set it to the client's concurrency (or a little above, to
-   * keep the client busy): more would only wait in the client's queue, past the signal.
+   * keep the client busy): more would only wait in the client's queue.
    */
   readonly maxInFlight?: number;
 }
@@ -92,7 +95,8 @@ class PlanRun {
 
   async run(): Promise<ChangeResult[]> {
     // Changes are handed to the client as it can take them, not all at once: a change still
-    // waiting here when the signal fires is never started (a queued request would be).
+    // waiting here when the signal fires is never started, and one whose request waits in the
+    // client's queue is stopped there (not_sent).
     const queue = new PQueue({ concurrency: this.#options.maxInFlight ?? defaultMaxInFlight });
     const waves = [...this.#order.before, this.#order.deletes, ...this.#order.after];
     for (const wave of waves) await queue.addAll(wave.map((i) => () => this.#runChange(i)));
@@ -102,15 +106,23 @@ class PlanRun {
   async #runChange(i: number): Promise<void> {
     const change = this.#plan.changes[i]!;
     const skipped = (error: string): ChangeResult => ({ kind: change.kind, key: change.key, action: change.action, status: 'skipped', id: change.id, error });
+    const notStarted = (): ChangeResult => ({ ...skipped(`not started: ${abortReason(this.#options.signal)}`), notStarted: true });
     const dep = this.#order.dependsOn.get(i);
     const depResult = dep === undefined ? undefined : this.#results.get(dep);
-    const signal = this.#options.signal;
-    if (signal?.aborted) return this.#finish(i, skipped(`not started: ${abortReason(signal)}`));
+    if (this.#options.signal?.aborted) return this.#finish(i, notStarted());
     if (depResult && depResult.status !== 'applied') {
       const d = this.#plan.changes[dep!]!;
       return this.#finish(i, skipped(`waits for the ${d.action} of ${d.kind} "${d.key}", which did not apply`));
     }
-    this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...(await this.#applyOne(change)) });
+    let outcome: Outcome;
+    try {
+      outcome = await this.#applyOne(change);
+    } catch (error) {
+      // Started, but stopped in the client's queue before its first write went out (see #applyOne).
+      if (stoppedBeforeSending(error)) return this.#finish(i, notStarted());
+      throw error;
+    }
+    this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...outcome });
   }
 
   #finish(i: number, result: ChangeResult): void {
@@ -118,6 +130,11 @@ class PlanRun {
     this.#options.onResult?.(result);
   }
 
+  /**
+   * Throws the client's `not_sent` when the run was stopped before this change's write (or the
+   * read before a delete) went out: the service received no write of it, and #runChange
+   * reports it not started.
+   */
   async #applyOne(change: Change): Promise<Outcome> {
     const item = this.#items.of(change);
     if (change.action === 'delete') {
@@ -125,6 +142,7 @@ class PlanRun {
         const settled = await this.#verifyDelete(change);
         if (settled) return settled;
       } catch (error) {
+        if (stoppedBeforeSending(error)) throw error;
         return { status: 'failed', id: change.id, error: `not deleted: re-reading it failed: ${errorSummary(error)}` };
       }
     }
@@ -132,6 +150,7 @@ class PlanRun {
       const outcome = await this.#writer.write(change, item);
       return { status: 'applied', id: outcome.id ?? change.id };
     } catch (error) {
+      if (stoppedBeforeSending(error)) throw error;
       return this.#afterFailedWrite(change, item, error);
     }
   }
@@ -209,7 +228,7 @@ class PlanRun {
   }
 }
 
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
+function abortReason(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'the run was stopped';
 }

@@ -79,4 +79,9 @@ export interface ChangeResult {
   readonly id?: number | null;
   /** The approval hash of a change that needed one and was approved (the audit trail). */
   readonly approval?: string;
+  /**
+   * Skipped because the run was stopped (an interrupt, a lost lock or lease) before any of its
+   * writes was sent: the service never received it. Reports count these rather than list them.
+   */
+  readonly notStarted?: true;
 }

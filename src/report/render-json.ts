@@ -83,5 +83,6 @@ function jsonResult(r: ChangeResult): Record<string, unknown> {
   if (r.error !== undefined) out.error = r.error;
   if (r.drift !== undefined) out.drift = r.drift;
   if (r.approval !== undefined) out.approval = r.approval;
+  if (r.notStarted === true) out.notStarted = true;
   return out;
 }

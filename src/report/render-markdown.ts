@@ -72,8 +72,13 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     out.items(plan.changes, (c) => [changeRow(c, report.roleNames, extra(c, i++))], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
   }
   if (report.results && report.results.length > 0) {
-    out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
-    out.items(report.results, (r) => [resultRow(r)], (n) => ['', `**${count(n)} of ${count(report.results!.length)} results are not shown**; ${rest}.`]);
+    // What a stop kept from being sent is counted under the table, not given a row each.
+    const sent = report.results.filter((r) => r.notStarted !== true);
+    if (sent.length > 0) {
+      out.push('', '| result | kind | key | action | detail |', '|---|---|---|---|---|');
+      out.items(sent, (r) => [resultRow(r)], (n) => ['', `**${count(n)} of ${count(sent.length)} results are not shown**; ${rest}.`]);
+    }
+    for (const [reason, n] of notStartedByReason(report.results)) out.push('', `⏭️ **${count(n)} change${n === 1 ? '' : 's'}** ${text(reason)}`);
   }
   itemList(out, plan.unmanaged, 'unmanaged (not in the file, not pruned)', rest);
   itemList(out, plan.protected, 'protected (left alone by a protect glob)', rest);
@@ -158,6 +163,12 @@ function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined
     .map((f) => `\`${code(f)}\``)
     .join('<br>');
   return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
+}
+
+function notStartedByReason(results: readonly ChangeResult[]): Map<string, number> {
+  const byReason = new Map<string, number>();
+  for (const r of results) if (r.notStarted === true) byReason.set(r.error ?? 'not started', (byReason.get(r.error ?? 'not started') ?? 0) + 1);
+  return byReason;
 }
 
 function resultRow(r: ChangeResult): string {

@@ -29,7 +29,9 @@ export function renderText(report: Report, options: TextOptions): string {
   const planText = renderPlanText(report, options);
   if (!report.results || report.results.length === 0) return planText;
   const paint = painter(options.color);
-  return `${planText}\n${report.results.map((r) => `${resultLine(r, paint)}\n`).join('')}${applySummary(report.results)}`;
+  const lines = report.results.filter((r) => r.notStarted !== true).map((r) => resultLine(r, paint));
+  lines.push(...renderNotStarted(report.results, options));
+  return `${planText}\n${lines.map((l) => `${l}\n`).join('')}${applySummary(report.results)}`;
 }
 
 /** The plan alone: what `sync` shows before it applies (and asks, at a terminal). */
@@ -147,12 +149,25 @@ function resultLine(r: ChangeResult, paint: Paint): string {
   return `${paint('red', '✗')} failed to ${r.action} ${what}: ${safeText(r.error ?? 'unknown error')}${drift}`;
 }
 
-/** The blank line and `Apply: 3 applied, 0 failed, 0 skipped.` that end an apply. */
+/**
+ * `· 90 changes not started: interrupted (SIGINT)`: the changes a stop kept from being sent,
+ * counted (one line per reason), not listed — after Ctrl-C on a deep queue a line each would
+ * bury the results that happened.
+ */
+export function renderNotStarted(results: readonly ChangeResult[], options: TextOptions): string[] {
+  const byReason = new Map<string, number>();
+  for (const r of results) if (r.notStarted === true) byReason.set(r.error ?? 'not started', (byReason.get(r.error ?? 'not started') ?? 0) + 1);
+  const paint = painter(options.color);
+  return [...byReason].map(([reason, n]) => `${paint('yellow', '·')} ${n} change${n === 1 ? '' : 's'} ${safeText(reason)}`);
+}
+
+/** The blank line and `Apply: 3 applied, 0 failed, 0 skipped.` that end an apply (`, 9 not started` after a stop). */
 export function applySummary(results: readonly ChangeResult[]): string {
   const applied = results.filter((r) => r.status === 'applied').length;
   const failed = results.filter((r) => r.status === 'failed').length;
-  const skipped = results.filter((r) => r.status === 'skipped').length;
-  return `\nApply: ${applied} applied, ${failed} failed, ${skipped} skipped.\n`;
+  const notStarted = results.filter((r) => r.notStarted === true).length;
+  const skipped = results.filter((r) => r.status === 'skipped').length - notStarted;
+  return `\nApply: ${applied} applied, ${failed} failed, ${skipped} skipped${notStarted > 0 ? `, ${notStarted} not started` : ''}.\n`;
 }
 
 type Color = 'green' | 'yellow' | 'red' | 'bold';

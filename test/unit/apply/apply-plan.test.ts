@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/api/index.js';
 import { applyPlan } from '../../../src/apply/index.js';
 import type { DesiredState, SecretValue } from '../../../src/model/index.js';
 import { plan } from '../../../src/plan/index.js';
@@ -216,5 +217,63 @@ describe('apply', () => {
     const second = await syncOnce(s, d);
     expect(second.plan.changes).toEqual([]);
     expect(s.calls.filter((c) => !c.startsWith('list'))).toEqual([]);
+  });
+});
+
+describe('an interrupt: a change none of whose writes was sent is not started, not failed', () => {
+  const notSent = (path: string) => new ApiError('not_sent', `POST ${path}: not sent: interrupted (SIGINT)`, { method: 'POST', path, route: path, attempts: 0 });
+  const interrupted = () => {
+    const controller = new AbortController();
+    controller.abort(new Error('interrupted (SIGINT)'));
+    return controller.signal;
+  };
+
+  it('a create the client stopped in its queue (not_sent) is skipped and counted not started; a sent one stands', async () => {
+    const s = new StoreService();
+    const signal = interrupted();
+    // Each hook runs once: the first create goes out, the second is stopped in the client's queue.
+    s.before('createSshUser', () => undefined);
+    s.before('createSshUser', () => {
+      throw notSent('/api/sshusers');
+    });
+    const d = desired({ sshUsers: [user('a', { password: secret('p') }), user('b', { password: secret('p') })] });
+    const { state } = await readActualState(s);
+    const policy = policyFor(d);
+    const results = await applyPlan(plan(d, state, policy), { writer: s, desired: d, actual: state, policy, signal: new AbortController().signal });
+    expect(results.find((r) => r.key === 'a')).toMatchObject({ status: 'applied' });
+    // The apply's own signal says why (here it did not fire: the client's stop did).
+    expect(results.find((r) => r.key === 'b')).toEqual({ kind: 'sshUser', key: 'b', action: 'create', status: 'skipped', id: null, error: 'not started: the run was stopped', notStarted: true });
+    // Started after the signal: not started, with the signal's reason.
+    const after = await applyPlan(plan(d, state, policy), { writer: s, desired: d, actual: state, policy, signal });
+    expect(after.map((r) => [r.status, r.notStarted, r.error])).toEqual([
+      ['skipped', true, 'not started: interrupted (SIGINT)'],
+      ['skipped', true, 'not started: interrupted (SIGINT)'],
+    ]);
+  });
+
+  it('a delete whose read (the verified delete) was never sent is not started, and no DELETE goes out', async () => {
+    const s = new StoreService();
+    s.seedUser('old');
+    s.before('fetchSshUser', () => {
+      throw notSent('/api/sshusers/100');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('old', { ensure: 'absent' })] }));
+    expect(results[0]).toMatchObject({ action: 'delete', status: 'skipped', notStarted: true });
+    expect(s.calls.filter((c) => c.startsWith('deleteSshUser'))).toEqual([]);
+  });
+
+  it('a write answered (409) before the stop, whose drift re-read was then never sent, is a failure: the service refused it', async () => {
+    const s = new StoreService();
+    s.before('createSshUser', (svc) => {
+      svc.seedUser('deploy');
+    });
+    // The first listing (the plan's) is done; the re-read after the 409 is stopped.
+    s.before('listSshUsers', () => undefined);
+    s.before('listSshUsers', () => {
+      throw notSent('/api/sshusers');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('deploy', { password: secret('p') })] }));
+    expect(results[0]).toMatchObject({ status: 'failed' });
+    expect(results[0]!.notStarted).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeResult } from '../../../src/model/index.js';
 import { plan } from '../../../src/plan/index.js';
-import { renderJson, renderMarkdown, renderText } from '../../../src/report/index.js';
+import { applySummary, renderJson, renderMarkdown, renderText } from '../../../src/report/index.js';
 import { actual, desired, key, policyFor, secret, user } from '../../helpers/plan-fixtures.js';
 
 const canary = 'CANARY-pw-9f3b1c';
@@ -142,5 +142,39 @@ describe('every format', () => {
     ]) {
       expect(out).not.toContain(canary);
     }
+  });
+});
+
+describe('results after an interrupt: what was never sent is counted, not listed', () => {
+  const stopped: ChangeResult[] = [
+    { kind: 'sshUser', key: 'deploy', action: 'create', status: 'applied' },
+    { kind: 'sshUser', key: 'old-contractor', action: 'delete', status: 'failed', error: 'DELETE /api/sshusers/5: 503 service unavailable; not retried: interrupted (SIGINT)' },
+    ...Array.from({ length: 40 }, (_, i): ChangeResult => ({ kind: 'sshUser', key: `u${i}`, action: 'create', status: 'skipped', error: 'not started: interrupted (SIGINT)', notStarted: true })),
+    { kind: 'apikey', key: 'billing-integration', action: 'update', status: 'skipped', error: 'waits for the create of sshUser "x", which did not apply' },
+  ];
+
+  it('text: one line for the changes not started, and their count in the summary', () => {
+    const out = renderText({ plan: p, dryRun: false, results: stopped }, { color: false });
+    expect(out.split('\n').filter((l) => l.includes('not started'))).toEqual(['· 40 changes not started: interrupted (SIGINT)', 'Apply: 1 applied, 1 failed, 1 skipped, 40 not started.']);
+    expect(out).toContain('· skipped update of apikey "billing-integration": waits for');
+    expect(out).not.toContain('sshUser "u0"');
+  });
+
+  it('the summary is unchanged when nothing was stopped', () => {
+    expect(applySummary(results)).toBe('\nApply: 2 applied, 1 failed, 0 skipped.\n');
+  });
+
+  it('JSON: every result is there, those not started marked so', () => {
+    const doc = JSON.parse(renderJson({ plan: p, dryRun: false, results: stopped }));
+    expect(doc.results).toHaveLength(43);
+    expect(doc.results.filter((r: { notStarted?: boolean }) => r.notStarted === true)).toHaveLength(40);
+    expect(doc.results[2]).toEqual({ kind: 'sshUser', key: 'u0', action: 'create', status: 'skipped', error: 'not started: interrupted (SIGINT)', notStarted: true });
+    expect(doc.results[0]).toEqual({ kind: 'sshUser', key: 'deploy', action: 'create', status: 'applied' });
+  });
+
+  it('Markdown: rows for what was sent, one line for what was not', () => {
+    const md = renderMarkdown({ plan: p, dryRun: false, results: stopped });
+    expect(md).toContain('⏭️ **40 changes** not started: interrupted (SIGINT)');
+    expect(md).not.toContain('`u0`');
   });
 });
