@@ -7,7 +7,7 @@ import type { Report } from '../report/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { catchInterrupts, throwAfterReport } from './interrupts.js';
+import { catchInterrupts, interruptedInstead, throwAfterReport } from './interrupts.js';
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
 import type { ServiceContext } from './service-context.js';
 import { desiredFilesOf, filesHash, type DesiredSource, type LoadedFile } from '../desired/index.js';
@@ -145,7 +145,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       desired: loaded.desired,
       desiredFileHash: loaded.fileHash,
       desiredFiles: loaded.files,
-      service: context.service(live),
+      // The interrupt stops the client too: writes waiting in its queue are never sent.
+      service: context.service(live, undefined, interrupts.signal),
       passwordState: () => context.passwordState(),
       tokenSink: context.tokenSink(),
       onResult: (r) => {
@@ -172,11 +173,13 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     };
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
-    throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
+    throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);
     throwOnAuditFailure(context.auditTrail());
     throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
     log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
-  } catch (error) {
+  } catch (caught) {
+    // A listing the interrupt cut short is the interrupt (130 / 143), not a failure of the service.
+    const error = interruptedInstead(interrupts, caught);
     context.notifyFailure(error);
     throw error;
   } finally {

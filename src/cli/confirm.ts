@@ -59,6 +59,8 @@ export async function askApprovalOfGated(io: CliIo, approval: ApprovalStatus, ch
 
 /** One line, or undefined when the input ends or Ctrl-C comes (`signal`): both are a no. */
 function readLine(input: CliIo['stdin'], signal?: AbortSignal): Promise<string | undefined> {
+  // Ctrl-C that came before the question was read (as it was printed) is a no as well.
+  if (signal?.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const lines = createInterface({ input, terminal: false });
     signal?.addEventListener('abort', () => lines.close(), { once: true });

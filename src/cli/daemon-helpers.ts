@@ -70,6 +70,14 @@ export function runSignal(deadline: AbortSignal, term: AbortSignal | undefined, 
   return term === undefined || dryRun ? deadline : AbortSignal.any([deadline, term]);
 }
 
+/**
+ * What stops a run short of the wire (nothing more sent, what was sent finishes): the daemon
+ * beginning to stop (SIGTERM), or the Lease's term ending.
+ */
+export function stopWritesOf(stop: AbortSignal, term: AbortSignal | undefined): AbortSignal {
+  return term === undefined ? stop : AbortSignal.any([stop, term]);
+}
+
 /** What a replica says in its log when it gains or loses the Lease. */
 export interface ElectionWording {
   readonly leading: string;

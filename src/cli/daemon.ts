@@ -15,7 +15,7 @@ import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 import { notifyGraceMs } from './notify-run.js';
-import { attachClientMetrics, auditTrigger, flushLogger, runSignal, runtimeOptions, startElection } from './daemon-helpers.js';
+import { attachClientMetrics, auditTrigger, flushLogger, runSignal, runtimeOptions, startElection, stopWritesOf } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';
 import { throwOnAuditFailure } from './audit-failure.js';
@@ -134,6 +134,7 @@ class DaemonCommand {
       reloadSettings: () => this.#reloadSettings(),
       // The client of the moment: a settings reload replaces it.
       credentialStatus: () => this.service.client().credentialStatus(),
+      onWire: () => this.service.onWire(),
       logger: this.#log,
       metrics: this.metrics,
       options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon },
@@ -156,8 +157,10 @@ class DaemonCommand {
       signal: runSignal(options.signal, term, options.dryRun),
       approvals: options.approvals,
       trigger: auditTrigger(options.reasons),
+      // SIGTERM or the end of the term: nothing more is sent (queued writes are cancelled), what was sent finishes.
+      stopWrites: stopWritesOf(options.stop, term),
       // The Lease fences each write as it is sent: a leader paused past its renew deadline sends none of what it had queued.
-      ...(term ? { stopWrites: term, writeFence: this.#elector!.fence } : {}),
+      ...(term ? { writeFence: this.#elector!.fence } : {}),
     });
     // A result line the audit log lost fails the run (its health and webhooks say so), though the writes happened.
     throwOnAuditFailure(this.service.auditTrail());

@@ -8,7 +8,7 @@ import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard, type T
 import { createLogger, type AmsyncMetrics, type Logger } from '../obs/index.js';
 import { parseLeaseRef, type LeaseRef, type Settings } from '../settings/index.js';
 import { quote } from '../yaml/index.js';
-import { attachClientMetrics, flushLogger, runtimeOptions, startElection, auditTrigger } from './daemon-helpers.js';
+import { attachClientMetrics, flushLogger, runtimeOptions, startElection, auditTrigger, stopWritesOf } from './daemon-helpers.js';
 import { defaultTargetConcurrency, type FleetOptions, fleetDesiredFile } from './fleet-options.js';
 import { loadFleet } from './fleet.js';
 import type { CliIo, Env } from './io.js';
@@ -162,6 +162,7 @@ function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target
       return c;
     }));
   return {
+    onWire: () => opened?.onWire() ?? 0,
     credentialStatus: () => opened?.client().credentialStatus(),
     // Losing the shard's Lease cancels the requests in flight too, not only the writes to
     // come: what may still land after the step-down is at most a request already sent.
@@ -172,7 +173,9 @@ function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target
         pruneAll: opts.prune,
         signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal,
         trigger: auditTrigger(o.reasons),
-        ...(elector ? { stopWrites: elector.term, writeFence: elector.fence } : {}),
+        // SIGTERM or the end of the shard's term: nothing more is sent, what was sent finishes.
+        stopWrites: stopWritesOf(o.stop, elector?.term),
+        ...(elector ? { writeFence: elector.fence } : {}),
       });
       // A result line the audit log lost fails this target's run, though the writes happened.
       throwOnAuditFailure(context.auditTrail());

@@ -35,7 +35,7 @@ import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { catchInterrupts } from './interrupts.js';
+import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
 import { markdownMaxChars } from './render-report.js';
@@ -105,7 +105,8 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
-  const interrupts = dryRun ? undefined : catchInterrupts(process, (text) => io.stderr.write(text));
+  const open = new Set<ServiceContext>();
+  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(open));
   const { createNotifier, createServiceContext } = await import('./service-context.js');
   // One notifier for the whole fleet: each target's events name it; one grace period at the end.
   const notifier = createNotifier(base, env, logger);
@@ -118,7 +119,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       syncTarget: async (target, desired) => {
         const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
-        return runInTarget(service, dryRun, async () => {
+        return runInTarget(service, dryRun, open, async () => {
           service.client(); // an unsendable token is this target's failure, before any request
           return service.sync(desired, {
             dryRun,
@@ -143,7 +144,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
     await publishFleetReport(outcomes, withPlan, env, opts.report);
     if (planFile !== undefined) io.stderr.write(`Saved the fleet plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile} --targets ${fleet.targetsFile}\n`);
     if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: not every target could be planned (a fleet plan holds every target's; narrow the run with --target or --selector to leave one out).\n`);
-    finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts?.received);
+    finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts);
   } finally {
     interrupts?.dispose();
     if (notifier) {
@@ -178,15 +179,29 @@ async function publishFleetReport(outcomes: readonly TargetOutcome[], context: F
  * changes with --detailed-exitcode), with one stderr line naming the targets that failed or
  * were refused. An interrupt wins: 130 / 143, as for a single service.
  */
-function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupted: 'SIGINT' | 'SIGTERM' | undefined): void {
+function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupts: Interrupts | undefined): void {
   const summary = summarizeFleet(outcomes);
   const names = (status: TargetOutcome['status']) => outcomes.filter((o) => o.status === status).map((o) => o.name);
   const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
   const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
-  if (interrupted) throw new InterruptedError(interrupted, `interrupted by ${interrupted}: no change was started after it; the results above were applied and saved`);
+  if (interrupts?.received) throw new InterruptedError(interrupts.received, fleetInterrupted(outcomes, interrupts));
   if (parts.length > 0) ctx.io.stderr.write(`error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n`);
   const code = fleetExitCode(summary, options);
   if (code !== 0) ctx.setExitCode(code);
+}
+
+/** The single service's counts over every target's results, and the targets the interrupt kept from starting. */
+function fleetInterrupted(outcomes: readonly TargetOutcome[], interrupts: Interrupts): string {
+  const results = outcomes.flatMap((o) => o.results ?? []);
+  const unstarted = outcomes.filter((o) => o.status === 'skipped' && o.error?.code === 'interrupted').length;
+  return `${interruptedSummary(interrupts, results)}${unstarted > 0 ? `; ${unstarted} target${unstarted === 1 ? ' was' : 's were'} not started` : ''}`;
+}
+
+/** Requests sent and not answered yet, over the targets running now. */
+function onWire(open: ReadonlySet<ServiceContext>): number {
+  let n = 0;
+  for (const context of open) n += context.onWire();
+  return n;
 }
 
 function logTargetDone(logger: Logger, outcome: TargetOutcome): void {
@@ -270,7 +285,8 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: 'apply', dryRun: false, file: desiredFile, planFile };
-  const interrupts = catchInterrupts(process, (text) => io.stderr.write(text));
+  const open = new Set<ServiceContext>();
+  const interrupts = catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(open));
   const { createNotifier, createServiceContext } = await import('./service-context.js');
   // One notifier for the whole fleet, as for a fleet sync.
   const notifier = createNotifier(base, env, logger);
@@ -285,7 +301,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       applyTarget: async (target, plan, beforeApply) => {
         const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
-        return runInTarget(service, false, async () => {
+        return runInTarget(service, false, open, async () => {
           service.client();
           // Opened before the first write, as for one service: a log that cannot be opened stops this target.
           const audit = plan.plan.changes.length > 0 ? service.auditTrail()?.hooks(plan.plan, 'saved-plan') : undefined;
@@ -295,7 +311,8 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
             desiredFile,
             desired: desiredForTarget(fleet.desired, target),
             desiredFileHash: fleet.desiredFileHash,
-            service: service.service(),
+            // The interrupt stops this target's client too: writes waiting in its queue are never sent.
+            service: service.service(undefined, undefined, interrupts.signal),
             passwordState: () => service.passwordState(),
             tokenSink: service.tokenSink(),
             acquireLock: service.writerLock,
@@ -314,7 +331,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
     });
     io.stdout.write(renderFleet(outcomes, context, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, context, env, opts.report);
-    finish(outcomes, ctx, { dryRun: false }, interrupts.received);
+    finish(outcomes, ctx, { dryRun: false }, interrupts);
   } finally {
     if (notifier) {
       await notifier.flush(notifyGraceMs);
@@ -356,7 +373,13 @@ export async function validateFleet(targetsFile: string, env: CliIo['env'], secr
  * One target's run inside a fleet run: its outcome told to the webhooks (the events name the
  * target), a lost audit result line made its failure, and its context closed whatever happens.
  */
-async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>>(service: ServiceContext, dryRun: boolean, work: () => Promise<T>): Promise<T> {
+async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>>(
+  service: ServiceContext,
+  dryRun: boolean,
+  open: Set<ServiceContext>,
+  work: () => Promise<T>,
+): Promise<T> {
+  open.add(service);
   try {
     const outcome = await work();
     service.notifyOutcome(outcome, dryRun);
@@ -366,6 +389,7 @@ async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'ref
     service.notifyFailure(error);
     throw error;
   } finally {
+    open.delete(service);
     service.close();
   }
 }

@@ -1,6 +1,6 @@
 import type { Timers } from '../time/index.js';
 import type { Action, Change, ChangeResult, Kind, Plan } from '../model/index.js';
-import { renderResultLine, quoteKey } from '../report/index.js';
+import { renderNotStarted, renderResultLine, quoteKey } from '../report/index.js';
 import type { CliIo, OutputStream } from './io.js';
 import type { ServiceObserver, WriteStart } from './observed-service.js';
 import { StatusLine } from './status-line.js';
@@ -45,6 +45,8 @@ export class LiveOutput implements ServiceObserver {
   #total = 0;
   #done = 0;
   #resultsShown = 0;
+  /** Changes a stop kept from being sent: counted, and said in one line at the end. */
+  readonly #notStarted: ChangeResult[] = [];
   #tick: unknown;
   #closed = false;
 
@@ -112,15 +114,16 @@ export class LiveOutput implements ServiceObserver {
   onResult(result: ChangeResult): void {
     this.#done += 1;
     this.#inFlight.delete(itemId(result));
-    if (this.#options.streamResults) {
-      this.print(`${this.#resultsShown === 0 ? '\n' : ''}${renderResultLine(result, { color: this.#options.color })}\n`);
-      this.#resultsShown += 1;
-    }
+    if (result.notStarted === true) this.#notStarted.push(result);
+    else if (this.#options.streamResults) this.#printResult(renderResultLine(result, { color: this.#options.color }));
     this.#refresh();
   }
 
+  /** The run is over: the changes a stop kept from being sent, one line for all (at a terminal, 300 lines would bury the rest). */
   close(): void {
     if (this.#closed) return;
+    if (this.#options.streamResults) for (const line of renderNotStarted(this.#notStarted, { color: this.#options.color })) this.#printResult(line);
+    this.#notStarted.length = 0;
     this.#closed = true;
     if (this.#tick !== undefined) this.#timers.clearTimeout(this.#tick);
     this.#status?.clear();
@@ -137,6 +140,11 @@ export class LiveOutput implements ServiceObserver {
       return `Listing: ${kinds.length > 0 ? kinds.join(', ') : 'nothing yet'} in ${count(pages)} page${pages === 1 ? '' : 's'} · ${rate(pages, seconds)} pages/s`;
     }
     return `Applying: ${count(this.#done)} of ${count(this.#total)} done, ${count(this.#total - this.#done)} left · ${rate(this.#done, seconds)}/s · ${this.#inFlight.size} under way`;
+  }
+
+  #printResult(line: string): void {
+    this.print(`${this.#resultsShown === 0 ? '\n' : ''}${line}\n`);
+    this.#resultsShown += 1;
   }
 
   #around(write: () => void): void {

@@ -10,7 +10,7 @@ import type { Report } from '../report/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { catchInterrupts, throwAfterReport, type Interrupts } from './interrupts.js';
+import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
 import type { renderReport as renderReportType } from './render-report.js';
@@ -122,12 +122,15 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     live.close();
     throw error;
   });
-  // A dry-run writes nothing: Ctrl-C simply ends it. A sync finishes what it started.
-  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text));
+  // A dry-run writes nothing: Ctrl-C simply ends it. A sync sends nothing more, lets what is
+  // on the wire finish, and reports.
+  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text), () => context.onWire());
   const run: SyncRun = { opts, dryRun, ctx, format, ask, color, live, context, interrupts, reports, renderReport, publishReport };
   try {
     await syncAndReport(run);
-  } catch (error) {
+  } catch (caught) {
+    // A listing the interrupt cut short is the interrupt (130 / 143), not a failure of the service.
+    const error = interruptedInstead(interrupts, caught);
     context.notifyFailure(error);
     throw error;
   } finally {
@@ -198,6 +201,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
   annotatePlan(io, outcome.plan);
   if (outcome.cancelled) {
     io.stdout.write('Apply cancelled.\n');
+    if (interrupts?.received) throw interruptedAtPrompt(interrupts.received);
     ctx.setExitCode(exitCodes.failure);
     return;
   }
@@ -264,7 +268,7 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
     throw outcome.refusal;
   }
   if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
-  if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile);
+  if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);
   throwOnAuditFailure(context.auditTrail());
   const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
   for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);

@@ -107,6 +107,7 @@ export class DaemonLifecycle {
   #watch: FileWatch | undefined;
   #schedule: Schedule | undefined;
   #stopping = false;
+  readonly #stop = new AbortController();
   #stopping$: Promise<StopResult> | undefined;
   #firstSignal: 'SIGTERM' | 'SIGINT' | undefined;
   #unsubscribe = (): void => {};
@@ -127,6 +128,14 @@ export class DaemonLifecycle {
   /** A stop has begun: no new run, not ready. */
   get stopping(): boolean {
     return this.#stopping;
+  }
+
+  /**
+   * Fires when a stop begins (SIGTERM, SIGINT, stop()): the runs in progress send nothing more
+   * (their clients' stop and their applies' signal), and what they already sent finishes.
+   */
+  get stopSignal(): AbortSignal {
+    return this.#stop.signal;
   }
 
   /** Serves /healthz, /readyz and /metrics; returns the URL. Throws DaemonError when the address cannot be bound. */
@@ -247,6 +256,8 @@ export class DaemonLifecycle {
   async #shutDown(reason: StopResult['reason']): Promise<StopResult> {
     const steps = this.#d.shutdown;
     this.#stopping = true;
+    // First of all: nothing more is sent (writes queued in a run are cancelled at once).
+    this.#stop.abort(new Error(`the daemon is stopping (${reason})`));
     this.#d.metrics.setReady(false);
     const graceMs = steps.graceMs();
     steps.onStopping(reason, graceMs);

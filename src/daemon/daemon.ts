@@ -22,9 +22,11 @@ export interface DaemonDeps {
   /**
    * One reconcile (observe mode and an invalid file: `dryRun`). `signal` aborts when the run
    * passes its deadline: every request of the run must then stop (the client's withSignal).
+   * `stop` fires when the daemon begins to stop (SIGTERM, SIGINT): nothing more is sent and
+   * requests already sent finish (the client's withStop, and stopWrites).
    * `approvals`: the hashes the approvals file lists now (pass them to runSync).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
   /**
    * The hook for a notification (DESIGN.md §10): after a run that applied, called with the
    * changes that wait for an approval and were not written, when some were not announced
@@ -39,6 +41,8 @@ export interface DaemonDeps {
   reloadSettings?(): Promise<Partial<DaemonRuntimeOptions> | void>;
   /** With an integrator key: whether its last rotation reached its file (/readyz says when not). */
   credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
+  /** Requests sent and not answered yet (the client's count): logged when a stop lets them finish. */
+  onWire?(): number;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics & { render(): Promise<{ contentType: string; body: string }> };
   readonly options: DaemonOptions;
@@ -136,6 +140,7 @@ class Sidecar {
     return new Reconciler({
       loadDesired: () => deps.loadDesired(),
       sync: (desired, o) => deps.sync(desired, o),
+      stop: this.#lifecycle.stopSignal,
       ...(deps.notify ? { notify: deps.notify } : {}),
       readApprovals: () => this.#readApprovals(),
       ...(deps.onApprovalsPending ? { onApprovalsPending: (e: PendingApprovalsEvent) => deps.onApprovalsPending!(e) } : {}),
@@ -236,7 +241,9 @@ class Sidecar {
       graceMs: () => this.#runtime.shutdownGraceMs,
       onStopping: (reason, graceMs) => {
         this.#recheck.cancel();
-        if (this.#loop.running) this.#log.info({ reason, graceMs }, 'stopping: letting the run in progress finish');
+        // The stop signal has fired: what is counted here was on the wire, and only that goes on.
+        const sent = this.#deps.onWire?.();
+        if (this.#loop.running) this.#log.info({ reason, graceMs, ...(sent === undefined ? {} : { sent }) }, 'stopping: the run in progress sends nothing more; the requests it already sent finish');
         else this.#log.info({ reason }, 'stopping');
       },
       stopRuns: () => this.#loop.stop(),

@@ -174,6 +174,8 @@ class FleetDaemon {
 
   #createRunnerContext(): TargetRunnerContext {
     const deps = this.#deps;
+    // Made before the lifecycle: read when a run asks for it.
+    const lifecycle = (): DaemonLifecycle => this.#lifecycle;
     return {
       logger: this.#log,
       metrics: this.#targetMetrics,
@@ -188,6 +190,9 @@ class FleetDaemon {
       mode: () => this.#runtime.mode,
       mayWrite: () => this.#mayWrite(),
       stopping: () => this.#lifecycle.stopping,
+      get stopSignal(): AbortSignal {
+        return lifecycle().stopSignal;
+      },
       runDeadlineMs: () => this.#runtime.runDeadlineMs ?? defaultRunDeadlineMs,
       afterRun: () => this.#deps.metrics.setReady(this.#status().ready),
     };
@@ -344,7 +349,10 @@ class FleetDaemon {
       graceMs: () => this.#runtime.shutdownGraceMs,
       onStopping: (reason, graceMs) => {
         this.#recheck.cancel();
-        this.#log.info({ reason, graceMs }, 'stopping');
+        // The stop signal has fired: runs send nothing more; what is counted here was on the wire, and finishes.
+        let sent = 0;
+        for (const runner of this.#runners.values()) sent += runner.service.onWire?.() ?? 0;
+        this.#log.info({ reason, graceMs, sent }, 'stopping');
       },
       stopRuns: () => Promise.all([this.#fleetLoop.stop(), ...[...this.#runners.values()].map((r) => r.loop.stop())]),
       unfinishedMessage: 'runs in progress did not finish within the grace period; stopping anyway (the next run converges)',

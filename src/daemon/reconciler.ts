@@ -1,3 +1,4 @@
+import { stoppedBeforeSending } from '../api/index.js';
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
 import { approvalHint, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { ApprovalsRead } from './approvals-file.js';
@@ -30,7 +31,12 @@ export interface ReconcilerDeps {
    * `approvals`: the hashes the approvals file lists (a gated change is written only when one
    * covers it, checked against the change as planned in this very run).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  /**
+   * Fires when the daemon begins to stop: passed to every run as `stop` — nothing more is sent,
+   * what was sent finishes (the lifecycle's stopSignal). @default never
+   */
+  readonly stop?: AbortSignal;
   /** Reads the approvals file, at every run that may write; absent: no approvals file. */
   readApprovals?(): Promise<ApprovalsRead>;
   /** New changes wait for an approval (see DaemonDeps.onApprovalsPending). */
@@ -48,6 +54,9 @@ export interface ReconcilerDeps {
   /** The file set to watch changed (a secret file is now referenced, or no longer). */
   onWatchFiles(files: readonly string[]): void;
 }
+
+/** The stop of a reconciler that has none (tests). */
+const never = new AbortController().signal;
 
 /** At most this many diagnostics per load reach the log: a file pasted in the wrong place must not flood it. */
 const maxLoggedDiagnostics = 50;
@@ -239,10 +248,16 @@ export class Reconciler {
     try {
       // Read at every run: a hash listed since the last one approves its change now.
       const approvals = dryRun ? new Set<string>() : await this.#approvals();
-      sync = await this.#d.sync(desired, { dryRun, signal, reasons, approvals });
+      sync = await this.#d.sync(desired, { dryRun, signal, stop: this.#d.stop ?? never, reasons, approvals });
     } catch (error) {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
+      // The daemon is stopping and cut this run short before it wrote (a listing not finished):
+      // no failure of the service to report or notify.
+      if (this.#d.stop?.aborted === true && stoppedBeforeSending(error)) {
+        this.#log.info({ code: 'stopped' }, 'the run was stopped before it wrote anything: the daemon is stopping, nothing more was sent');
+        return 'failure';
+      }
       this.#lastError = errorCode(error);
       // Found against the service (a role name it does not have): positioned, like a bad file.
       if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'sync refused before any write');
@@ -311,15 +326,22 @@ export class Reconciler {
     metrics.setDrift('apikey', summary.drift.apikey);
     metrics.setUnmanaged('sshUser', summary.unmanaged.sshUser);
     metrics.setUnmanaged('apikey', summary.unmanaged.apikey);
+    const notStarted: string[] = [];
     for (const r of sync.results ?? []) {
       metrics.recordChange(r.kind, r.action, r.status);
+      // Counted in one line below: after a stop with a deep queue, a line each would bury the rest.
+      if (r.notStarted === true) {
+        notStarted.push(r.error ?? 'not started');
+        continue;
+      }
       const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}), ...(r.approval ? { approval: r.approval } : {}) };
       if (r.status === 'failed') this.#log.warn(line, 'change failed');
       else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }
+    if (notStarted.length > 0) this.#log.info({ notStarted: notStarted.length, reason: notStarted[0] }, `${notStarted.length} change${notStarted.length === 1 ? '' : 's'} not started (never sent): ${notStarted[0]}`);
     for (const p of sync.plan.problems) this.#log.warn({ kind: p.kind, key: p.key, code: p.code }, p.message);
     for (const t of sync.tokenErrors ?? []) this.#log.warn({ kind: 'apikey', key: t.key, code: 'token_file' }, t.error);
-    const counts = { ...summary.planned, unmanaged: summary.unmanaged.sshUser + summary.unmanaged.apikey, applied: summary.applied, failed: summary.failed };
+    const counts = { ...summary.planned, unmanaged: summary.unmanaged.sshUser + summary.unmanaged.apikey, applied: summary.applied, failed: summary.failed, ...(notStarted.length > 0 ? { notStarted: notStarted.length } : {}) };
     const changes = sync.plan.changes.length;
     if (sync.refusal) {
       this.#lastError = sync.refusal.code;

@@ -12,7 +12,9 @@ import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 
 /** One target's way to its service: a client kept across runs (its limiter and login). */
 export interface TargetService {
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
+  /** Requests sent and not answered yet (its client's count). */
+  onWire?(): number;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
   close(): void;
   /** With an integrator key: whether its last rotation reached its file (not ready when not). */
   credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
@@ -51,6 +53,8 @@ export interface TargetRunnerContext {
   /** The shard's Lease is held (false: a standby, which runs nothing). */
   mayWrite(): boolean;
   stopping(): boolean;
+  /** Fires when the fleet daemon begins to stop: every run sends nothing more (TargetService.sync's `stop`). */
+  readonly stopSignal: AbortSignal;
   runDeadlineMs(): number;
   /** A run of this target ended: the fleet's readiness may have changed. */
   afterRun(): void;
@@ -85,6 +89,7 @@ export class TargetRunner {
     this.reconciler = new Reconciler({
       loadDesired: () => ctx.loadTarget(target.name),
       sync: (desired, o) => this.service.sync(desired, o),
+      stop: ctx.stopSignal,
       logger: log,
       metrics: this.#metrics,
       timers: ctx.timers,

@@ -232,7 +232,7 @@ describe('amsync daemon: drift correction and metrics', () => {
 });
 
 describe('amsync daemon: shutdown', () => {
-  it('on SIGTERM during a slow apply, lets the apply finish and exits 0 (the built binary, a real signal)', async () => {
+  it('on SIGTERM during a slow apply, lets the write already sent finish and exits 0 (the built binary, a real signal)', async () => {
     assertBuilt();
     const e = await emulator();
     const d = await caseDir('sigterm');
@@ -256,7 +256,7 @@ describe('amsync daemon: shutdown', () => {
     // The apply finished before the exit: the user exists and the log says so, in order.
     expect(usernames(e)).toContain('slow-user');
     const msgs = p.logs.map((l) => l.msg);
-    expect(msgs.indexOf('change applied', msgs.indexOf('stopping: letting the run in progress finish'))).toBeGreaterThan(-1);
+    expect(msgs.indexOf('change applied', msgs.indexOf('stopping: the run in progress sends nothing more; the requests it already sent finish'))).toBeGreaterThan(-1);
     expect(msgs.at(-1)).toBe('stopped');
     expect(p.logs.at(-1)).toMatchObject({ finished: true });
   });

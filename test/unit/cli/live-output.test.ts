@@ -105,3 +105,22 @@ describe('the live output of an apply', () => {
     expect(stderr.text).toBe('log line\n');
   });
 });
+
+describe('the live output after an interrupt', () => {
+  it('prints each result that was sent as it comes, and one line for all the changes not started, at the end', () => {
+    const { stdout, live } = setup(true);
+    live.pause();
+    live.startApply(planOf([change('a', 'create'), change('b', 'create'), change('c', 'create'), change('d', 'create')]));
+    live.onResult({ kind: 'sshUser', key: 'a', action: 'create', status: 'applied' });
+    for (const key of ['b', 'c', 'd']) live.onResult({ kind: 'sshUser', key, action: 'create', status: 'skipped', error: 'not started: interrupted (SIGINT)', notStarted: true });
+    live.onResult({ kind: 'sshUser', key: 'e', action: 'create', status: 'failed', error: 'POST /api/sshusers: 503 service unavailable; not retried: interrupted (SIGINT)' });
+    live.close();
+    expect(stdout.text.split('\n')).toEqual([
+      '',
+      '✓ created sshUser "a"',
+      '✗ failed to create sshUser "e": POST /api/sshusers: 503 service unavailable; not retried: interrupted (SIGINT)',
+      '· 3 changes not started: interrupted (SIGINT)',
+      '',
+    ]);
+  });
+});

@@ -40,7 +40,7 @@ async function harness(options: Partial<DaemonOptions> = {}) {
     metrics,
     calls,
     load: async (): Promise<LoadedInput> => ({ desired: desiredWith(['alice-canary']), watchFiles: ['access.yaml'] }),
-    sync: async (_d: DesiredState, o: { dryRun: boolean; signal: AbortSignal }): Promise<SyncOutcome> => outcome({ dryRun: o.dryRun }),
+    sync: async (_d: DesiredState, o: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal }): Promise<SyncOutcome> => outcome({ dryRun: o.dryRun }),
     reload: undefined as undefined | (() => Promise<Partial<DaemonOptions> | void>),
     daemon: undefined as unknown as RunningDaemon,
     async get(path: string) {
@@ -474,6 +474,30 @@ describe('shutdown', () => {
     expect(h.calls).toHaveLength(2);
     await expect(fetch(`${h.daemon.url}/healthz`)).rejects.toThrow();
     expect(h.signals.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('SIGTERM stops the run in progress short of the wire: its stop fires at once, its deadline signal does not', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    const gate = deferred<void>();
+    let seen: { signal: AbortSignal; stop: AbortSignal } | undefined;
+    h.sync = async (_d, o) => {
+      seen = o;
+      await gate.promise;
+      return outcome({ dryRun: o.dryRun });
+    };
+    h.watcher.change();
+    await waitFor(() => seen, 'the run');
+    expect(seen!.stop.aborted).toBe(false);
+    h.signals.emit('SIGTERM', 'SIGTERM');
+    // At once, before the run ends: what it has queued is cancelled, what it sent finishes.
+    expect(seen!.stop.aborted).toBe(true);
+    expect((seen!.stop.reason as Error).message).toBe('the daemon is stopping (SIGTERM)');
+    expect(seen!.signal.aborted).toBe(false);
+    await settle();
+    expect(h.log.lines.some((l) => l.msg === 'stopping: the run in progress sends nothing more; the requests it already sent finish')).toBe(true);
+    gate.resolve();
+    expect(await h.daemon.stopped).toEqual({ reason: 'SIGTERM', finished: true, forced: false });
   });
 
   it('gives up waiting after shutdownGraceMs', async () => {
