@@ -247,8 +247,10 @@ describe('amsync daemon: shutdown', () => {
     e.setFaults({ latencyMs: 1000 });
     e.clearRequests();
     await writeFile(file, accessYaml(['deploy', 'slow-user']));
-    // Once both listings have answered and the POST has arrived (held by the latency): stop now.
-    await waitFor(() => e.requests().filter((r) => r.method === 'GET' && r.status === 200).length >= 2 && e.inFlight() > 0, 'the create of the slow run to arrive', 15_000, 10);
+    // Once both listings and the scope check (GET /api/user/info) have answered and the POST has
+    // arrived (held by the latency): stop now. Stopped any earlier, the POST is never sent.
+    const answered = (path: string) => e.requests().some((r) => r.method === 'GET' && r.path === path && r.status === 200);
+    await waitFor(() => answered('/api/sshusers') && answered('/api/3rdparty/apikeys') && answered('/api/user/info') && e.inFlight() > 0, 'the create of the slow run to arrive', 15_000, 10);
     expect(usernames(e)).not.toContain('slow-user');
     p.child.kill('SIGTERM');
     const exit = await p.exit;
