@@ -1,7 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { isSendableToken } from '../api/index.js';
 import { UsageError } from '../errors.js';
+import { localPathError } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
+import { settingWords } from './check-local-outputs.js';
 
 /** A token is a line, not a megabyte (and /dev/zero must not hang the check). */
 const maxTokenFileBytes = 64 * 1024;
@@ -10,9 +13,9 @@ const sendable = 'a bearer token is one word of printable ASCII (no white space 
 
 /**
  * Checks what the settings name on this machine before the first request is sent, so that a
- * token that cannot be sent, a token file that cannot be read or a tokens folder that is not a
- * folder is a usage error (exit 64) with nothing sent (DESIGN.md §8), instead of a failed
- * listing or an apikey created whose token cannot be stored. The client still re-reads the
+ * token that cannot be sent or a token file that cannot be read is a usage error (exit 64),
+ * and a tokens folder that is not a folder a LocalPathError (exit 1), with nothing sent
+ * (DESIGN.md §8), instead of a failed listing or an apikey created whose token cannot be stored. The client still re-reads the
  * token file on every 401 (rotation); this is the check at start. Never shows a token.
  */
 export function checkLocalInputs(settings: Pick<Settings, 'token' | 'tokenFile' | 'tokensDir'>): void {
@@ -43,15 +46,21 @@ function checkToken({ token, tokenFile }: Pick<Settings, 'token' | 'tokenFile'>)
   }
 }
 
+/**
+ * A tokensDir that is a file, or under one: every command that talks to the service refuses
+ * it (exit 1, the same line as checkLocalOutputs gives), whether or not it writes tokens. A
+ * sync's checkLocalOutputs then also checks that the folder can be written.
+ */
 function checkTokensDir(dir: string): void {
+  let error: unknown;
   try {
-    if (!statSync(dir).isDirectory()) {
-      throw new UsageError(`tokensDir ${dir} (--tokens-dir, AMSYNC_TOKENS_DIR) is not a folder; nothing was sent`, 'tokens_dir');
-    }
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (statSync(dir).isDirectory()) return;
+    error = Object.assign(new Error(`ENOTDIR: not a directory, '${dir}'`), { code: 'ENOTDIR', path: dir });
+  } catch (caught) {
     // Absent: created with the first token written.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new UsageError(`cannot use tokensDir ${dir} (--tokens-dir, AMSYNC_TOKENS_DIR): ${String((error as NodeJS.ErrnoException).code ?? 'error')}; nothing was sent`, 'tokens_dir');
+    if ((caught as NodeJS.ErrnoException).code === 'ENOENT') return;
+    error = caught;
   }
+  const target = { what: 'tokensDir', path: resolve(dir), setting: settingWords('tokensDir'), knob: '--tokens-dir', folder: true };
+  throw localPathError(error, target, { code: 'tokens_dir', nothingSent: true });
 }

@@ -7,7 +7,7 @@ import type { HeldLock } from '../apply/index.js';
 import { InvalidInputError, UsageError } from '../errors.js';
 import type { AccessService, ChangeResult, DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
 import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
-import { openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
+import { isFsError, localPathError, openPasswordState, type PasswordState, TokenSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
 import { desiredFoldersOf, loadDesired, readSecretFile, secretFilesOf, type DesiredSource, type LoadedFile } from '../desired/index.js';
 import { revisionFromEnv, type AuditTrigger } from '../audit/index.js';
@@ -15,6 +15,7 @@ import { Notifier, resolveWebhooks } from '../notify/index.js';
 import { AuditTrail, type AuditHooks } from './audit-trail.js';
 import { checkCredentials } from './check-credentials.js';
 import { checkLocalInputs } from './check-local-inputs.js';
+import { checkLocalOutputs, localOutputsOf, settingWords, type PlannedOutputs } from './check-local-outputs.js';
 import { clientOptionsFrom } from './client-options.js';
 import type { CliIo, OutputStream } from './io.js';
 import { observedService, type ServiceObserver } from './observed-service.js';
@@ -106,6 +107,12 @@ export interface ServiceContext {
   tokenSink(): TokenSink | undefined;
   /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
   writerLock(): Promise<HeldLock>;
+  /**
+   * Before the first request: every local path the command will write (the state file, its
+   * lock and key, tokensDir, the audit log, a report or plan file) can be written, or one line
+   * naming the path, its setting and the fix (LocalPathError, exit 1) with nothing sent.
+   */
+  checkLocalOutputs(planned: PlannedOutputs): Promise<void>;
   sync(desired: DesiredState, options: SyncOptions): Promise<SyncOutcome>;
   /** `--audit-log`: the audit log of this process's writes; undefined when not set. */
   auditTrail(): AuditTrail | undefined;
@@ -223,14 +230,18 @@ class CommandServiceContext implements ServiceContext {
   onWire = (): number => this.#client?.onWire() ?? 0;
 
   passwordState = (): Promise<PasswordState> =>
-    openPasswordState({ path: resolve(this.settings.stateFile), serviceUrl: this.settings.url!, keyFromEnv: this.#env.AMSYNC_STATE_KEY });
+    openPasswordState({ path: resolve(this.settings.stateFile), serviceUrl: this.settings.url!, keyFromEnv: this.#env.AMSYNC_STATE_KEY, setting: settingWords('stateFile') });
 
   /** Held, the lock fences every write of this context's client: one that lost it sends nothing more. */
   writerLock = async (): Promise<HeldLock> => {
     const path = writerLockPath(resolve(this.settings.stateFile));
-    const lock = await acquireWriterLock(path, { timeoutMs: this.settings.lockTimeoutMs, onTakeover: (message) => this.logger.warn({ lock: path }, message) });
+    const lock = await acquireWriterLock(path, { timeoutMs: this.settings.lockTimeoutMs, onTakeover: (message) => this.logger.warn({ lock: path }, message) }).catch((error: unknown) => {
+      throw lockError(error, path);
+    });
     return fencingWrites(lock, this.client());
   };
+
+  checkLocalOutputs = (planned: PlannedOutputs): Promise<void> => checkLocalOutputs(localOutputsOf(this.settings, this.#env, planned));
 
   tokenSink = (): TokenSink | undefined => (this.settings.tokensDir ? new TokenSink(resolve(this.settings.tokensDir)) : undefined);
 
@@ -301,6 +312,17 @@ class CommandServiceContext implements ServiceContext {
     this.#client?.close();
     this.#audit?.close();
   }
+}
+
+/**
+ * The lock's own refusals (another writer) are AmsyncErrors and pass; a file-system error is
+ * its folder's, one line rather than an unexpected failure. The lock is taken before the
+ * first request, so nothing was sent.
+ */
+function lockError(error: unknown, path: string): unknown {
+  if (!isFsError(error)) return error;
+  const setting = `beside the state file: ${settingWords('stateFile')}`;
+  return localPathError(error, { what: 'the writer lock', path, setting, knob: '--state-file' }, { code: 'writer_lock_unwritable', nothingSent: true });
 }
 
 /**

@@ -178,6 +178,8 @@ async function syncAndReport(run: SyncRun): Promise<void> {
   for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
   annotateDiagnostics(io, loaded.warnings);
   context.client(); // a missing URL or token is a usage error, found before any request
+  // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
+  await context.checkLocalOutputs({ writes: !dryRun, reportFile: opts.report, planFile: opts.out });
   const log = context.logger.child({ component: 'sync' });
   const shown = { plan: false };
   const sources = loaded.files.length > 1;

@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { notRegularFile } from './local-path-error.js';
 
 /**
  * Writes a file so that a reader never sees half of it and a crash never leaves a truncated
  * one: a temporary file in the same folder (same file system, so rename is atomic), created
  * with the final mode (0600 for secrets: never world-readable, not even for a moment),
  * flushed to disk, then renamed over the target. `data` may come as chunks (a large export).
+ * Only a regular file (or nothing) is replaced: a rename over a device, a FIFO or a socket
+ * would put a file where they were (as root, `--report /dev/full` replaced the device), so
+ * those are ENOTREG and a folder EISDIR, before anything is written.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array | Iterable<string>, mode = 0o600): Promise<void> {
+  await refuseSpecialFile(path);
   const dir = dirname(path);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -27,4 +32,16 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array | 
     await rm(tmp, { force: true });
     throw error;
   }
+}
+
+/** Throws when `path` (followed through links) is there and is not a regular file. */
+async function refuseSpecialFile(path: string): Promise<void> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return; // absent, or a folder in the way: the write itself says so
+  }
+  const refused = notRegularFile(path, info);
+  if (refused) throw refused;
 }

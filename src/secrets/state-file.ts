@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import * as z from 'zod';
 import { AmsyncError } from '../errors.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { localPathError, notRegularFile } from './local-path-error.js';
 
 /**
  * The state file keeps, per service URL, a fingerprint of each password amsync last applied,
@@ -36,10 +38,14 @@ export interface OpenStateOptions {
   serviceUrl: string;
   /** AMSYNC_STATE_KEY; otherwise a random key kept beside the state file (`<path>.key`). */
   keyFromEnv?: string;
+  /** How the user sets the path, for messages. @default '--state-file, AMSYNC_STATE_FILE, stateFile' */
+  setting?: string;
 }
 
+const defaultSetting = '--state-file, AMSYNC_STATE_FILE, stateFile';
+
 export async function openPasswordState(options: OpenStateOptions): Promise<PasswordState> {
-  const content = await readState(options.path);
+  const content = await readState(options.path, options.setting ?? defaultSetting);
   const key = await loadKey(options, content !== undefined);
   const doc: StateFileContent = content ?? { version: 1, services: {} };
   const service = normaliseUrl(options.serviceUrl);
@@ -85,13 +91,13 @@ function keyPath(statePath: string): string {
   return `${statePath}.key`;
 }
 
-async function readState(path: string): Promise<StateFileContent | undefined> {
+async function readState(path: string, setting: string): Promise<StateFileContent | undefined> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new AmsyncError('state_file_unreadable', `cannot read the state file ${path}: ${(error as Error).message}`, { cause: error });
+    throw localPathError(error, { what: 'the state file', path, setting, knob: '--state-file' }, { code: 'state_file_unreadable', verb: 'read' });
   }
   try {
     return (stateFileSchema ??= buildStateFileSchema()).parse(JSON.parse(text));
@@ -103,18 +109,36 @@ async function readState(path: string): Promise<StateFileContent | undefined> {
 async function loadKey(options: OpenStateOptions, stateExists: boolean): Promise<{ value: Buffer; generated: boolean }> {
   if (options.keyFromEnv !== undefined && options.keyFromEnv !== '') return { value: Buffer.from(options.keyFromEnv, 'utf8'), generated: false };
   try {
-    const hex = (await readFile(keyPath(options.path), 'utf8')).trim();
+    const hex = (await readRegularFile(keyPath(options.path))).trim();
     if (/^[0-9a-f]{64}$/.test(hex)) return { value: Buffer.from(hex, 'hex'), generated: false };
     throw new AmsyncError('state_key_invalid', `the state key file ${keyPath(options.path)} is not 64 hex digits`);
   } catch (error) {
     if (error instanceof AmsyncError) throw error;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new AmsyncError('state_key_unreadable', `cannot read the state key ${keyPath(options.path)}: ${(error as Error).message}`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      const setting = `beside the state file: ${options.setting ?? defaultSetting}; or set AMSYNC_STATE_KEY`;
+      throw localPathError(error, { what: 'the state key file', path: keyPath(options.path), setting, knob: '--state-file' }, { code: 'state_key_unreadable', verb: 'read' });
+    }
     if (stateExists) {
       // Fingerprints without their key cannot be compared; a fresh key makes them all differ,
       // which would re-set every password. Refuse instead.
       throw new AmsyncError('state_key_missing', `the state file ${options.path} exists but its key ${keyPath(options.path)} does not; set AMSYNC_STATE_KEY or restore the key file`);
     }
     return { value: randomBytes(32), generated: true };
+  }
+}
+
+/**
+ * A file's text, opened without blocking and checked to be a regular file on its handle: a
+ * FIFO at the path would otherwise wait for a writer forever (ENOTREG), a folder is EISDIR.
+ */
+async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const refused = notRegularFile(path, await handle.stat());
+    if (refused) throw refused;
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
   }
 }
 

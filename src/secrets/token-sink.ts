@@ -4,6 +4,7 @@ import { join, sep } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { isFsError, whyAndFix } from './local-path-error.js';
 
 /**
  * What sits at `tokensDir/<name>` is not a regular file amsync may compare and replace (a
@@ -13,12 +14,21 @@ import { writeFileAtomic } from './atomic-write.js';
 export class TokenFileError extends AmsyncError {
   readonly path: string;
 
-  constructor(path: string, problem: string, options?: { cause?: unknown }) {
-    super('token_file', `the token file ${path} ${problem}; its token was not written (amsync writes token files only over regular files)`, options);
+  constructor(path: string, problem: string, options?: { cause?: unknown; regularOnly?: boolean }) {
+    super('token_file', `the token file ${path} ${problem}; its token was not written${options?.regularOnly === false ? '' : ' (amsync writes token files only over regular files)'}`, options);
     this.name = 'TokenFileError';
     this.path = path;
   }
+
+  /** The file system refused the write (EROFS, ENOSPC, EACCES...): said in words, with the fix. */
+  static unwritable(path: string, dir: string, error: unknown): TokenFileError {
+    const why = whyAndFix(error, { what: 'tokensDir', path: dir, setting: tokensDirSetting, knob: '--tokens-dir', folder: true });
+    return new TokenFileError(path, `cannot be written: ${why}`, { cause: error, regularOnly: false });
+  }
 }
+
+/** How the user sets tokensDir (src/secrets does not read the settings table). */
+const tokensDirSetting = '--tokens-dir, AMSYNC_TOKENS_DIR, tokensDir';
 
 // Never follow a symbolic link (it may point anywhere), never wait: opening a FIFO for reading
 // blocks until a writer comes, which stalled every sync before. O_NOFOLLOW is 0 where the
@@ -127,7 +137,13 @@ export class TokenSink {
     const path = this.pathFor(name);
     const value = token.reveal();
     if ((await readExisting(path)) === value) return false;
-    await writeFileAtomic(path, value, 0o600);
+    try {
+      await writeFileAtomic(path, value, 0o600);
+    } catch (error) {
+      // One key's file: the others are still tried (keepCurrent), and the run says which failed.
+      if (isFsError(error)) throw TokenFileError.unwritable(path, this.dir, error);
+      throw error;
+    }
     return true;
   }
 }

@@ -71,7 +71,7 @@ describe('a bearer token that cannot be sent is a usage error before any request
   });
 });
 
-describe('a tokensDir that is not a folder is a usage error before any request', () => {
+describe('a tokensDir that is not a folder is refused before any request (exit 1: LocalPathError, issue 27)', () => {
   it('accepts a folder, or one that does not exist yet', () => {
     expect(() => checkLocalInputs({ token: new Secret(TOKEN), tokensDir: join(dir, 'tokens') })).not.toThrow();
     expect(() => checkLocalInputs({ token: new Secret(TOKEN), tokensDir: join(dir, 'not-yet', 'tokens') })).not.toThrow();
