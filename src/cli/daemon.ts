@@ -157,8 +157,9 @@ class DaemonCommand {
       signal: runSignal(options.signal, term, options.dryRun),
       approvals: options.approvals,
       trigger: auditTrigger(options.reasons),
-      // SIGTERM or the end of the term: nothing more is sent (queued writes are cancelled), what was sent finishes.
-      stopWrites: stopWritesOf(options.stop, term),
+      // SIGTERM, or the end of the term for a run that writes (a replica that does not lead still
+      // plans): nothing more is sent (queued writes are cancelled), what was sent finishes.
+      stopWrites: stopWritesOf(options.stop, options.dryRun ? undefined : term),
       // The Lease fences each write as it is sent: a leader paused past its renew deadline sends none of what it had queued.
       ...(term ? { writeFence: this.#elector!.fence } : {}),
     });
