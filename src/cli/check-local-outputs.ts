@@ -10,6 +10,8 @@ export interface PlannedOutputs {
   readonly reportFile?: string | undefined;
   /** `--out PLANFILE`. */
   readonly planFile?: string | undefined;
+  /** Other files replaced atomically (export's `-o FILE`): what each is and the flag that names it. */
+  readonly files?: readonly { readonly what: string; readonly path: string; readonly flag: string; readonly code: string }[];
 }
 
 /** A path a command writes, how it writes it, and the code of the error when it cannot. */
@@ -38,6 +40,7 @@ export function localOutputsOf(settings: Pick<Settings, 'stateFile' | 'tokensDir
   }
   if (planned.planFile !== undefined) outputs.push({ what: 'the plan file', path: resolve(planned.planFile), setting: '--out', knob: '--out', mode: 'replace', code: 'plan_unwritable' });
   if (planned.reportFile !== undefined) outputs.push({ what: 'the report', path: resolve(planned.reportFile), setting: '--report', knob: '--report', mode: 'replace', code: 'report_unwritable' });
+  for (const f of planned.files ?? []) outputs.push({ what: f.what, path: resolve(f.path), setting: f.flag, knob: f.flag.split('/')[0]!, mode: 'replace', code: f.code });
   return outputs;
 }
 

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { AmsyncError, UsageError } from '../errors.js';
 import type { DesiredApikey, DesiredSshUser, DesiredState, NamedRole } from '../model/index.js';
 import { desiredFromActual, type DesiredFromActual, type DesiredPiece, namesOf, parseDesired, renderAccessSchema, resolveRoleNames, stringifyDesiredPieces } from '../desired/index.js';
-import { writeFileAtomic } from '../secrets/index.js';
+import { isFsError, localPathError, writeFileAtomic } from '../secrets/index.js';
 import { limits } from '../yaml/index.js';
 import type { CommandContext } from './command-context.js';
 import type { CliIo, OutputStream } from './io.js';
@@ -82,6 +82,8 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
   });
   try {
     context.client(); // a missing URL or token is a usage error, found before any request
+    // So is an output file that cannot be written (exit 1): found before the listing, not after it.
+    await context.checkLocalOutputs({ writes: false, files: exportFiles(output, opts.writeSchema === true) });
     // No tokens: an export writes none (at 1M keys they would be ~100 MB held for nothing).
     const read = readActualState(context.service(live), { tokens: false });
     const { state } = await read.finally(() => live.close());
@@ -104,14 +106,32 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
       return;
     }
     // Not a secret, so the usual mode; atomic, so an existing file is never left half written.
-    if (opts.writeSchema === true) await writeFileAtomic(join(dirname(resolve(output)), schemaFileName), renderAccessSchema(), 0o644);
-    await writeFileAtomic(resolve(output), exportText(header, pieces()), 0o644);
+    const [exportFile, schemaFile] = exportFiles(output, opts.writeSchema === true);
+    if (schemaFile) await writeOrSay(schemaFile, () => writeFileAtomic(schemaFile.path, renderAccessSchema(), 0o644));
+    await writeOrSay(exportFile!, () => writeFileAtomic(exportFile!.path, exportText(header, pieces()), 0o644));
     const { desired, skipped, pinned } = exported;
     const notes = [pinned > 0 ? `${pinned} apikeys pinned by id` : '', skipped.length > 0 ? `${skipped.length} left out, see the header` : ''].filter(Boolean);
     io.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
     live.close();
     context.close();
+  }
+}
+
+/** `-o FILE` and, with --write-schema, the schema beside it: the files an export writes. */
+function exportFiles(output: string | undefined, writeSchema: boolean): { what: string; path: string; flag: string; code: string }[] {
+  if (output === undefined) return [];
+  const file = { what: 'the export', path: resolve(output), flag: '-o/--output', code: 'export_unwritable' };
+  return writeSchema ? [file, { what: 'the schema file', path: join(dirname(resolve(output)), schemaFileName), flag: '-o/--output (--write-schema writes it beside)', code: 'export_unwritable' }] : [file];
+}
+
+/** A write that fails after the check (a disk filled meanwhile) is the same one line. */
+async function writeOrSay(file: { what: string; path: string; flag: string; code: string }, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (!isFsError(error)) throw error;
+    throw localPathError(error, { what: file.what, path: file.path, setting: file.flag, knob: '-o' }, { code: file.code });
   }
 }
 

@@ -131,6 +131,7 @@ const kinds: readonly PathKind[] = [
   { name: 'audit log', file: 'audit.jsonl', args: (p) => ['sync', '--audit-log', p], what: 'the audit log', setting: '--audit-log, AMSYNC_AUDIT_LOG, auditLog', code: 'audit_open_failed' },
   { name: 'report file', file: 'report.json', args: (p) => ['sync', '--report', p], what: 'the report', setting: '--report', code: 'report_unwritable' },
   { name: 'plan file', file: 'plan.json', args: (p) => ['plan', '--out', p], what: 'the plan file', setting: '--out', code: 'plan_unwritable' },
+  { name: 'export file', file: 'export.yaml', args: (p) => ['export', '-o', p], what: 'the export', setting: '-o/--output', code: 'export_unwritable' },
 ];
 
 /** Which causes make sense for a kind: a folder cannot be "a folder where a file must be". */
@@ -144,7 +145,8 @@ const table = kinds.flatMap((kind) => causes.filter((cause) => applies(kind, cau
 
 /** The state file in a folder of its own (each kind but the state file's own row): only the path under test fails. */
 function amsync(args: readonly string[]) {
-  return runInProcess(args.includes('--state-file') ? args : [...args, '--state-file', join(dir, 'state', 'state.json')], {
+  const withState = args.includes('--state-file') || args[0] === 'export' ? args : [...args, '--state-file', join(dir, 'state', 'state.json')];
+  return runInProcess(withState, {
     cwd: dir,
     env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'warn' },
   });
@@ -155,7 +157,8 @@ describe('a local path amsync cannot write: one line naming the path, its settin
     const parent = await cause.setup();
     const path = join(parent, kind.file);
     await cause.atPath?.(path);
-    const run = await amsync([...kind.args(path), '--json']);
+    const json = kind.name !== 'export file'; // an export is YAML: it has no --json
+    const run = await amsync([...kind.args(path), ...(json ? ['--json'] : [])]);
 
     expect(emu.requests(), run.stderr).toEqual([]);
     expect(run.code, run.stderr).toBe(1);
@@ -168,7 +171,7 @@ describe('a local path amsync cannot write: one line naming the path, its settin
     expect(cause.errnos.some((e) => line.includes(`(${e})`)), line).toBe(true);
     expect(line.endsWith('; nothing was sent'), line).toBe(true);
     // --json: the same line and the path kind's stable code.
-    expect(JSON.parse(run.stdout)).toEqual({ error: { code: kind.code, message: line.slice('error: '.length) } });
+    if (json) expect(JSON.parse(run.stdout)).toEqual({ error: { code: kind.code, message: line.slice('error: '.length) } });
     // Nothing of the run was left behind: no lock taken, no probe file.
     expect(existsSync(join(dir, 'state', 'state.json.lock'))).toBe(false);
     if (existsSync(parent) && !parent.startsWith('/sys')) expect((await readdir(parent)).filter((f) => f.startsWith('.amsync-probe'))).toEqual([]);
@@ -213,10 +216,10 @@ describe('a local path amsync cannot write: one line naming the path, its settin
 
 describe('a plan reads the state file and its key: one that cannot be read is one line, never a wait or a stack', () => {
   const reads: readonly (readonly [string, (state: string) => Promise<void>, string, RegExp])[] = [
-    ['the state file is a folder', (state) => mkdir(state, { recursive: true }), 'the state file', /is a folder \(EISDIR\)/],
+    ['the state file is a folder', async (state) => void (await mkdir(state, { recursive: true })), 'the state file', /is a folder \(EISDIR\)/],
     // Before, reading it waited for a writer forever.
     ['the state file is a FIFO', async (state) => void execFileSync('mkfifo', [state]), 'the state file', /a FIFO \(named pipe\), not a regular file \(ENOTREG\)/],
-    ['the state key file is a folder', (state) => mkdir(`${state}.key`, { recursive: true }), 'the state key file', /is a folder \(EISDIR\)/],
+    ['the state key file is a folder', async (state) => void (await mkdir(`${state}.key`, { recursive: true })), 'the state key file', /is a folder \(EISDIR\)/],
   ];
   it.each(reads)('%s', async (_, make, what, reason) => {
     const state = join(dir, 'state.json');
