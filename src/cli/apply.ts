@@ -130,7 +130,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     live.close();
     throw error;
   });
-  const interrupts = catchInterrupts(io.signals ?? process, (text) => live.printError(text));
+  const interrupts = catchInterrupts(io.signals ?? process, (text) => live.printError(text), () => context.onWire());
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));

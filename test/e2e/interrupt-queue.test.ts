@@ -118,6 +118,28 @@ describe('Ctrl-C with writes queued in the limiter: everything not on the wire i
   });
 });
 
+describe('Ctrl-C during amsync apply PLANFILE: the same rule', () => {
+  it('sends nothing after the signal but what was on the wire, and reports the counts', async () => {
+    emu.setFaults({ rateLimit: null, latencyMs: 0 });
+    const planned = await runInProcess(['plan', '--out', 'plan.json'], { cwd: dir, env: env() });
+    expect(planned.code, planned.stderr).toBe(0);
+    emu.setFaults({ rateLimit: 5, latencyMs: 250 });
+    emu.clearRequests();
+    const signals = new EventEmitter();
+    let arrivedBefore: number | undefined;
+    const running = runInProcess(['apply', 'plan.json'], { cwd: dir, env: env(), signals });
+    // apply prints its results at the end: the signal comes on what the service has created.
+    const watch = setInterval(() => {
+      if (arrivedBefore !== undefined || emu.state().sshUsers.length < 10) return;
+      arrivedBefore = posts().length + emu.inFlight();
+      signals.emit('SIGINT', 'SIGINT');
+    }, 5);
+    const run = await running.finally(() => clearInterval(watch));
+    expect(arrivedBefore, run.stderr).toBeDefined();
+    checkAgainstService({ run, arrivedBefore: arrivedBefore! });
+  });
+});
+
 describe('Ctrl-C at the confirmation prompt', () => {
   it('says nothing of changes in flight: nothing was sent, nothing is written, exit 130', async () => {
     emu.setFaults({ rateLimit: null, latencyMs: 0 });
