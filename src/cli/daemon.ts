@@ -103,6 +103,8 @@ class DaemonCommand {
     try {
       // A missing URL or token is a usage error (64), found before anything starts.
       this.#detach = attachClientMetrics(this.service.client(), this.metrics);
+      // So is a state folder, tokensDir or audit log it could not write (exit 1): not one unexpected failure per run.
+      await this.service.checkLocalOutputs({ writes: this.service.settings.daemon.mode === 'apply' });
       this.#elector = await startLeaderElection(this.service.settings, this.io.env, this.metrics, this.#log, (leading, message) => this.#onLeadership(leading, message));
       this.#daemon = await startDaemon(this.#deps());
     } catch (error) {

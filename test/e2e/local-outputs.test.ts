@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunningEmulator } from '../../src/emulator/index.js';
+import { FakeScheduler } from '../helpers/daemon-fakes.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { fsFaults } from '../helpers/fs-faults.js';
 import { runInProcess } from '../helpers/in-process.js';
@@ -201,6 +203,30 @@ describe('a local path amsync cannot write: one line naming the path, its settin
     expect(run.stderr).toBe(
       `error: cannot write the state key file ${join(dir, 'state', 'state.json.key')} (beside the state file: --state-file, AMSYNC_STATE_FILE, stateFile; or set AMSYNC_STATE_KEY): ${join(dir, 'state', 'state.json.key')} is a folder (EISDIR); move that folder away, or point --state-file at a file; nothing was sent\n`,
     );
+  });
+
+  it('the daemon in apply mode: a state folder it cannot write stops it at start (exit 1, one line), nothing sent', async () => {
+    await mkdir(join(dir, 'ro'));
+    fsFaults.set(join(dir, 'ro'), 'EROFS');
+    const signals = new EventEmitter();
+    const state = join(dir, 'ro', 'state.json');
+    // Before, it started and failed every run; stop it if it does.
+    let stopped = false;
+    const stopIfStarted = (_: string, all: string) => {
+      if (stopped || !all.includes('daemon started')) return;
+      stopped = true;
+      signals.emit('SIGTERM', 'SIGTERM');
+      signals.emit('SIGINT', 'SIGINT');
+    };
+    // At info, so that a daemon that starts says so (and is stopped).
+    const env = { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'info' };
+    const run = await runInProcess(['daemon', '--listen', '127.0.0.1:0', '--state-file', state], { cwd: dir, env, signals, scheduler: new FakeScheduler().factory, onStderr: stopIfStarted });
+    expect(run.stderr).not.toContain('daemon started');
+    expect(emu.requests()).toEqual([]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.split('\n').filter((l) => l.startsWith('error: ') || / at /.test(l))).toEqual([
+      `error: cannot write the state file ${state} (--state-file, AMSYNC_STATE_FILE, stateFile): the file system is read-only (EROFS); point --state-file at a writable file system (a writable volume, not a read-only mount); nothing was sent`,
+    ]);
   });
 
   it('every path writable: the sync runs, and the checks leave no file behind', async () => {
