@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,13 +72,14 @@ describe('the state file cannot be written after writes were applied', () => {
     const result = await runInProcess(['sync', '--state-file', join(stateDir, 'state.json'), '--report', 'report2.json'], {
       cwd: dir,
       env: env(),
-      // Once the first create is reported, the folder of the state file turns into a file:
-      // every save from then on fails.
+      // Once the first create is reported, the state file's own path turns into a folder: every
+      // save from then on fails. (Not its folder: the writer lock lives there, and a run whose
+      // lock file vanished has lost its lock and stops writing — another test's subject.)
       onStdout: (chunk) => {
         if (moved || !chunk.includes('✓ created sshUser')) return;
         moved = true;
-        renameSync(stateDir, `${stateDir}-moved`);
-        writeFileSync(stateDir, 'not a folder');
+        rmSync(join(stateDir, 'state.json'), { force: true });
+        mkdirSync(join(stateDir, 'state.json', 'in-the-way'), { recursive: true });
       },
     });
     expect(moved).toBe(true);
@@ -91,8 +92,7 @@ describe('the state file cannot be written after writes were applied', () => {
     expect(errorLines).toHaveLength(1);
     expect(errorLines[0]).toContain(`the state file ${join(stateDir, 'state.json')} could not be written`);
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    await rm(stateDir, { force: true });
-    await rm(`${stateDir}-moved`, { recursive: true, force: true });
+    await rm(stateDir, { recursive: true, force: true });
   });
 });
 
