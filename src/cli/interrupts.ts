@@ -1,6 +1,8 @@
 import { stoppedBeforeSending } from '../api/index.js';
 import { AmsyncError, InterruptedError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
+import { fsProblem } from '../secrets/index.js';
+import { settingWords } from './check-local-outputs.js';
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -124,7 +126,9 @@ export function interruptedAtPrompt(signal: StopSignal): InterruptedError {
 }
 
 function stateNotSavedMessage(error: unknown, stateFile: string): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const why = code === 'ENOSPC' ? 'no space left on device' : error instanceof Error ? error.message : String(error);
-  return `the state file ${stateFile} could not be written (${why}): the changes above were applied, but drift of the passwords they set cannot be detected until it is; free the space, then run once with --rotate-passwords`;
+  // Its path, setting, errno and fix as every local path's (src/secrets/local-path-error.ts): a
+  // read-only volume needs another fix than a full disk.
+  const setting = settingWords('stateFile');
+  const { reason, fix } = fsProblem(error, { what: 'the state file', path: stateFile, setting, knob: '--state-file' });
+  return `the state file ${stateFile} could not be written (${setting}): ${reason}: the changes above were applied, but drift of the passwords they set cannot be detected until it is; ${fix}, then run once with --rotate-passwords`;
 }

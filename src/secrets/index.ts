@@ -17,5 +17,5 @@ export type { WrittenSecret } from './secret-ref.js';
 export { isSecret } from './secret.js';
 export { scrubbedJson } from './scrubbed-json.js';
 export { resolveSecretRef } from './secret-ref.js';
-export { errnoOf, isFsError, LocalPathError, localPathError, notRegularFile, whyAndFix, type LocalPath, type LocalPathErrorOptions } from './local-path-error.js';
+export { errnoOf, fsProblem, isFsError, LocalPathError, localPathError, notRegularFile, whyAndFix, type LocalPath, type LocalPathErrorOptions } from './local-path-error.js';
 export { probeWritable, type WriteMode } from './writable-probe.js';

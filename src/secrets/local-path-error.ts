@@ -87,9 +87,15 @@ export function localPathError(error: unknown, target: LocalPath, options: Local
 
 /** `the file system is read-only (EROFS); point --tokens-dir at a writable file system`: what happened and what to do, for a line of its own. */
 export function whyAndFix(error: unknown, target: LocalPath): string {
+  const { reason, fix } = fsProblem(error, target);
+  return `${reason}; ${fix}`;
+}
+
+/** The two halves of whyAndFix, for a line that puts something between them: `the file system is read-only (EROFS)`, `point --state-file at …`. */
+export function fsProblem(error: unknown, target: LocalPath): { readonly reason: string; readonly fix: string } {
   const errno = errnoOf(error);
   const { reason, fix } = explain(error, errno, target);
-  return `${reason}${errno ? ` (${errno})` : ''}; ${fix}`;
+  return { reason: `${reason}${errno ? ` (${errno})` : ''}`, fix };
 }
 
 interface Explained {

@@ -259,3 +259,28 @@ describe('a plan reads the state file and its key: one that cannot be read is on
     expect(run.stderr).not.toMatch(/unexpected failure|^\s+at /m);
   });
 });
+
+describe('the state file refused during the apply (the check at start passed)', () => {
+  it.each(['EROFS', 'ENOSPC'])('%s: the changes are applied and reported; one line names the file, its setting and the fix; exit 1', async (errno) => {
+    await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n');
+    const stateDir = join(dir, 'state');
+    const state = join(stateDir, 'state.json');
+    // The disk fills (or the volume turns read-only) once the first change is applied.
+    const refuseOnceApplied = (chunk: string) => {
+      if (chunk.includes('✓ created')) fsFaults.set(stateDir, errno);
+    };
+    const env = { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'warn', DEPLOY_PASSWORD: 'CANARY-password-local-outputs-91' };
+    const run = await runInProcess(['sync', '--state-file', state], { cwd: dir, env, tty: true, stdin: 'yes\n', onStdout: refuseOnceApplied });
+    expect(emu.requests().filter((r) => r.method === 'POST').map((r) => r.item?.name)).toEqual(['deploy']);
+    expect(run.stdout).toContain('✓ created sshUser "deploy"');
+    expect(run.code).toBe(1);
+    const errors = run.stderr.split('\n').filter((l) => l.startsWith('error: '));
+    expect(errors, run.stderr).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/unexpected failure|^\s+at /m);
+    const fix = errno === 'EROFS' ? 'point --state-file at a writable file system' : 'free space on that disk, or point --state-file at another disk';
+    expect(errors[0]).toMatch(new RegExp(`^error: the state file ${state.replace(/[.]/g, '\\.')} could not be written \\(--state-file, AMSYNC_STATE_FILE, stateFile\\): .* \\(${errno}\\): the changes above were applied`));
+    expect(errors[0]).toContain(`; ${fix}`);
+    expect(errors[0]).toContain('then run once with --rotate-passwords');
+    expect(run.stderr).not.toContain('CANARY-password');
+  });
+});
