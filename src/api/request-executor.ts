@@ -10,6 +10,7 @@ import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, 
 import { serviceErrorBodySchema } from './schemas.js';
 import { Sleeper, type Timers } from '../time/index.js';
 import { LimiterClosedError, LimiterStoppedError } from './pacer.js';
+import { LockLostError } from '../errors.js';
 import type { BearerSource, RejectionStage } from './bearer-source.js';
 import { CredentialError } from './credential-error.js';
 import type { Transport, WireOutcome } from './transport.js';
@@ -172,6 +173,8 @@ export class RequestExecutor {
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         if (error instanceof LimiterStoppedError) throw call.signal?.aborted ? this.#cancelledError(call, attempt - 1) : this.#stoppedError(call, attempt - 1, last);
+        // A write fence held this attempt back: it never went out, and the report must say so.
+        if (error instanceof LockLostError) throw this.#stoppedError(call, attempt - 1, last, error.message, error);
         throw error;
       }
       const { outcome, answeredAt } = attempted;
@@ -401,13 +404,12 @@ export class RequestExecutor {
    * The call's stop fired before its next attempt went out: `not_sent` when none had (the
    * service never saw it), else the last attempt's failure, not retried.
    */
-  #stoppedError(call: Call<unknown>, attempts: number, last: FailedAttempt | undefined): ApiError {
-    const why = stopReason(call.stop);
-    if (last === undefined) return this.#error('not_sent', call, 0, `not sent: ${why}`);
+  #stoppedError(call: Call<unknown>, attempts: number, last: FailedAttempt | undefined, why = stopReason(call.stop), cause?: Error): ApiError {
+    if (last === undefined) return this.#error('not_sent', call, 0, `not sent: ${why}`, { cause });
     const { failure, outcome } = last;
     const errors = outcome.kind === 'response' ? serviceErrors(outcome.body, this.#secrets(call)) : [];
     const detail = `${describeFailure(failure)}${errors.length > 0 ? `: ${explainServiceErrors(errors)}` : ''}; not retried: ${why}`;
-    return this.#error(errorCodeFor(failure), call, attempts, detail, { status: failure.kind === 'status' ? failure.status : undefined, errors });
+    return this.#error(errorCodeFor(failure), call, attempts, detail, { status: failure.kind === 'status' ? failure.status : undefined, errors, cause });
   }
 
   #cancelledError(call: Call<unknown>, attempts: number): ApiError {

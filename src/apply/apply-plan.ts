@@ -1,7 +1,7 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
 import PQueue from 'p-queue';
-import { stoppedBeforeSending } from '../api/index.js';
+import { ApiError, stoppedBeforeSending } from '../api/index.js';
 import { ChangeWriter } from './change-writer.js';
 import { DriftResolver, driftNote, type Outcome } from './drift-resolver.js';
 import { errorCode, errorSummary } from './error-summary.js';
@@ -106,7 +106,7 @@ class PlanRun {
   async #runChange(i: number): Promise<void> {
     const change = this.#plan.changes[i]!;
     const skipped = (error: string): ChangeResult => ({ kind: change.kind, key: change.key, action: change.action, status: 'skipped', id: change.id, error });
-    const notStarted = (): ChangeResult => ({ ...skipped(`not started: ${abortReason(this.#options.signal)}`), notStarted: true });
+    const notStarted = (why = abortReason(this.#options.signal)): ChangeResult => ({ ...skipped(`not started: ${why}`), notStarted: true });
     const dep = this.#order.dependsOn.get(i);
     const depResult = dep === undefined ? undefined : this.#results.get(dep);
     if (this.#options.signal?.aborted) return this.#finish(i, notStarted());
@@ -119,7 +119,8 @@ class PlanRun {
       outcome = await this.#applyOne(change);
     } catch (error) {
       // Started, but stopped in the client's queue before its first write went out (see #applyOne).
-      if (stoppedBeforeSending(error)) return this.#finish(i, notStarted());
+      // The run's signal says why, or (a write fence that refused it: a lost lock or Lease) the error.
+      if (stoppedBeforeSending(error)) return this.#finish(i, notStarted(this.#options.signal?.aborted ? undefined : notSentReason(error)));
       throw error;
     }
     this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...outcome });
@@ -231,4 +232,12 @@ class PlanRun {
 function abortReason(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'the run was stopped';
+}
+
+/** Why a write was held back before the wire, from the client's `not_sent` (its cause, when a fence refused it). */
+function notSentReason(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (cause instanceof Error) return cause.message;
+  const detail = error instanceof ApiError ? error.detail : undefined;
+  return detail?.startsWith('not sent: ') ? detail.slice('not sent: '.length) : 'the run was stopped';
 }

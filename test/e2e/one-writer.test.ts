@@ -193,7 +193,10 @@ describe("a daemon leader's sync under a Lease", () => {
       const posts = emu.requests().filter((r) => r.method === 'POST').length;
       expect(applied).toBe(1);
       expect(posts).toBe(applied);
-      expect(outcome.results!.find((r) => r.status === 'failed')?.error).toContain('leadership lost');
+      // Held back by the fence before the wire: not started (never sent), and the report says why.
+      expect(outcome.results!.filter((r) => r.status === 'failed')).toEqual([]);
+      expect(outcome.results!.filter((r) => r.notStarted)).toHaveLength(3);
+      expect(outcome.results!.find((r) => r.notStarted)?.error).toContain('leadership lost');
       // The fence belonged to that sync: the client's next writes are not fenced by it.
       await context.client().createApikey({ name: 'after-the-run' });
       expect(emu.requests().filter((r) => r.method === 'POST')).toHaveLength(2);
