@@ -381,6 +381,7 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
   emu.setClientLabels({ [T1]: 'faulted', [T2]: 'faulted', [T3]: 'faulted-rival', [T4]: 'faulted-rival' });
   let prepared: Prepared | undefined;
   const outputs: { where: string; text: string }[] = [];
+  const history: { run: string; requests: RequestLogEntry[] }[] = [];
   try {
     prepared = await prepare(schedule, emu, `amsync-chaos-${seed}-`);
     const { dir, env, stateKey } = prepared;
@@ -411,6 +412,7 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
       const results = await Promise.all(specs.map(async (spec) => (spec.gate === undefined ? start(spec) : spec.gate.then(() => start(spec))).finally(() => spec.onEnd?.())));
       await waitIdle(emu);
       const requests = emu.requests();
+      history.push({ run: specs.map((x) => x.name).join(' + '), requests });
       const state = emu.state();
       lastState = state;
       // The state file as the runs left it: its fingerprints must tell the truth.
@@ -480,6 +482,7 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     else if (prepared) {
       // What each run printed, beside its files, for whoever looks into the violation.
       await writeFile(join(prepared.dir, 'outputs.log'), outputs.map((o) => `==== ${o.where}\n${o.text}`).join('\n'));
+      await writeFile(join(prepared.dir, 'requests.jsonl'), history.flatMap((h) => h.requests.map((e) => JSON.stringify({ run: h.run, ...e }))).join('\n'));
       outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
     }
   }
