@@ -136,7 +136,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
     context.client(); // a missing token is a usage error, found before any request
     // So is a local path the apply will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --report.
-    await context.checkLocalOutputs({ writes: true, reportFile: opts.report });
+    await context.checkLocalOutputs({ writes: true, reportFile: opts.report, stepSummary: true });
     const log = context.logger.child({ component: 'apply' });
     // Opened before the first write: a log that cannot be opened stops the run here.
     const audit = saved.plan.changes.length > 0 ? context.auditTrail()?.hooks(saved.plan, 'saved-plan') : undefined;

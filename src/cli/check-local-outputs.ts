@@ -10,6 +10,8 @@ export interface PlannedOutputs {
   readonly reportFile?: string | undefined;
   /** `--out PLANFILE`. */
   readonly planFile?: string | undefined;
+  /** It appends its report to GITHUB_STEP_SUMMARY when that is set (plan, sync, apply). */
+  readonly stepSummary?: boolean;
   /** Other files replaced atomically (export's `-o FILE`): what each is and the flag that names it. */
   readonly files?: readonly { readonly what: string; readonly path: string; readonly flag: string; readonly code: string }[];
 }
@@ -40,6 +42,8 @@ export function localOutputsOf(settings: Pick<Settings, 'stateFile' | 'tokensDir
   }
   if (planned.planFile !== undefined) outputs.push({ what: 'the plan file', path: resolve(planned.planFile), setting: '--out', knob: '--out', mode: 'replace', code: 'plan_unwritable' });
   if (planned.reportFile !== undefined) outputs.push({ what: 'the report', path: resolve(planned.reportFile), setting: '--report', knob: '--report', mode: 'replace', code: 'report_unwritable' });
+  const summary = env.GITHUB_STEP_SUMMARY;
+  if (planned.stepSummary === true && summary) outputs.push({ what: 'the step summary', path: resolve(summary), setting: 'GITHUB_STEP_SUMMARY', knob: 'GITHUB_STEP_SUMMARY', mode: 'append', code: 'step_summary_unwritable' });
   for (const f of planned.files ?? []) outputs.push({ what: f.what, path: resolve(f.path), setting: f.flag, knob: f.flag.split('/')[0]!, mode: 'replace', code: f.code });
   return outputs;
 }

@@ -1,8 +1,8 @@
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { AmsyncError } from '../errors.js';
+import type { AmsyncError } from '../errors.js';
 import { renderMarkdown, toJsonDocument, type Report } from '../report/index.js';
-import { writeFileAtomic, scrub } from '../secrets/index.js';
+import { isFsError, localPathError, writeFileAtomic, scrub } from '../secrets/index.js';
 import { jsonSafe } from '../text/index.js';
 import { markdownMaxChars } from './render-report.js';
 
@@ -43,7 +43,9 @@ export async function appendStepSummary(env: Env, markdown: string): Promise<voi
   try {
     await appendFile(env.GITHUB_STEP_SUMMARY, `${scrub(markdown)}\n`);
   } catch (error) {
-    throw new AmsyncError('step_summary_unwritable', `cannot append to GITHUB_STEP_SUMMARY: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+    if (!isFsError(error)) throw error;
+    const target = { what: 'the step summary', path: env.GITHUB_STEP_SUMMARY, setting: 'GITHUB_STEP_SUMMARY', knob: 'GITHUB_STEP_SUMMARY' };
+    throw localPathError(error, target, { code: 'step_summary_unwritable' });
   }
 }
 
@@ -52,6 +54,7 @@ export async function writeReportFile(path: string, doc: Record<string, unknown>
   try {
     await writeFileAtomic(resolve(path), `${jsonSafe(scrub(JSON.stringify(doc, null, 2)))}\n`, 0o600);
   } catch (error) {
-    throw new AmsyncError('report_unwritable', `cannot write the report ${path}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+    if (!isFsError(error)) throw error;
+    throw localPathError(error, { what: 'the report', path: resolve(path), setting: '--report', knob: '--report' }, { code: 'report_unwritable' });
   }
 }

@@ -7,6 +7,7 @@ import type { TokenError } from '../apply/index.js';
 import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } from '../errors.js';
 import { approvalHint, type ApprovalStatus, type ChangeResult, type Plan } from '../model/index.js';
 import type { Report } from '../report/index.js';
+import { isFsError, localPathError } from '../secrets/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
@@ -179,7 +180,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
   annotateDiagnostics(io, loaded.warnings);
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
-  await context.checkLocalOutputs({ writes: !dryRun, reportFile: opts.report, planFile: opts.out });
+  await context.checkLocalOutputs({ writes: !dryRun, reportFile: opts.report, planFile: opts.out, stepSummary: true });
   const log = context.logger.child({ component: 'sync' });
   const shown = { plan: false };
   const sources = loaded.files.length > 1;
@@ -364,7 +365,8 @@ async function savePlan(planFile: string, context: ServiceContext, loaded: Loade
   try {
     await writeSavedPlan(resolve(planFile), saved);
   } catch (error) {
-    throw new AmsyncError('plan_unwritable', `cannot write the plan file ${planFile}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
+    if (!isFsError(error)) throw error;
+    throw localPathError(error, { what: 'the plan file', path: resolve(planFile), setting: '--out', knob: '--out' }, { code: 'plan_unwritable' });
   }
 }
 

@@ -122,6 +122,8 @@ interface PathKind {
   readonly file: string;
   readonly folder?: boolean;
   args(path: string): string[];
+  /** The environment that names it, when a variable does (GITHUB_STEP_SUMMARY). */
+  env?(path: string): Record<string, string>;
   readonly what: string;
   readonly setting: string;
   readonly code: string;
@@ -133,6 +135,7 @@ const kinds: readonly PathKind[] = [
   { name: 'audit log', file: 'audit.jsonl', args: (p) => ['sync', '--audit-log', p], what: 'the audit log', setting: '--audit-log, AMSYNC_AUDIT_LOG, auditLog', code: 'audit_open_failed' },
   { name: 'report file', file: 'report.json', args: (p) => ['sync', '--report', p], what: 'the report', setting: '--report', code: 'report_unwritable' },
   { name: 'plan file', file: 'plan.json', args: (p) => ['plan', '--out', p], what: 'the plan file', setting: '--out', code: 'plan_unwritable' },
+  { name: 'step summary', file: 'summary.md', args: () => ['sync'], env: (p) => ({ GITHUB_STEP_SUMMARY: p }), what: 'the step summary', setting: 'GITHUB_STEP_SUMMARY', code: 'step_summary_unwritable' },
   { name: 'export file', file: 'export.yaml', args: (p) => ['export', '-o', p], what: 'the export', setting: '-o/--output', code: 'export_unwritable' },
 ];
 
@@ -146,11 +149,11 @@ function applies(kind: PathKind, cause: Cause): boolean {
 const table = kinds.flatMap((kind) => causes.filter((cause) => applies(kind, cause)).map((cause) => [`${kind.name}: ${cause.name}`, kind, cause] as const));
 
 /** The state file in a folder of its own (each kind but the state file's own row): only the path under test fails. */
-function amsync(args: readonly string[]) {
+function amsync(args: readonly string[], env: Record<string, string> = {}) {
   const withState = args.includes('--state-file') || args[0] === 'export' ? args : [...args, '--state-file', join(dir, 'state', 'state.json')];
   return runInProcess(withState, {
     cwd: dir,
-    env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'warn' },
+    env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'warn', ...env },
   });
 }
 
@@ -160,7 +163,7 @@ describe('a local path amsync cannot write: one line naming the path, its settin
     const path = join(parent, kind.file);
     await cause.atPath?.(path);
     const json = kind.name !== 'export file'; // an export is YAML: it has no --json
-    const run = await amsync([...kind.args(path), ...(json ? ['--json'] : [])]);
+    const run = await amsync([...kind.args(path), ...(json ? ['--json'] : [])], kind.env?.(path));
 
     expect(emu.requests(), run.stderr).toEqual([]);
     expect(run.code, run.stderr).toBe(1);
@@ -260,8 +263,21 @@ describe('a plan reads the state file and its key: one that cannot be read is on
   });
 });
 
-describe('the state file refused during the apply (the check at start passed)', () => {
-  it.each(['EROFS', 'ENOSPC'])('%s: the changes are applied and reported; one line names the file, its setting and the fix; exit 1', async (errno) => {
+describe('a path refused during the run (the check at start passed)', () => {
+  it('--report on a disk that filled during the apply: the changes stand; one line names the report, --report and the fix; exit 1', async () => {
+    await mkdir(join(dir, 'out'));
+    const report = join(dir, 'out', 'report.json');
+    const fillOnceApplied = (chunk: string) => {
+      if (chunk.includes('✓ created')) fsFaults.set(join(dir, 'out'), 'ENOSPC');
+    };
+    const env = { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, AMSYNC_LOG_LEVEL: 'warn' };
+    const run = await runInProcess(['sync', '--report', report, '--state-file', join(dir, 'state', 'state.json')], { cwd: dir, env, tty: true, stdin: 'yes\n', onStdout: fillOnceApplied });
+    expect(emu.requests().filter((r) => r.method === 'POST').map((r) => r.item?.name)).toEqual(['ci']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`error: cannot write the report ${report} (--report): no space left on the device (ENOSPC); free space on that disk, or point --report at another disk\n`);
+  });
+
+  it.each(['EROFS', 'ENOSPC'])('the state file, %s: the changes are applied and reported; one line names the file, its setting and the fix; exit 1', async (errno) => {
     await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n');
     const stateDir = join(dir, 'state');
     const state = join(stateDir, 'state.json');
