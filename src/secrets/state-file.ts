@@ -45,11 +45,16 @@ export interface OpenStateOptions {
 const defaultSetting = '--state-file, AMSYNC_STATE_FILE, stateFile';
 
 export async function openPasswordState(options: OpenStateOptions): Promise<PasswordState> {
-  const content = await readState(options.path, options.setting ?? defaultSetting);
+  const setting = options.setting ?? defaultSetting;
+  const content = await readState(options.path, setting);
   const key = await loadKey(options, content !== undefined);
   const doc: StateFileContent = content ?? { version: 1, services: {} };
   const service = normaliseUrl(options.serviceUrl);
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
+  // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
+  // the file as it is then, not over the file as it was read, so what another run saved since
+  // (one that took the writer lock from this one while it was paused) is kept.
+  const own = new Map<string, string | null>();
   // Changes recorded, and how many of them the file on disk holds: a record made while a
   // save is being written must keep the state dirty (saves run during an apply).
   let changes = 0;
@@ -67,9 +72,11 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
     record(id, fp) {
       if (applied.get(String(id)) === fp) return;
       applied.set(String(id), fp);
+      own.set(String(id), fp);
       changes += 1;
     },
     forget(id) {
+      own.set(String(id), null);
       if (applied.delete(String(id))) changes += 1;
     },
     async save() {
@@ -79,9 +86,15 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
         await writeFileAtomic(keyPath(options.path), key.value.toString('hex'), 0o600);
         keyPending = false;
       }
-      const sorted = Object.fromEntries([...applied.entries()].sort(([a], [b]) => Number(a) - Number(b)));
-      doc.services[service] = { sshUserPasswords: sorted };
-      await writeFileAtomic(options.path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+      const current = (await readState(options.path, setting)) ?? doc;
+      const merged = new Map(Object.entries(current.services[service]?.sshUserPasswords ?? {}));
+      for (const [id, fp] of own) {
+        if (fp === null) merged.delete(id);
+        else merged.set(id, fp);
+      }
+      const sorted = Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted } } };
+      await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
   };

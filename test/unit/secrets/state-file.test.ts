@@ -17,6 +17,30 @@ afterEach(async () => {
 });
 
 describe('the password state file', () => {
+  it('a save keeps what another run saved since this one read the file: only its own records and forgets are written over it', async () => {
+    // A run that lost its writer lock (paused past a takeover) still saves what it applied; it
+    // must not wipe the fingerprints the run that took over saved meanwhile (another service's too).
+    const path = join(dir, 'state.json');
+    const seed = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' });
+    seed.record(1, 'fp-1');
+    seed.record(2, 'fp-2');
+    await seed.save();
+    const slow = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' });
+    const other = await openPasswordState({ path, serviceUrl: 'http://a', keyFromEnv: 'k' });
+    other.record(3, 'fp-3-other');
+    other.forget(2);
+    await other.save();
+    const elsewhere = await openPasswordState({ path, serviceUrl: 'http://b', keyFromEnv: 'k' });
+    elsewhere.record(9, 'fp-b');
+    await elsewhere.save();
+    slow.record(4, 'fp-4-slow');
+    slow.forget(1);
+    await slow.save();
+    const doc = JSON.parse(await readFile(path, 'utf8'));
+    expect(doc.services['http://a'].sshUserPasswords).toEqual({ '3': 'fp-3-other', '4': 'fp-4-slow' });
+    expect(doc.services['http://b'].sshUserPasswords).toEqual({ '9': 'fp-b' });
+  });
+
   it('keeps fingerprints, never passwords, in a 0600 file with a generated 0600 key beside it', async () => {
     const path = join(dir, '.amsync', 'state.json');
     const state = await openPasswordState({ path, serviceUrl: 'http://127.0.0.1:1/' });
