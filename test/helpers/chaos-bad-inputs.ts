@@ -154,7 +154,7 @@ export const badInputs: readonly BadInput[] = [
   { name: 'AMSYNC_TOKEN_FILE names a file that does not exist', command: 'sync', env: { AMSYNC_TOKEN: undefined, AMSYNC_TOKEN_FILE: 'no-token' }, expect: 64, message: /no-token/ },
   { name: 'an empty token file', command: 'sync', args: ['--token-file', 'token'], env: { AMSYNC_TOKEN: undefined }, files: { token: '\n' }, expect: 64, message: /token/ },
   { name: 'a token file that is a symlink loop', command: 'plan', args: ['--token-file', 'token'], env: { AMSYNC_TOKEN: undefined }, files: { token: { symlink: 'token2' }, token2: { symlink: 'token' } }, expect: 64, message: /token/ },
-  { name: 'AMSYNC_TOKENS_DIR names a file, not a directory', command: 'sync', env: { AMSYNC_TOKENS_DIR: 'access.yaml' }, expect: 64, message: /access\.yaml/ },
+  { name: 'AMSYNC_TOKENS_DIR names a file, not a directory', command: 'sync', env: { AMSYNC_TOKENS_DIR: 'access.yaml' }, expect: 1, message: /access\.yaml/ },
 
   // ---- the daemon ----
   { name: 'the daemon with a schedule that is not cron', command: 'daemon', args: ['--schedule', '* * *'], expect: 64, message: /--schedule/ },
