@@ -707,9 +707,12 @@ function zeroWritesAfter(rec: Recorder, next: RunRecord | undefined): void {
   if (next) rec.check(invariants.zeroWrites, writesOf(next.requests).map((w) => `${next.name}: ${w.method} ${w.path} ${w.status}`));
 }
 
-/** The exit codes of the contract: 130 after Ctrl-C, 3 for a writer the lock refused (saying so). */
+/** The exit codes of the contract: 130 after Ctrl-C, 3 for a writer the lock refused (saying so); never a crash. */
 function exitCodeProblems(r: RunRecord, allowed: readonly number[]): string[] {
   if (r.code === null && (r.killed || r.timedOut)) return [];
+  // An error amsync did not foresee (src/cli/report-error.ts) is a crash, whatever its exit code.
+  const crash = /^error: unexpected failure: .*$/m.exec(r.stderr)?.[0];
+  if (crash !== undefined) return [`${r.name} exited ${r.code} with ${crash.slice(0, 300)}`];
   if (r.signals.includes('SIGINT')) return r.code === 130 ? [] : [`${r.name} was interrupted (SIGINT) and exited ${r.code}, not 130: ${lastLines(r.stderr)}`];
   if (r.together && r.code === 3) return LOCK_REFUSAL.test(r.stderr) ? [] : [`${r.name} exited 3 without saying another run holds the lock: ${lastLines(r.stderr)}`];
   return r.code !== null && allowed.includes(r.code) ? [] : [`${r.name} exited ${r.code}: ${lastLines(r.stderr)}`];
