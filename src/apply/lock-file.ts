@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { ownerName, ownerState, parseOwner, type LockOwner } from './lock-owner.js';
 
 /**
@@ -76,6 +76,10 @@ export function judge(found: Exclude<Found, { kind: 'none' }>, staleMs: number):
       return stale
         ? { free: true, why: `its holder, ${name}, did not refresh it for ${age}` }
         : { free: false, why: `held by ${name} (another host or pid namespace: refreshed ${age} ago, and taken over once not refreshed for ${Math.round(staleMs / 1000)} s)` };
+    case 'unseen':
+      return stale
+        ? { free: true, why: `its holder, ${name}, cannot be inspected from here (its pid is a process this user may not look at: another user's, /proc mounted hidepid) and did not refresh it for ${age}` }
+        : { free: false, why: `held by ${name}, whose process cannot be inspected from here (another user's, /proc mounted hidepid): refreshed ${age} ago, and taken over once not refreshed for ${Math.round(staleMs / 1000)} s` };
   }
 }
 
@@ -146,4 +150,49 @@ export function takeOver(path: string, root: string, record: string, staleMs: nu
     target = found.text;
   }
   return { free: false, why: `left by ${maxClaims} takeovers that died midway; remove ${path} and its .takeover- files by hand if no amsync runs` };
+}
+
+/**
+ * Removes the lock `record` at `path`, and never a record that is not ours: a read then an
+ * unlink would remove the record a taker elsewhere renamed over ours between the two (its
+ * fence would then report a false loss, and a third run could take the lock meanwhile).
+ * First the claim a taker of our record must make (claimPath), so none can start replacing it;
+ * one that already has leaves the lock to it. Then the file is renamed aside (atomic: whatever
+ * it holds moves whole) and checked: ours is removed, another's (a taker that found our claim
+ * stale, after a pause this long) is linked back at once. `beforeRemoval`: a test seam.
+ */
+export function removeOwn(path: string, record: string, beforeRemoval?: () => void): void {
+  const owner = parseOwner(record);
+  if (owner === undefined) return;
+  const mine = `${path}.${owner.nonce}.release`;
+  // Our claim names us (a taker that meets it is told who), with a nonce that is not the lock's.
+  writeFileSync(mine, `${JSON.stringify({ ...owner, nonce: `${owner.nonce}-release` })}\n`, { mode: 0o600 });
+  try {
+    const claim = claimPath(path, record);
+    if (!linkNew(mine, claim)) return;
+    try {
+      beforeRemoval?.();
+      removeAside(path, record, `${path}.${owner.nonce}.released`);
+    } finally {
+      removeQuietly(claim);
+    }
+  } finally {
+    removeQuietly(mine);
+  }
+}
+
+/** Moves `path` to `aside`, removes it if it holds `record`, else puts it back. */
+function removeAside(path: string, record: string, aside: string): void {
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    // Not ours: back under its name, unless a new lock took the name in the meantime (that one holds now).
+    if (readText(aside) !== record) linkNew(aside, path);
+  } finally {
+    removeQuietly(aside);
+  }
 }

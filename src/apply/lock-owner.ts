@@ -45,10 +45,32 @@ export function parseOwner(text: string): LockOwner | undefined {
   }
 }
 
-/** What can be known of an owner from here. `unknown`: another host or pid namespace. */
-export type OwnerState = 'running' | 'stopped' | 'dead' | 'unknown';
+/**
+ * What can be known of an owner from here. `unknown`: another host or pid namespace. `unseen`:
+ * on this host, its pid exists but neither /proc nor ps tells whether it is still the holder
+ * (another user's process under hidepid): the file's age decides, as for another host.
+ */
+export type OwnerState = 'running' | 'stopped' | 'dead' | 'unknown' | 'unseen';
 
 type Machine = Pick<LockOwner, 'host' | 'boot' | 'pidns'>;
+
+/** How this process looks at another one: the kernel's answers (replaced in tests, which cannot make hidepid). */
+export interface ProcessProbe {
+  /** `kill(pid, 0)`: undefined when the signal could be sent, else its errno code (ESRCH: no such process; EPERM: another user's). */
+  signal(pid: number): string | undefined;
+  /** /proc/PID/stat's state and start time; undefined without /proc, or when the process is hidden from us (hidepid). */
+  procStat(pid: number): { state: string; start: string } | undefined;
+  /** Where there is no /proc: the start time `ps` gives. */
+  psStart(pid: number): string | undefined;
+}
+
+export const hostProbe: ProcessProbe = { signal: sendNoSignal, procStat, psStart };
+let probe: ProcessProbe = hostProbe;
+
+/** Test seam: look at processes through `next` (undefined: through the kernel again). */
+export function useProcessProbe(next: ProcessProbe | undefined): void {
+  probe = next ?? hostProbe;
+}
 
 let machine: Machine | undefined;
 let ownStart: string | undefined | null = null;
@@ -73,17 +95,16 @@ export function onThisHost(owner: Machine): boolean {
  */
 export function ownerState(owner: LockOwner): OwnerState {
   if (!onThisHost(owner)) return 'unknown';
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    // EPERM: it exists, as another user's process.
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return 'dead';
-  }
-  const stat = procStat(owner.pid);
+  // EPERM: it exists, as another user's process.
+  if (probe.signal(owner.pid) === 'ESRCH') return 'dead';
+  const stat = probe.procStat(owner.pid);
   if (stat === undefined) {
-    // No /proc (macOS), or the process is hidden from us (hidepid): compare what ps says.
-    const start = owner.start === undefined ? undefined : psStart(owner.pid);
-    return start !== undefined && start !== owner.start ? 'dead' : 'running';
+    // No /proc (macOS), or the process is hidden from us (hidepid): compare what ps says. Nothing
+    // to compare is no proof of life: a dead holder's pid reused by another user's process would
+    // otherwise block every run for good.
+    const start = owner.start === undefined ? undefined : probe.psStart(owner.pid);
+    if (start === undefined) return 'unseen';
+    return start === owner.start ? 'running' : 'dead';
   }
   if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return 'dead';
   if (owner.start !== undefined && stat.start !== owner.start) return 'dead';
@@ -93,6 +114,15 @@ export function ownerState(owner: LockOwner): OwnerState {
 /** "pid 123 on this host", "pid 123 on host build-7". */
 export function ownerName(owner: LockOwner): string {
   return onThisHost(owner) ? `pid ${owner.pid} on this host` : `pid ${owner.pid} on host ${owner.host}`;
+}
+
+function sendNoSignal(pid: number): string | undefined {
+  try {
+    process.kill(pid, 0);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'EINVAL';
+  }
 }
 
 function startOf(pid: number): string | undefined {

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockLostError, SafetyError } from '../errors.js';
-import { judge, linkNew, readFound, readText, removeFolder, removeQuietly, takeOver } from './lock-file.js';
+import { judge, linkNew, readFound, readText, removeFolder, removeOwn, removeQuietly, takeOver } from './lock-file.js';
 import { ownerName, parseOwner, thisProcess } from './lock-owner.js';
 import type { HeldLock } from './with-writer-lock.js';
 
@@ -25,6 +25,8 @@ export interface WriterLockOptions {
   readonly staleMs?: number;
   /** Told, in words, when the lock of a holder that died (or stopped refreshing it elsewhere) is taken over. */
   readonly onTakeover?: (message: string) => void;
+  /** Test seam: called inside release, once no taker can start replacing our record, right before it is removed. */
+  readonly onReleasing?: () => void;
 }
 
 /**
@@ -58,7 +60,7 @@ export async function acquireWriterLock(path: string, options: WriterLockOptions
     const attempt = tryAcquire(path, record, staleMs);
     if (attempt.held) {
       if (attempt.tookOver !== undefined) options.onTakeover?.(`took over the writer lock ${path}: ${attempt.tookOver}`);
-      return holdLock(path, record, staleMs);
+      return holdLock(path, record, staleMs, options.onReleasing);
     }
     const waited = performance.now() - started;
     if (waited >= options.timeoutMs) throw busyError(path, attempt.why, options.timeoutMs);
@@ -97,7 +99,7 @@ function tryAcquire(path: string, record: string, staleMs: number): Attempt {
 }
 
 /** A held lock: its fence, its refresh (for takers on other hosts), its release. */
-function holdLock(path: string, record: string, staleMs: number): WriterLock {
+function holdLock(path: string, record: string, staleMs: number, onReleasing?: () => void): WriterLock {
   const controller = new AbortController();
   const fence = (): void => {
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -131,7 +133,7 @@ function holdLock(path: string, record: string, staleMs: number): WriterLock {
       clearInterval(refresh);
       try {
         // Never another's: a lock lost is left to whoever holds it now.
-        if (!controller.signal.aborted && readText(path) === record) removeQuietly(path);
+        if (!controller.signal.aborted && readText(path) === record) removeOwn(path, record, onReleasing);
       } catch {
         // Left behind (it cannot be read or removed now): once this process ends, the next run takes it over at once.
       }

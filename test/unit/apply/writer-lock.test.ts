@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimPath, takeOver } from '../../../src/apply/lock-file.js';
-import { thisProcess, type LockOwner } from '../../../src/apply/lock-owner.js';
+import { hostProbe, thisProcess, useProcessProbe, type LockOwner } from '../../../src/apply/lock-owner.js';
 import { acquireWriterLock, writerLockPath } from '../../../src/apply/writer-lock.js';
 import { withWriterLock } from '../../../src/apply/with-writer-lock.js';
 import { exitCodeFor, LockLostError, SafetyError } from '../../../src/errors.js';
@@ -15,6 +15,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'amsync-lock-'));
 });
 afterEach(async () => {
+  useProcessProbe(undefined);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -197,5 +198,85 @@ describe('fencing: a holder that lost its lock sends nothing more', () => {
     await rm(path);
     expect(() => lock.fence()).toThrow('its file was removed');
     await lock.release();
+  });
+});
+
+describe('release removes only its own lock', () => {
+  it('a record put over the lock file while the holder releases it (a taker from another host) is left in place, whole', async () => {
+    const path = writerLockPath(join(dir, 'state.json'));
+    const other = record({ host: 'build-7', boot: 'b', pid: 4242, nonce: 'taker' });
+    // The interleaving: a taker elsewhere renames its record over the file right when the release has checked it is ours.
+    const lock = await acquireWriterLock(path, {
+      timeoutMs: 0,
+      onReleasing: () => {
+        writeFileSync(join(dir, 'taker-record'), other);
+        renameSync(join(dir, 'taker-record'), path);
+      },
+    });
+    await lock.release();
+    expect(existsSync(path) ? readFileSync(path, 'utf8') : 'removed').toBe(other);
+    // Nothing else left behind: no record of ours, no claim.
+    expect(readdirSync(dir)).toEqual(['state.json.lock']);
+    // So a third run is still refused: the taker holds the lock.
+    const third = await acquireWriterLock(path, { timeoutMs: 0 }).catch((e: unknown) => e);
+    expect(exitCodeFor(third)).toBe(3);
+    expect((third as Error).message).toContain('held by pid 4242 on host build-7');
+  });
+
+  it('a release that meets a live taker\'s claim on its record leaves the lock to that taker', async () => {
+    const path = writerLockPath(join(dir, 'state.json'));
+    const lock = await acquireWriterLock(path, { timeoutMs: 0 });
+    const ours = readFileSync(path, 'utf8');
+    const claim = claimPath(path, ours);
+    writeFileSync(claim, record({ nonce: 'live-taker' }));
+    await lock.release();
+    // Not removed under the taker, which goes on and renames its record over ours.
+    expect(readFileSync(path, 'utf8')).toBe(ours);
+    expect(readdirSync(dir).sort()).toEqual([claim.slice(dir.length + 1), 'state.json.lock'].sort());
+  });
+
+  it('a plain release still removes the lock and leaves nothing behind', async () => {
+    const path = writerLockPath(join(dir, 'state.json'));
+    const lock = await acquireWriterLock(path, { timeoutMs: 0 });
+    await lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('a holder on this host whose process cannot be inspected (hidepid)', () => {
+  const hidden = 4_000_000;
+  /** The pid exists as another user's process (kill: EPERM), and /proc and ps show nothing of it. */
+  const hidepid = () =>
+    useProcessProbe({
+      signal: (pid) => (pid === hidden ? 'EPERM' : hostProbe.signal(pid)),
+      procStat: (pid) => (pid === hidden ? undefined : hostProbe.procStat(pid)),
+      psStart: (pid) => (pid === hidden ? undefined : hostProbe.psStart(pid)),
+    });
+
+  it('is taken over once its file has not been refreshed for the stale time, saying why (not "another run is writing" for good)', async () => {
+    const path = writerLockPath(join(dir, 'state.json'));
+    writeFileSync(path, record({ pid: hidden, start: '12345', nonce: 'hidden' }));
+    utimesSync(path, tenMinutesAgo(), tenMinutesAgo());
+    hidepid();
+    const told: string[] = [];
+    const lock = await acquireWriterLock(path, { timeoutMs: 0, onTakeover: (m) => told.push(m) });
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(`pid ${hidden} on this host`);
+    expect(told[0]).toContain('cannot be inspected');
+    expect(told[0]).toMatch(/did not refresh it for \d+ s/);
+    expect(readFileSync(path, 'utf8')).toContain(`"pid":${process.pid}`);
+    await lock.release();
+  });
+
+  it('keeps the lock while its file is fresh, and the refusal says what is known, not that it runs', async () => {
+    const path = writerLockPath(join(dir, 'state.json'));
+    writeFileSync(path, record({ pid: hidden, start: '12345', nonce: 'hidden' }));
+    hidepid();
+    const refused = await acquireWriterLock(path, { timeoutMs: 0 }).catch((e: unknown) => e);
+    expect(exitCodeFor(refused)).toBe(3);
+    expect((refused as Error).message).toContain(`pid ${hidden} on this host`);
+    expect((refused as Error).message).toContain('cannot be inspected');
+    expect((refused as Error).message).toMatch(/taken over once not refreshed for 10 s/);
+    expect(readFileSync(path, 'utf8')).toContain('"nonce":"hidden"');
   });
 });
