@@ -27,8 +27,8 @@ export interface BadInput {
   readonly files?: Readonly<Record<string, FileContent>>;
   /** Environment changes; undefined removes a variable of the default environment. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** 64 or 65; for the daemon, 'keeps running' when it survives the input and waits for a fix. */
-  readonly expect: 64 | 65 | 'keeps running';
+  /** 64 or 65 (1 for a local path amsync cannot write); for the daemon, 'keeps running' when it survives the input and waits for a fix. */
+  readonly expect: 1 | 64 | 65 | 'keeps running';
   /** The error says what is wrong. */
   readonly message: RegExp;
 }
