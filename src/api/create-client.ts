@@ -11,6 +11,7 @@ import { apikeys, sshUsers } from './resource-definitions.js';
 import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { systemTimers, type Timers } from '../time/index.js';
 import type { BearerSource } from './bearer-source.js';
+import type { CredentialError } from './credential-error.js';
 import { IntegratorKeyProvider, type WriteBackStatus } from './integrator-key-provider.js';
 import { fetchUserInfo, listAllRoles, type ApiRole, type ApiUserInfo } from './service-info.js';
 import { tokenExchangeCall, type TokenAnswer } from './token-exchange.js';
@@ -115,6 +116,13 @@ export interface AmClient extends AccessService {
   fenceWrites(fence: WriteFence): () => void;
   /** With an integrator key: whether its last rotation reached its file. undefined otherwise. */
   credentialStatus(): { readonly writeBack: WriteBackStatus } | undefined;
+  /**
+   * The end of a one-shot run, before close(): waits up to `maxWaitMs` for a renewal of the
+   * integrator key in flight (the run's last request may have started one beside it), and
+   * returns CredentialError `integrator_key_not_persisted` when a key the service rotated could
+   * not be kept (or the renewal was still unanswered). undefined otherwise, and without a key.
+   */
+  settleCredential(maxWaitMs: number): Promise<CredentialError | undefined>;
 
   /** Frees sockets and timers; calls not yet sent fail. */
   close(): void;
@@ -226,15 +234,29 @@ export function createClient(options: ClientOptions): AmClient {
     userInfo: (signals) => fetchUserInfo(executor, signals),
     onWire: () => executor.onWire,
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
+    settleCredential: (maxWaitMs) => (integratorKey === undefined ? Promise.resolve(undefined) : settleWithin(integratorKey, timers, maxWaitMs)),
     fenceWrites: (fence) => fences.add(fence),
   });
+}
+
+/** The key's state once its renewal in flight settled, waiting on the client's clock at most `maxWaitMs`. */
+async function settleWithin(key: IntegratorKeyProvider, timers: Timers, maxWaitMs: number): Promise<CredentialError | undefined> {
+  let handle: unknown;
+  const bound = new Promise<void>((resolve) => {
+    handle = timers.setTimeout(resolve, maxWaitMs);
+  });
+  try {
+    return await key.settled(bound);
+  } finally {
+    timers.clearTimeout(handle);
+  }
 }
 
 /** 32 MiB: a page of 1,000 apikeys is about 300 KB; nothing the service sends comes near it. */
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'fenceWrites' | 'onWire'> {
+interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'settleCredential' | 'fenceWrites' | 'onWire'> {
   /** The service-wide reads, with what each call of the run carries (none: the client's own calls). */
   readonly listRoles: (signals: RunSignals) => Promise<ApiRole[] | null>;
   readonly userInfo: (signals: RunSignals) => Promise<ApiUserInfo | null>;
@@ -252,6 +274,7 @@ function clientOf(
     limiter: shared.limiter,
     close: shared.close,
     credentialStatus: shared.credentialStatus,
+    settleCredential: shared.settleCredential,
     fenceWrites: shared.fenceWrites,
     onWire: shared.onWire,
     listRoles: () => shared.listRoles(calls),

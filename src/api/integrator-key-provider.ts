@@ -115,6 +115,26 @@ export class IntegratorKeyProvider implements BearerSource {
     return this.#writeBack;
   }
 
+  /**
+   * A one-shot run's end: once the renewal in flight (one the run's last request may have
+   * started beside it) has settled, or `bound` has, the rotated key that could not be kept, if
+   * any. A renewal still unanswered when `bound` settles may carry a rotated key the process
+   * would take with it: that is a loss too, as far as anyone can tell.
+   */
+  async settled(bound: Promise<void>): Promise<CredentialError | undefined> {
+    const renewing = this.#renewing;
+    if (renewing !== undefined) {
+      const done = await Promise.race([renewing.then(() => true, () => true), bound.then(() => false)]);
+      if (!done && this.#renewing === renewing && this.#source.keyFile !== undefined) {
+        return new CredentialError(
+          'integrator_key_not_persisted',
+          `integrator key may be lost: a renewal of the access token was still unanswered when amsync ended; if the service rotated the key, the new one never reached ${this.#source.keyFile} and the key there stops working. Run amsync again: if the key is rejected, put a new integrator key from the service's UI in ${this.#source.keyFile}`,
+        );
+      }
+    }
+    return this.#lost;
+  }
+
   async ready(): Promise<void> {
     if (this.#lost !== undefined) throw this.#lost;
     const now = this.#deps.now();

@@ -187,8 +187,8 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   } finally {
     interrupts.dispose();
     live.close();
-    await context.closeNotifier(notifyGraceMs);
-    context.close();
+    // A key renewal the last request started is waited for: a rotated key lost fails the run.
+    await context.finish(notifyGraceMs);
   }
 }
 

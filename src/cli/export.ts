@@ -114,7 +114,8 @@ export async function runExport(opts: ExportOptions, io: CliIo): Promise<void> {
     io.stderr.write(`Exported ${desired.sshUsers.length} SSH users and ${desired.apikeys.length} apikeys to ${output}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}.\n`);
   } finally {
     live.close();
-    context.close();
+    // A key renewal the last request started is waited for: a rotated key lost fails the run.
+    await context.finish(0);
   }
 }
 

@@ -390,7 +390,8 @@ async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'ref
     throw error;
   } finally {
     open.delete(service);
-    service.close();
+    // A key renewal the last request started is waited for: a rotated key lost fails the target.
+    await service.finish(0);
   }
 }
 

@@ -130,6 +130,14 @@ export interface ServiceContext {
   notifyOutcome(outcome: Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>, dryRun: boolean): void;
   /** Gives notifications still queued up to `ms` to go out, then stops the notifier. */
   closeNotifier(ms: number): Promise<void>;
+  /**
+   * The end of a one-shot command (sync, plan, apply, export, a fleet's target), instead of
+   * close(): waits (bounded) for a renewal of the integrator key in flight, closes the
+   * notifier (`notifyGraceMs`) and the client, then throws CredentialError
+   * `integrator_key_not_persisted` when a key the service rotated could not be kept: the run
+   * must not end green with a key nobody has.
+   */
+  finish(notifyGraceMs: number): Promise<void>;
   close(): void;
 }
 
@@ -308,11 +316,26 @@ class CommandServiceContext implements ServiceContext {
     }).finally(() => unfence?.());
   }
 
+  async finish(notifyGraceMs: number): Promise<void> {
+    let lost: unknown;
+    try {
+      lost = await this.#client?.settleCredential(renewalGraceMs);
+      if (lost !== undefined) this.notifyFailure(lost);
+      await this.closeNotifier(notifyGraceMs);
+    } finally {
+      this.close();
+    }
+    if (lost !== undefined) throw lost;
+  }
+
   close(): void {
     this.#client?.close();
     this.#audit?.close();
   }
 }
+
+/** How long the end of a one-shot run waits for a key renewal in flight: a token request's timeout and a retry. */
+const renewalGraceMs = 60_000;
 
 /**
  * The lock's own refusals (another writer) are AmsyncErrors and pass; a file-system error is

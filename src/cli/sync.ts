@@ -139,8 +139,8 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
     live.close();
     // Queued notifications get a bounded moment to go out: a dead receiver delays the exit by
     // at most this, and never changes its code.
-    await context.closeNotifier(notifyGraceMs);
-    context.close();
+    // A key renewal the last request started is waited for: a rotated key lost fails the run.
+    await context.finish(notifyGraceMs);
   }
 }
 
