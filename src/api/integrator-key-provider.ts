@@ -296,9 +296,14 @@ export class IntegratorKeyProvider implements BearerSource {
    * cannot be kept fails the renewal (and every request after it) unless `keepUnpersistedKey`.
    */
   async #rotate(used: string, next: string | undefined): Promise<void> {
-    if (next === undefined || next === used) return;
-    this.#key = this.#remember(next);
     const file = this.#source.keyFile;
+    if (next === undefined || next === used) {
+      // A write-back that failed is tried again at every renewal, rotated or not: fixing the
+      // volume makes the daemon ready again (/readyz promises it).
+      if (!this.#writeBack.ok && file !== undefined) await this.#persist(file, used);
+      return;
+    }
+    this.#key = this.#remember(next);
     if (file === undefined) {
       this.#writeBack = { ok: false, error: 'no_key_file' };
       emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: false, firstTime: !this.#warnedUnpersisted, kept: this.#deps.keepUnpersistedKey === true });
@@ -308,6 +313,11 @@ export class IntegratorKeyProvider implements BearerSource {
       );
       return;
     }
+    await this.#persist(file, next);
+  }
+
+  /** Writes the key in use to its file; one that cannot be kept fails the run unless `keepUnpersistedKey`. */
+  async #persist(file: string, next: string): Promise<void> {
     try {
       await this.#write(file, `${next}\n`);
       this.#fileContent = next;

@@ -210,6 +210,35 @@ describe('rotation and write-back', () => {
     expect(h.provider.writeBack).toEqual({ ok: true });
   });
 
+  // Issue 27 review, fault 2: a service that rotated once and then answers with the same key
+  // (or none) never made the daemon write it again, so fixing the volume never made it ready.
+  it('the daemon: after a failed write-back, the key in use is written at every renewal until it reaches the file, even without a new rotation', async () => {
+    let failWrites = true;
+    const written: string[] = [];
+    // Rotates at the first exchange only; later answers carry the same key, then none.
+    const h = harness((key, n) => answer(n, n === 1 ? 'key-2' : n === 2 ? key : undefined), {
+      keep: true,
+      file: 'key-1',
+      writeFile: async (_path, text) => {
+        if (failWrites) throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+        written.push(text);
+      },
+    });
+    await h.provider.ready();
+    expect(h.provider.writeBack).toEqual({ ok: false, error: 'EROFS' });
+    failWrites = false; // the volume is fixed
+    h.advance(80_000);
+    await h.provider.ready();
+    expect(h.exchanges).toEqual(['key-1', 'key-2']);
+    expect(written).toEqual(['key-2\n']);
+    expect(h.provider.writeBack).toEqual({ ok: true });
+    expect(h.events).toContainEqual({ action: 'rotated', persisted: true });
+    // Written once: with the file in step, a renewal that does not rotate writes nothing.
+    h.advance(80_000);
+    await h.provider.ready();
+    expect(written).toEqual(['key-2\n']);
+  });
+
   it('the daemon: a key from AMSYNC_REFRESH_TOKEN rotates in memory only, and says it is not persisted', async () => {
     const h = harness((_key, n) => answer(n, `key-${n + 1}`), { env: 'key-1', keep: true });
     await h.provider.ready();
