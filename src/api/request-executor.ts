@@ -175,6 +175,9 @@ export class RequestExecutor {
         if (error instanceof LimiterStoppedError) throw call.signal?.aborted ? this.#cancelledError(call, attempt - 1) : this.#stoppedError(call, attempt - 1, last);
         // A write fence held this attempt back: it never went out, and the report must say so.
         if (error instanceof LockLostError) throw this.#stoppedError(call, attempt - 1, last, error.message, error);
+        // So did a credential that could not be had (a key rejected at renewal, one that could
+        // not be kept): a write held back before the wire is not started, the credential says why.
+        if (error instanceof CredentialError && call.method !== 'GET') throw this.#stoppedError(call, attempt - 1, last, error.message, error);
         throw error;
       }
       const { outcome, answeredAt } = attempted;

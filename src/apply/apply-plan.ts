@@ -214,6 +214,9 @@ class PlanRun {
     try {
       listed = await this.#refresher.stillListed(change.kind, id);
     } catch (error) {
+      // Stopped before the fresh listing went out: the delete's own fate is "not started" when
+      // no DELETE was sent; after a DELETE's 404 it stays unconfirmed (failed) below.
+      if (request === 'GET by id' && stoppedBeforeSending(error)) throw error;
       const what = request === 'DELETE' ? 'not confirmed deleted: the DELETE answered 404 and' : 'not deleted: the GET by id answered 404 and';
       return { status: 'failed', id, error: `${what} re-reading it failed: ${errorSummary(error)}` };
     }

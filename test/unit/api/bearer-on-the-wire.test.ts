@@ -199,3 +199,31 @@ describe('a 401 that stands is a credential error worded for where the token cam
     expect(service.log.map((r) => `${r.path} ${r.status}`)).toEqual([`${tokenRoute} 200`, '/api/sshusers 401', `${tokenRoute} 200`, '/api/sshusers 401']);
   });
 });
+
+describe('a credential that cannot be had before a write goes out', () => {
+  /** A source whose every token is refused before any request: the key could not be kept. */
+  function lostKey(): BearerSource {
+    const lost = () => new CredentialError('integrator_key_not_persisted', 'integrator key lost: CANARY-path could not be written');
+    return {
+      ready: () => Promise.reject(lost()),
+      current: () => Promise.reject(lost()),
+      refresh: () => Promise.resolve(false),
+      describeRejection: () => 'the integrator key',
+      rotatable: false,
+      knownValues: [],
+    } as unknown as BearerSource;
+  }
+
+  it('holds a write back as not sent (the report says not started), the credential saying why; a read fails with the credential error itself', async () => {
+    const time = new VirtualTime();
+    const sent: string[] = [];
+    const transport = { send: (request: WireRequest) => (sent.push(`${request.method} ${request.path}`), Promise.resolve<WireOutcome>({ kind: 'response', status: 200, headers: {}, body: '{}' })) };
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, lostKey(), 10);
+    const write = await executor.run(create(1)).catch((error: unknown) => error);
+    expect(write).toMatchObject({ code: 'not_sent', cause: expect.any(CredentialError) });
+    expect((write as Error).message).toContain('integrator key lost');
+    const read = await executor.run({ method: 'GET', path: '/api/sshusers', route: '/api/sshusers', parse: () => ({ ok: true, value: undefined }) }).catch((error: unknown) => error);
+    expect(read).toBeInstanceOf(CredentialError);
+    expect(sent).toEqual([]);
+  });
+});
