@@ -1,7 +1,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -107,7 +107,10 @@ export const T4 = 'CANARY-bearer-rival-rotated-e19a47';
 export const KEY = 'CANARY-integrator-key-3c9e51';
 /** Where that key lives, from the schedule's folder (a folder of its own: it is made read-only). */
 export const KEY_FILE = 'keys/integrator-key';
-/** How long a paused writer stays stopped at most: past the writer lock's stale time (10 s). */
+/**
+ * How long a paused writer stays stopped at most: longer than a lock not refreshed is called
+ * stale by a lock that ages (10 s before issue 27; the pause of its finding was 14 s).
+ */
 export const PAUSE_MS = 12_000;
 /**
  * Writes sent before SIGINT reach the service within this: milliseconds on 127.0.0.1, but the
@@ -217,8 +220,8 @@ export async function prepare(schedule: ChaosSchedule, emu: RunningEmulator, pre
   });
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const stateKey = `CANARY-state-key-${schedule.seed}`;
-  // A run killed mid-apply leaves its writer lock behind; the next run waits until the lock
-  // is stale (10 s without a refresh) and takes it over, as a user's retry would.
+  // A writer waits up to 20 s for another live writer's lock (the daemon beside a CLI sync); a
+  // lock a killed run left behind is taken over at once.
   const env: Record<string, string> = { AMSYNC_URL: emu.url, AMSYNC_STATE_KEY: stateKey, AMSYNC_LOCK_TIMEOUT_MS: '20000' };
   const canaries = [T1, T2, T3, T4, KEY, stateKey];
   for (const u of schedule.users) {
@@ -545,13 +548,12 @@ async function runFaulted(f: Faulting): Promise<RunRecord[]> {
   const faulted = await runAll([{ name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json'], poll, ...readOnly }]);
   if (schedule.integratorKey?.readOnlyFile && faulted[0]!.code !== null) f.played('rotating-key-read-only');
   if (faulted[0]!.killed || faulted[0]!.signals.includes('SIGINT')) {
-    // A run killed mid-apply leaves its writer lock behind; nothing refreshes it, and the next
-    // run takes it over once it is stale (10 s). Its age is set as 10 s of waiting would leave
-    // it: the takeover is the same, the wait is not spent.
-    if (faulted[0]!.killed) await ageDeadLock(join(dir, 'state.json.lock'));
+    // A run killed mid-apply leaves its writer lock behind: the next run sees its holder dead
+    // and takes it over at once (issue 27), so it is given no time to wait for it — a wait, or
+    // "another amsync run is writing" (exit 3), is a violation.
     const signalRules = new Set([KILL_LABEL, INTERRUPT_LABEL, DEEP_INTERRUPT_LABEL]);
     emu.setFaults({ rules: schedule.faults.rules.filter((r) => !signalRules.has(r.label ?? '')) });
-    faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json'] }])));
+    faulted.push(...(await runAll([{ name: 'faulted-again', args: ['sync', '--json', '--report', 'faulted-again.json', '--lock-timeout', '0'] }])));
   }
   return faulted;
 }
@@ -632,14 +634,6 @@ async function runPausedWriter(f: Faulting, faultPollOf: (child: ChildProcess) =
     { name: 'faulted', args: ['sync', ...format, '--report', 'faulted.json', ...lock], poll, onEnd: startRival },
     { name: 'faulted-rival', args: ['sync', '--json', '--report', 'faulted-rival.json', ...lock], ...rivalCredentials(schedule), gate: rivalMayStart },
   ]);
-}
-
-/** Dates a dead run's writer lock (if it left one) back past proper-lockfile's stale time. */
-export async function ageDeadLock(path: string): Promise<void> {
-  const past = new Date(Date.now() - 11_000);
-  await utimes(path, past, past).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
 }
 
 /**
