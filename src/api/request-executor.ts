@@ -8,7 +8,7 @@ import { bodyExcerpt, redactText, textExcerpt } from './redact.js';
 import { parseRetryAfter } from './retry-after.js';
 import { decideRetry, type AttemptFailure, type HttpMethod, type RetryDecision, type RetryPolicyOptions } from './retry-policy.js';
 import { serviceErrorBodySchema } from './schemas.js';
-import { Sleeper, type Timers } from '../time/index.js';
+import { onAbort, Sleeper, type Timers } from '../time/index.js';
 import { LimiterClosedError, LimiterStoppedError } from './pacer.js';
 import { LockLostError } from '../errors.js';
 import type { BearerSource, RejectionStage } from './bearer-source.js';
@@ -247,7 +247,7 @@ export class RequestExecutor {
   async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
     for (let requeue = 0; ; requeue += 1) {
-      if (call.auth !== false) await tokens.ready(call.method, call.path, call.route);
+      if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route), call.stop ?? call.signal);
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
       const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 ? 1 : 0;
@@ -462,4 +462,28 @@ interface ErrorExtra {
   readonly errors?: readonly ServiceFieldError[];
   readonly cause?: unknown;
   readonly serviceWide?: boolean;
+}
+
+/**
+ * Waits for `work` (a token renewal other calls share) unless `stop` fires first: a call waiting
+ * for a token leaves at once on an interrupt (LimiterStoppedError: never sent), rather than
+ * after the renewal's retries. The renewal itself goes on for the calls that still wait.
+ */
+async function untilStopped(work: Promise<void>, stop: AbortSignal | undefined): Promise<void> {
+  if (stop === undefined) return work;
+  if (stop.aborted) {
+    work.catch(() => undefined);
+    throw new LimiterStoppedError();
+  }
+  let unsubscribe = (): void => undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    unsubscribe = onAbort(stop, () => reject(new LimiterStoppedError()));
+  });
+  try {
+    await Promise.race([work, stopped]);
+  } finally {
+    unsubscribe();
+    work.catch(() => undefined);
+    stopped.catch(() => undefined);
+  }
 }

@@ -227,3 +227,28 @@ describe('a credential that cannot be had before a write goes out', () => {
     expect(sent).toEqual([]);
   });
 });
+
+describe('an interrupt while a call waits for its token', () => {
+  it('the call leaves at once, never sent (not_sent), though the renewal it waited for has not ended', async () => {
+    const time = new VirtualTime();
+    const sent: string[] = [];
+    const transport = { send: (request: WireRequest) => (sent.push(`${request.method} ${request.path}`), Promise.resolve<WireOutcome>({ kind: 'response', status: 200, headers: {}, body: '{}' })) };
+    // A renewal that does not end (the token endpoint in its retries): ready() never settles.
+    const stuck = {
+      ready: () => new Promise<void>(() => undefined),
+      current: () => new Promise<never>(() => undefined),
+      refresh: () => Promise.resolve(false),
+      describeRejection: () => 'the integrator key',
+      rotatable: true,
+      knownValues: [],
+    } as unknown as BearerSource;
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, stuck, 10);
+    const stop = new AbortController();
+    const pending = executor.run({ ...create(1), stop: stop.signal }).catch((error: unknown) => error);
+    await Promise.resolve();
+    stop.abort(new Error('interrupted (SIGINT)'));
+    const error = await pending;
+    expect(error).toMatchObject({ code: 'not_sent' });
+    expect(sent).toEqual([]);
+  });
+});
