@@ -65,6 +65,8 @@ export class LeaseElector {
   #observed: { record: string; at: number } | undefined;
   #leading = false;
   #lastRenew = 0;
+  /** The wall clock at the last renewal: see #sinceRenew. */
+  #lastRenewWall = 0;
   #term: AbortController = abortedController('not the leader');
   #timer: unknown;
   /** Fires renewDeadline after the last renewal: steps down even while a call to the API server hangs. */
@@ -97,7 +99,7 @@ export class LeaseElector {
    * the writes it had queued after the lease expired for the others.
    */
   readonly fence = (): void => {
-    if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
+    if (this.#leading && this.#sinceRenew() >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
     if (this.#leading) return;
     const reason: unknown = this.#term.signal.reason;
     throw new LockLostError(reason instanceof Error ? reason.message : 'not the leader');
@@ -146,6 +148,7 @@ export class LeaseElector {
   async #attempt(): Promise<void> {
     if (this.#stopped) return;
     const now = this.#o.timers.now();
+    const wall = this.#o.timers.wallNow();
     let renewed = false;
     try {
       // Bounded: a call that hangs (a partition that drops packets) must neither keep this
@@ -157,9 +160,10 @@ export class LeaseElector {
     }
     if (renewed && this.#o.timers.now() - now < this.#o.renewDeadlineMs) {
       this.#lastRenew = now;
+      this.#lastRenewWall = wall;
       if (!this.#leading) this.#gain();
       this.#armStepDown();
-    } else if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
+    } else if (this.#leading && this.#sinceRenew() >= this.#o.renewDeadlineMs) {
       this.#lose(this.#deadlineMissed());
     } else if (this.#leading && !renewed && this.#observedHolder !== this.#o.identity && this.#observedHolder) {
       // Someone else holds it now (our claim expired while we could not reach the server).
@@ -190,8 +194,20 @@ export class LeaseElector {
     const at = this.#lastRenew + this.#o.renewDeadlineMs;
     this.#stepDown = this.#o.timers.setTimeout(() => {
       this.#stepDown = undefined;
-      if (this.#leading && this.#o.timers.now() - this.#lastRenew >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
+      if (this.#leading && this.#sinceRenew() >= this.#o.renewDeadlineMs) this.#lose(this.#deadlineMissed());
     }, Math.max(0, at - this.#o.timers.now()));
+  }
+
+  /**
+   * Time since the last renewal, by whichever clock says more. The monotonic clock does not
+   * advance while the machine is suspended (Linux's CLOCK_MONOTONIC), so a leader resumed from
+   * a suspend would think it still within its deadline while the others, whose clocks ran, see
+   * the lease expired; the wall clock runs through a suspend. A wall clock stepped forward makes
+   * it step down early, the safe side; one stepped back is caught by the monotonic one.
+   */
+  #sinceRenew(): number {
+    const { timers } = this.#o;
+    return Math.max(timers.now() - this.#lastRenew, timers.wallNow() - this.#lastRenewWall);
   }
 
   #deadlineMissed(): string {

@@ -225,3 +225,21 @@ describe('the Lease through @kubernetes/client-node against an API server that e
     for (const bad of ['amsync/x', 'lease:/x', 'lease:ns/', 'lease:NS/x', 'lease:ns/x/y']) expect(parseLeaseRef(bad)).toBeUndefined();
   });
 });
+
+describe('a leader resumed from a suspend (its monotonic clock stood still, the wall clock ran)', () => {
+  it('is past its renew deadline by the wall clock: its write fence refuses, as the others see the lease expired', async () => {
+    const backend = new LeaseBackend();
+    const time = new VirtualTime();
+    // Linux's CLOCK_MONOTONIC does not count a suspend: only the wall clock moves through it.
+    let suspendedMs = 0;
+    const timers = Object.assign(Object.create(time) as VirtualTime, { wallNow: () => time.wallNow() + suspendedMs });
+    const a = new LeaseElector({ store: backend.storeFor('pod-a'), identity: 'pod-a', timers, ...timings });
+    await a.start();
+    expect(a.leading).toBe(true);
+    expect(() => a.fence()).not.toThrow();
+    suspendedMs = 70_000;
+    expect(() => a.fence()).toThrow(/leadership lost: could not renew lease:amsync\/test for 50 s/);
+    expect(a.leading).toBe(false);
+    await a.stop();
+  });
+});
