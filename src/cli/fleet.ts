@@ -35,6 +35,7 @@ import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import { checkFleetOutputs } from './check-fleet-outputs.js';
 import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
@@ -102,6 +103,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   const fleet = await loadFleet(opts, env, targetsFile);
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
   annotateDiagnostics(io, fleet.warnings);
+  await checkFleetOutputs(base, fleet.selected, env, { writes: !dryRun, reportFile: opts.report, planFile: opts.out, stepSummary: true }, fleet.targetsFile, io.stderr);
   const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
@@ -282,6 +284,9 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
   checkDesiredFileHash(saved.targets[0]!.plan, planFile, desiredFile, fleet.desiredFileHash);
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
+  // Only the targets this plan writes to are contacted: their paths, and the fleet's report.
+  const contacted = fleet.targets.filter((t) => saved.targets.some((p) => p.name === t.name && p.plan.plan.changes.length > 0));
+  await checkFleetOutputs(base, contacted, env, { writes: true, reportFile: opts.report, stepSummary: true }, fleet.targetsFile, io.stderr);
   const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: 'apply', dryRun: false, file: desiredFile, planFile };
