@@ -1,5 +1,7 @@
 import { AmsyncError, ChangesFailedError, exitCodes, SafetyError } from '../errors.js';
 import type { ChangeResult, Plan } from '../model/index.js';
+import { fsProblem, isFsError, type LocalPath } from '../secrets/index.js';
+import { settingOptions } from '../settings/index.js';
 
 /**
  * How one target's part of a fleet run ended:
@@ -95,7 +97,7 @@ export interface TargetRunOutcome {
  * apply, token files or the state file that could not be written are `failed`; else changes
  * make it `changed`.
  */
-export function classifyRun(target: { readonly name: string; readonly url: string }, run: TargetRunOutcome, stateFile?: string): TargetOutcome {
+export function classifyRun(target: { readonly name: string; readonly url: string }, run: TargetRunOutcome, stateFile?: string | LocalPath): TargetOutcome {
   const base = { name: target.name, url: target.url, plan: run.plan, ...(run.results ? { results: run.results } : {}), ...(run.roleNames ? { roleNames: run.roleNames } : {}) };
   if (run.refusal) return { ...base, status: 'refused', error: errorOf(run.refusal) };
   const notes = (run.tokenErrors ?? []).map((t) => `error: apikey ${JSON.stringify(t.key)}: ${t.error}`);
@@ -110,9 +112,27 @@ export function classifyRun(target: { readonly name: string; readonly url: strin
     return { ...base, ...withNotes, status: 'failed', error: errorOf(e) };
   }
   if (notes.length > 0) return { ...base, ...withNotes, status: 'failed', error: { code: 'token_files', message: `${notes.length} token file${notes.length === 1 ? '' : 's'} could not be written` } };
-  if (run.stateSaveError !== undefined) {
-    const why = run.stateSaveError instanceof Error ? run.stateSaveError.message : String(run.stateSaveError);
-    return { ...base, status: 'failed', error: { code: 'state_not_saved', message: `the state file ${stateFile ?? ''} could not be written (${why}): the changes were applied, but drift of the passwords they set cannot be detected until it is`.replace('file  could', 'file could') } };
-  }
+  if (run.stateSaveError !== undefined) return { ...base, status: 'failed', error: { code: 'state_not_saved', message: stateNotSaved(run.stateSaveError, target.name, stateFile) } };
   return { ...base, status: run.plan.changes.length > 0 ? 'changed' : 'unchanged' };
+}
+
+/**
+ * A target's state file refused mid-run, as every local path's failure is said
+ * (src/secrets/local-path-error.ts): its path, its setting, the errno in words and the fix
+ * for that errno (a read-only volume needs another fix than a full disk), never Node's raw
+ * message with its syscall.
+ */
+function stateNotSaved(error: unknown, target: string, stateFile: string | LocalPath | undefined): string {
+  const path: LocalPath = typeof stateFile === 'object' ? stateFile : { what: 'the state file', path: stateFile ?? '', setting: `target ${target}'s own, beside ${stateFileSetting()}`, knob: '--state-file' };
+  const cost = 'the changes were applied, but drift of the passwords they set cannot be detected until it is';
+  // An AmsyncError (a lost writer lock, a record another run holds) says its own why and fix.
+  if (!isFsError(error)) return `${path.what} ${path.path} could not be written (${path.setting}): ${error instanceof Error ? error.message : String(error)}: ${cost}`.replace(/ {2}/g, ' ');
+  const { reason, fix } = fsProblem(error, path);
+  return `${path.what} ${path.path} could not be written (${path.setting}): ${reason}: ${cost}; ${fix}, then run once with --rotate-passwords`;
+}
+
+/** `--state-file, AMSYNC_STATE_FILE, stateFile`, as the settings table has it. */
+function stateFileSetting(): string {
+  const option = settingOptions.find((o) => o.path.length === 1 && o.path[0] === 'stateFile');
+  return [option?.flag, option?.env, 'stateFile'].filter((w) => w !== undefined).join(', ');
 }

@@ -46,6 +46,17 @@ describe('the fleet exit code: 1 if any failed, else 3 if any refused, else 2 (-
 
 describe('a target run becomes an outcome by the rules sync exits by', () => {
   const t = { name: 'sp-1', url: 'https://sp-1' };
+  it('a state file refused mid-run: the line names the path, its setting, the errno and its fix, not Node\'s raw message (issue 27, deliverable 6)', () => {
+    const erofs = Object.assign(new Error("EROFS: read-only file system, open '/s/.state.sp-1.json.tmp'"), { code: 'EROFS' });
+    const outcome = classifyRun(t, { plan: planWith(1), results: [], stateSaveError: erofs }, '/s/state.sp-1.json');
+    expect(outcome).toMatchObject({ status: 'failed', error: { code: 'state_not_saved' } });
+    const message = outcome.error!.message;
+    expect(message).toContain('/s/state.sp-1.json');
+    expect(message).toMatch(/--state-file, AMSYNC_STATE_FILE, stateFile/);
+    expect(message).toContain('the file system is read-only (EROFS)');
+    expect(message).toContain('point --state-file at a writable file system');
+    expect(message).not.toContain('EROFS: read-only file system, open');
+  });
   it('refused, failed (problems, failed changes, token files, state file), changed, unchanged', () => {
     expect(classifyRun(t, { plan: planWith(2), refusal: new SafetyError('deletion_budget', 'too many') }).status).toBe('refused');
     expect(classifyRun(t, { plan: { ...emptyPlan, problems: [{ kind: 'sshUser', key: 'a', code: 'missing_password', message: 'm' }] } })).toMatchObject({ status: 'failed', error: { code: 'plan_problems' } });
