@@ -36,9 +36,9 @@ export interface ExecuteOutcome {
    */
   readonly stateSaveError?: unknown;
   /**
-   * Declared keys without a change in this run whose token file could not be kept current
-   * (something other than a regular file sits there). A key created in this run reports it in
-   * its own result instead.
+   * Declared keys whose token file could not be written (something other than a regular file
+   * sits there): kept current for a key without a change, or given a key created in this run
+   * (whose create is applied all the same: the service has the key).
    */
   readonly tokenErrors: readonly TokenError[];
 }
@@ -65,6 +65,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
   const saver = state && new StateSaver(state);
   // Names whose token this run received from a create: fresher than the listing's.
   const written = new Set<string>();
+  const tokenErrors: TokenError[] = [];
   const results = await applyPlan(input.plan, {
     writer: input.service,
     desired: input.desired,
@@ -82,7 +83,11 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     },
     onToken: async (name, token) => {
       written.add(name);
-      await writeToken(name, token);
+      // The key exists on the service whatever happens to its file: the change is applied, and
+      // the file that could not be written is reported beside it (exit 1), as for any key.
+      await writeToken(name, token).catch((error: unknown) => {
+        tokenErrors.push({ key: name, error: error instanceof Error ? error.message : String(error) });
+      });
     },
     fingerprints: input.fingerprints,
     onResult: input.onResult,
@@ -91,7 +96,6 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     maxInFlight: input.maxInFlight,
   });
   const stateSaveError = await saver?.flush();
-  const tokenErrors: TokenError[] = [];
   if (sink) {
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run. Each file is read, and written

@@ -418,10 +418,10 @@ export function appliedVersusReceived(name: string, report: RunReport, requests:
     const change = changeOfWrite(report, e);
     if (change === undefined) continue;
     const result = report.results.find((r) => r.kind === change.kind && r.key === change.key && r.action === change.action);
-    // Made on the service, then failed beside it (its token file is a FIFO), or an answer amsync
-    // says it did not get (the service sent it, amsync gave up first: a timeout, a lost lock
-    // on waking from a pause): the error says so.
-    if (result?.status === 'failed' && /its token was not written|response was lost|answer was lost|timed out|timeout/i.test(`${result.error ?? ''} ${result.drift ?? ''}`)) continue;
+    // An answer amsync says it did not get (the service sent it, amsync gave up first: a
+    // timeout, a lost lock on waking from a pause): the error says so. (A key whose token file
+    // could not be written is applied: the service has it.)
+    if (result?.status === 'failed' && /response was lost|answer was lost|timed out|timeout/i.test(`${result.error ?? ''} ${result.drift ?? ''}`)) continue;
     if (result?.status !== 'applied') {
       problems.push(`${name}: the service performed ${e.method} ${e.path} (seq ${e.seq}, ${e.status}) for ${change.kind} "${change.key}" and answered it, but the report says ${result === undefined ? 'nothing of it' : `"${result.status}"${result.error ? ` (${result.error.slice(0, 120)})` : ''}`}`);
     }
