@@ -43,6 +43,13 @@ export interface ClientOptions {
    * @default false
    */
   readonly keepUnpersistedKey?: boolean;
+  /**
+   * The credential of the client this one replaces (the daemon's settings reload), from its
+   * handOverCredential(): an integrator key for the same service and the same key (file) is
+   * taken over as it stands — a rotated key only memory holds, the access token — instead of
+   * being read again from a file that may hold a retired one. Otherwise ignored.
+   */
+  readonly credentialFrom?: CredentialHandover;
   /** Per attempt, connection included. @default 30_000 */
   readonly timeoutMs?: number;
   /** PEM file of a private CA, added to the trusted ones (verification always stays on). */
@@ -123,6 +130,12 @@ export interface AmClient extends AccessService {
    * not be kept (or the renewal was still unanswered). undefined otherwise, and without a key.
    */
   settleCredential(maxWaitMs: number): Promise<CredentialError | undefined>;
+  /**
+   * Before this client is replaced (the daemon's settings reload) and closed: waits up to
+   * `maxWaitMs` for a renewal in flight (its answer may carry a rotated key), then hands the
+   * integrator key over for ClientOptions.credentialFrom. undefined without a key.
+   */
+  handOverCredential(maxWaitMs: number): Promise<CredentialHandover | undefined>;
 
   /** Frees sockets and timers; calls not yet sent fail. */
   close(): void;
@@ -155,18 +168,29 @@ function checkOptions(options: ClientOptions): void {
 
 function integratorKeyProvider(
   options: ClientOptions,
+  url: string,
   timers: Timers,
   events: ClientEvents,
-  exchange: (key: string) => Promise<TokenAnswer>,
+  exchange: (key: string, stop?: AbortSignal) => Promise<TokenAnswer>,
 ): IntegratorKeyProvider | undefined {
   if (options.refreshToken === undefined && options.refreshTokenFile === undefined) return undefined;
   if (options.token !== undefined || options.tokenFile !== undefined || (options.refreshToken !== undefined && options.refreshTokenFile !== undefined)) {
     throw new ClientConfigError('invalid_option', 'Expected one credential: a token, a token file, an integrator key or an integrator key file, got more than one');
   }
-  return new IntegratorKeyProvider(
-    { ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }), ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }) },
-    { exchange, now: () => timers.now(), events, keepUnpersistedKey: options.keepUnpersistedKey === true },
-  );
+  const source = { ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }), ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }) };
+  const deps = { exchange, now: () => timers.now(), events, keepUnpersistedKey: options.keepUnpersistedKey === true };
+  const previous = options.credentialFrom;
+  if (previous !== undefined && previous.url === url && previous.provider.serves(source)) {
+    previous.provider.rebind(deps);
+    return previous.provider;
+  }
+  return new IntegratorKeyProvider(source, deps);
+}
+
+/** An integrator key one client hands over to the client that replaces it (opaque). */
+export interface CredentialHandover {
+  readonly url: string;
+  readonly provider: IntegratorKeyProvider;
 }
 
 /** Builds a client. Throws ClientConfigError for a bad URL, option or CA file; sends nothing. */
@@ -194,7 +218,7 @@ export function createClient(options: ClientOptions): AmClient {
   const fences = new WriteFences();
   // The integrator key's exchanges are calls like any other: same limiter, same retry policy.
   const wired: { executor?: RequestExecutor } = {};
-  const integratorKey = integratorKeyProvider(options, timers, events, (key) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key)));
+  const integratorKey = integratorKeyProvider(options, baseUrl.href, timers, events, (key, stop) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key, stop)));
   const tokens: BearerSource =
     integratorKey ??
     new TokenProvider({
@@ -235,6 +259,11 @@ export function createClient(options: ClientOptions): AmClient {
     onWire: () => executor.onWire,
     credentialStatus: () => (integratorKey === undefined ? undefined : { writeBack: integratorKey.writeBack }),
     settleCredential: (maxWaitMs) => (integratorKey === undefined ? Promise.resolve(undefined) : settleWithin(integratorKey, timers, maxWaitMs)),
+    handOverCredential: async (maxWaitMs) => {
+      if (integratorKey === undefined) return undefined;
+      await settleWithin(integratorKey, timers, maxWaitMs);
+      return { url: baseUrl.href, provider: integratorKey };
+    },
     fenceWrites: (fence) => fences.add(fence),
   });
 }
@@ -256,7 +285,7 @@ async function settleWithin(key: IntegratorKeyProvider, timers: Timers, maxWaitM
 export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** What does not depend on a run's signal: one limiter, one pool, the credential, roles and scopes. */
-interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'settleCredential' | 'fenceWrites' | 'onWire'> {
+interface SharedParts extends Pick<AmClient, 'events' | 'limiter' | 'close' | 'credentialStatus' | 'settleCredential' | 'handOverCredential' | 'fenceWrites' | 'onWire'> {
   /** The service-wide reads, with what each call of the run carries (none: the client's own calls). */
   readonly listRoles: (signals: RunSignals) => Promise<ApiRole[] | null>;
   readonly userInfo: (signals: RunSignals) => Promise<ApiUserInfo | null>;
@@ -275,6 +304,7 @@ function clientOf(
     close: shared.close,
     credentialStatus: shared.credentialStatus,
     settleCredential: shared.settleCredential,
+    handOverCredential: shared.handOverCredential,
     fenceWrites: shared.fenceWrites,
     onWire: shared.onWire,
     listRoles: () => shared.listRoles(calls),

@@ -77,9 +77,9 @@ const headerSafe = /^[\x21-\x7e]+$/;
  */
 export class IntegratorKeyProvider implements BearerSource {
   readonly #source: IntegratorKeySource;
-  readonly #deps: IntegratorKeyDeps;
-  readonly #read: (path: string) => Promise<string>;
-  readonly #write: (path: string, text: string) => Promise<void>;
+  #deps: IntegratorKeyDeps;
+  #read: (path: string) => Promise<string>;
+  #write: (path: string, text: string) => Promise<void>;
   readonly #seen = new Set<string>();
   #key: string | undefined;
   /** What the file held when last read or written: a different content was put there from outside. */
@@ -100,6 +100,22 @@ export class IntegratorKeyProvider implements BearerSource {
     this.#read = deps.readFile ?? ((path) => readFile(path, 'utf8'));
     this.#write = deps.writeFile ?? ((path, text) => writeFileAtomic(path, text, 0o600));
     if (source.key !== undefined) this.#key = this.#remember(source.key.reveal().trim());
+  }
+
+  /** Whether `source` names the same key as this provider's: a client made for it may take this one over. */
+  serves(source: IntegratorKeySource): boolean {
+    return source.keyFile === this.#source.keyFile && source.key?.reveal().trim() === this.#source.key?.reveal().trim();
+  }
+
+  /**
+   * A new client takes this key over (the daemon's settings reload): its exchanges, clock and
+   * events from now on. The key in use, the access token and the write-back state go on, so a
+   * rotated key only memory holds is never traded for the retired one in the file.
+   */
+  rebind(deps: IntegratorKeyDeps): void {
+    this.#deps = deps;
+    this.#read = deps.readFile ?? ((path) => readFile(path, 'utf8'));
+    this.#write = deps.writeFile ?? ((path, text) => writeFileAtomic(path, text, 0o600));
   }
 
   get rotatable(): boolean {

@@ -43,9 +43,12 @@ function parseAnswer(status: number, body: string): ParseResult<TokenAnswer> {
 /**
  * `POST /api/v1/oauth2/token` with `{"grant_type": "refresh_token", "refresh_token": K}`, as a
  * call the executor runs like any other (limiter, retry policy), without a bearer token.
+ * `stop` fires once no caller waits for the renewal any more (each left on its own stop): the
+ * exchange is then not sent, nor retried; one already on the wire finishes, its answer standing.
  */
-export function tokenExchangeCall(refreshToken: string): Call<TokenAnswer> {
+export function tokenExchangeCall(refreshToken: string, stop?: AbortSignal): Call<TokenAnswer> {
   return {
+    ...(stop === undefined ? {} : { stop }),
     method: 'POST',
     path: tokenRoute,
     route: tokenRoute,

@@ -7,6 +7,12 @@ import type { Settings } from '../settings/index.js';
 
 type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile'>;
 
+/** How the user set a credential, when not by the single-service flags and variables. */
+export interface CredentialNames {
+  /** A fleet target's key file: `integratorKey.file of target sp-1 in targets.yaml`. */
+  readonly keyFile?: string;
+}
+
 /**
  * Creates and removes an empty file in `dir`, as writing a key back does (a new file beside
  * the old one, renamed over it). Throws the system's error.
@@ -29,7 +35,7 @@ const maxKeyFileBytes = 64 * 1024;
  * The integrator key is checked to be sendable, and a key file to be one amsync can write a
  * rotated key back to (exit 1 otherwise). Never shows a token or a key.
  */
-export function checkCredentials(settings: Credentials, probe: WriteProbe = probeByCreating): void {
+export function checkCredentials(settings: Credentials, probe: WriteProbe = probeByCreating, names: CredentialNames = {}): void {
   const access = [settings.token === undefined ? '' : 'AMSYNC_TOKEN', settings.tokenFile === undefined ? '' : 'AMSYNC_TOKEN_FILE / --token-file'].filter(Boolean);
   const refresh = [
     settings.refreshToken === undefined ? '' : 'AMSYNC_REFRESH_TOKEN',
@@ -54,8 +60,8 @@ export function checkCredentials(settings: Credentials, probe: WriteProbe = prob
     throw new UsageError('AMSYNC_REFRESH_TOKEN cannot be sent: an integrator key is one word of printable ASCII; nothing was sent', 'bad_token');
   }
   if (settings.refreshTokenFile !== undefined) {
-    checkKeyFile(settings.refreshTokenFile);
-    checkWriteBack(settings.refreshTokenFile, probe);
+    checkKeyFile(settings.refreshTokenFile, names.keyFile);
+    checkWriteBack(settings.refreshTokenFile, probe, names.keyFile ?? 'AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file');
   }
 }
 
@@ -67,7 +73,7 @@ export function checkCredentials(settings: Credentials, probe: WriteProbe = prob
  * place is not). A key from AMSYNC_REFRESH_TOKEN has no place at all: the first rotation
  * fails the run (integrator_key_not_persisted), as nothing can be checked before.
  */
-function checkWriteBack(file: string, probe: WriteProbe): void {
+function checkWriteBack(file: string, probe: WriteProbe, setting: string): void {
   const dir = dirname(file);
   try {
     probe(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}.probe`);
@@ -75,13 +81,14 @@ function checkWriteBack(file: string, probe: WriteProbe): void {
     const code = String((error as NodeJS.ErrnoException).code ?? 'error');
     throw new CredentialError(
       'integrator_key_not_writable',
-      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file; in Kubernetes, copy it from the Secret to a writable volume); nothing was sent`,
+      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (${setting}; in Kubernetes, copy it from the Secret to a writable volume); nothing was sent`,
     );
   }
 }
 
-function checkKeyFile(file: string): void {
-  const unreadable = (why: string) => new UsageError(`cannot read the integrator key file ${file}: ${why}; nothing was sent`, 'token_file');
+function checkKeyFile(file: string, setting: string | undefined): void {
+  const named = setting === undefined ? file : `${file} (${setting})`;
+  const unreadable = (why: string) => new UsageError(`cannot read the integrator key file ${named}: ${why}; nothing was sent`, 'token_file');
   let text: string;
   try {
     const info = statSync(file);
@@ -93,6 +100,6 @@ function checkKeyFile(file: string): void {
     throw unreadable(String((error as NodeJS.ErrnoException).code ?? 'read error'));
   }
   if (!isSendableToken(text.trim())) {
-    throw new UsageError(`the integrator key file ${file} holds no key that can be sent: ${text.trim() === '' ? 'it is empty' : 'a key is one word of printable ASCII'}; nothing was sent`, 'token_file');
+    throw new UsageError(`the integrator key file ${named} holds no key that can be sent: ${text.trim() === '' ? 'it is empty' : 'a key is one word of printable ASCII'}; nothing was sent`, 'token_file');
   }
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { AmClient } from '../api/index.js';
+import type { AmClient, CredentialHandover } from '../api/index.js';
 import type { DaemonDeps, DaemonRuntimeOptions, PendingApprovalsEvent, RunningDaemon, StopResult, LeaseElector } from '../daemon/index.js';
 import type * as DaemonModuleType from '../daemon/index.js';
 import type { DesiredState } from '../model/index.js';
@@ -68,15 +68,16 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
 /** Runs the daemon until it stops; returns the exit code. Its signals stay the process's own (daemon/signals.ts). */
 export async function runDaemon(opts: ServiceOptions, io: CliIo): Promise<number> {
   // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
-  const [daemonModule, { createMetrics }, { createServiceContext }] = await Promise.all([
+  const [daemonModule, { createMetrics }, { createServiceContext, renewalGraceMs }] = await Promise.all([
     import('../daemon/index.js'),
     import('../obs/metrics.js'),
     import('./service-context.js'),
   ]);
   const metrics = createMetrics({ version, processMetrics: true });
   // A rotated key that cannot be written back is kept while the daemon lives, which turns not ready.
-  const makeContext = (logger?: Logger) => createServiceContext(opts, io, { notificationMetrics: metrics, keepUnpersistedKey: true, ...(logger ? { logger } : {}) });
-  const command = new DaemonCommand(opts, io, metrics, await makeContext(), makeContext);
+  const makeContext = (logger?: Logger, credentialFrom?: CredentialHandover) =>
+    createServiceContext(opts, io, { notificationMetrics: metrics, keepUnpersistedKey: true, ...(logger ? { logger } : {}), ...(credentialFrom ? { credentialFrom } : {}) });
+  const command = new DaemonCommand(opts, io, metrics, await makeContext(), makeContext, renewalGraceMs);
   return command.run(daemonModule);
 }
 
@@ -94,7 +95,8 @@ class DaemonCommand {
     private readonly io: CliIo,
     private readonly metrics: AmsyncMetrics,
     private service: ServiceContext,
-    private readonly makeContext: (logger?: Logger) => Promise<ServiceContext>,
+    private readonly makeContext: (logger?: Logger, credentialFrom?: CredentialHandover) => Promise<ServiceContext>,
+    private readonly renewalGraceMs: number,
   ) {
     this.#log = service.logger.child({ component: 'daemon' });
   }
@@ -190,7 +192,11 @@ class DaemonCommand {
 
   async #reloadSettings(): Promise<Partial<DaemonRuntimeOptions>> {
     const logger = this.service.logger;
-    const next = await this.makeContext(logger);
+    // The key goes on as it stands: a renewal in flight settles first (bounded; its answer may
+    // carry a rotated key), then the new client takes the key over rather than reading a file
+    // that may hold a retired one (a rotated key the daemon could not write back).
+    const credentialFrom = await this.service.client().handOverCredential(this.renewalGraceMs);
+    const next = await this.makeContext(logger, credentialFrom);
     // Children take their level when made: set both, before the new client's logger is made.
     const previousLevel = logger.level;
     logger.level = next.settings.logLevel;

@@ -120,7 +120,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       ...(interrupts ? { signal: interrupts.signal } : {}),
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       syncTarget: async (target, desired) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
         return runInTarget(service, dryRun, open, async () => {
           service.client(); // an unsendable token is this target's failure, before any request
           return service.sync(desired, {
@@ -305,7 +305,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
       signal: interrupts.signal,
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       applyTarget: async (target, plan, beforeApply) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, ...(notifier ? { notifier } : {}) });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
         return runInTarget(service, false, open, async () => {
           service.client();
           // Opened before the first write, as for one service: a log that cannot be opened stops this target.

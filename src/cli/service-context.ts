@@ -1,5 +1,5 @@
-import { resolve } from 'node:path';
-import { ClientConfigError, createClient, type AmClient, type WriteFence } from '../api/index.js';
+import { basename, resolve } from 'node:path';
+import { ClientConfigError, createClient, type AmClient, type CredentialHandover, type WriteFence } from '../api/index.js';
 import { type Timers } from '../time/index.js';
 import { acquireWriterLock, fencingWrites, writerLockPath } from '../apply/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
@@ -73,10 +73,14 @@ export interface ContextOverrides {
    * daemon turns not ready) instead of failing the run, as a one-shot command does.
    */
   readonly keepUnpersistedKey?: boolean;
+  /** The daemon's settings reload: the integrator key of the client this context's replaces (ClientOptions.credentialFrom). */
+  readonly credentialFrom?: CredentialHandover;
   /** amsync_notifications_total, in the daemon. */
   readonly notificationMetrics?: NotificationMetrics;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
   readonly target?: string;
+  /** Fleet: the targets file (as given), for messages that name a target's own key (`integratorKey.file of target sp-1 in targets.yaml`). */
+  readonly targetsFile?: string;
   /** Fleet: the one notifier of the run, shared by its targets. */
   readonly notifier?: Notifier;
   /** Fleet: one target's settings, made from the command's (src/fleet/ targetSettings); not resolved again. */
@@ -206,7 +210,9 @@ class CommandServiceContext implements ServiceContext {
     if (this.#client) return this.#client;
     const { settings } = this;
     if (!settings.url) throw new UsageError(noUrlMessage, 'no_url');
-    checkCredentials(settings);
+    // A fleet target's key file is its integratorKey.file, not AMSYNC_REFRESH_TOKEN_FILE.
+    const target = this.#overrides.target;
+    checkCredentials(settings, undefined, target === undefined ? {} : { keyFile: `integratorKey.file of target ${target}${this.#overrides.targetsFile === undefined ? '' : ` in ${basename(this.#overrides.targetsFile)}`}` });
     checkLocalInputs(settings);
     try {
       this.#client = createClient({
@@ -214,6 +220,7 @@ class CommandServiceContext implements ServiceContext {
         // Tests move the client's clock to age access tokens without waiting.
         ...(this.#overrides.timers === undefined ? {} : { timers: this.#overrides.timers }),
         ...(this.#overrides.keepUnpersistedKey === true ? { keepUnpersistedKey: true } : {}),
+        ...(this.#overrides.credentialFrom === undefined ? {} : { credentialFrom: this.#overrides.credentialFrom }),
       });
     } catch (error) {
       // A URL amsync will not use (plain http to another host), a CA file it cannot read:
@@ -335,7 +342,7 @@ class CommandServiceContext implements ServiceContext {
 }
 
 /** How long the end of a one-shot run waits for a key renewal in flight: a token request's timeout and a retry. */
-const renewalGraceMs = 60_000;
+export const renewalGraceMs = 60_000;
 
 /**
  * The lock's own refusals (another writer) are AmsyncErrors and pass; a file-system error is

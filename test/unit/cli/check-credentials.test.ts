@@ -97,6 +97,27 @@ describe('credentials', () => {
     expect(tried[0]).toMatch(new RegExp(`^${dir}/\\.key\\.[0-9a-f]{12}\\.probe$`));
   });
 
+  it('a fleet target\'s key file: its messages name the target\'s integratorKey.file, not AMSYNC_REFRESH_TOKEN_FILE (issue 27, deliverable 6)', () => {
+    const readOnly = () => {
+      throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+    };
+    const keyFile = 'integratorKey.file of target sp-1 in targets.yaml';
+    const unwritable = (() => {
+      try {
+        checkCredentials({ refreshTokenFile: join(dir, 'key') }, readOnly, { keyFile });
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(unwritable).toMatchObject({ code: 'integrator_key_not_writable' });
+    expect(unwritable!.message).toContain(keyFile);
+    expect(unwritable!.message).not.toContain('AMSYNC_REFRESH_TOKEN_FILE');
+    const empty = usage(() => checkCredentials({ refreshTokenFile: join(dir, 'empty') }, undefined, { keyFile }));
+    expect(empty.message).toContain(keyFile);
+    expect(empty.message).not.toContain('AMSYNC_REFRESH_TOKEN_FILE');
+  });
+
   it('a key file in a writable folder: the probe leaves nothing behind', async () => {
     const { readdir } = await import('node:fs/promises');
     const before = await readdir(dir);
