@@ -1,4 +1,6 @@
 import { AmsyncError } from '../errors.js';
+import { whyAndFix, type LocalPath } from '../secrets/index.js';
+import { settingOptions } from '../settings/index.js';
 
 /**
  * The audit log could not take a line, or cannot be read. Stable codes; the caller decides
@@ -55,4 +57,22 @@ export function fsReason(error: unknown): string {
     default:
       return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
   }
+}
+
+/**
+ * `(--audit-log, AMSYNC_AUDIT_LOG, auditLog): the file system is read-only (EROFS); point
+ * --audit-log at …`: a write or rotation the file system refused during a run, said as every
+ * local path's failure is (src/secrets/local-path-error.ts): how the log is set, the errno in
+ * words and the fix for that errno.
+ */
+export function auditPathProblem(error: unknown, path: string): string {
+  const setting = auditLogSetting();
+  const target: LocalPath = { what: 'the audit log', path, setting, knob: '--audit-log' };
+  return `(${setting}): ${whyAndFix(error, target)}`;
+}
+
+/** `--audit-log, AMSYNC_AUDIT_LOG, auditLog`, as the settings table has it. */
+export function auditLogSetting(): string {
+  const option = settingOptions.find((o) => o.path.length === 1 && o.path[0] === 'auditLog');
+  return [option?.flag, option?.env, 'auditLog'].filter((w) => w !== undefined).join(', ');
 }

@@ -3,7 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import { dirname } from 'node:path';
 import { isSecret, scrubbedJson } from '../secrets/index.js';
 import { auditPhases, auditStatuses, type AuditEntry, type AuditLine, type AuditProcess, type AuditValue } from './audit-line.js';
-import { AuditLogError, fsReason } from './audit-log-error.js';
+import { AuditLogError, auditLogSetting, auditPathProblem, fsReason } from './audit-log-error.js';
 
 export interface AuditLogOptions {
   /** Before a line would take the file past this size, it is rotated. @default 10485760 (10 MiB) */
@@ -143,13 +143,13 @@ export class AuditLog {
       written = writeSync(fd, bytes, 0, bytes.length);
     } catch (error) {
       this.#closeFd();
-      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path}: ${fsReason(error)}`, { cause: error });
+      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path} ${auditPathProblem(error, this.path)}`, { cause: error });
     }
     if (written !== bytes.length) {
       // Part of the line is in the file. It stays (an audit log is never cut), and the next
       // open closes it with a newline, so the lines after it stay whole; readers count it.
       this.#closeFd();
-      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path}: wrote ${written} of ${bytes.length} bytes (disk full?)`);
+      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path} (${auditLogSetting()}): wrote ${written} of ${bytes.length} bytes (a full disk or a file-size limit?); free space, or point --audit-log at another disk`);
     }
   }
 
@@ -186,7 +186,7 @@ export class AuditLog {
       for (let i = this.#keep - 1; i >= 1; i -= 1) renameIfPresent(`${this.path}.${i}`, `${this.path}.${i + 1}`);
       renameIfPresent(this.path, `${this.path}.1`);
     } catch (error) {
-      throw new AuditLogError('audit_rotate_failed', `could not rotate the audit log ${this.path}: ${fsReason(error)}`, { cause: error });
+      throw new AuditLogError('audit_rotate_failed', `could not rotate the audit log ${this.path} ${auditPathProblem(error, this.path)}`, { cause: error });
     }
   }
 
@@ -228,7 +228,7 @@ export class AuditLog {
       try {
         writeSync(fd, '\n');
       } catch (error) {
-        throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path}: ${fsReason(error)}`, { cause: error });
+        throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path} ${auditPathProblem(error, this.path)}`, { cause: error });
       }
       this.#notices.push({ code: 'partial_line_closed', path: this.path });
     }

@@ -191,6 +191,29 @@ describe('the file is 0600', () => {
 });
 
 describe('rotation by size keeps `keep` files, each 0600 and made of whole lines', () => {
+  it('a rotation the file system refuses is one line naming the path, the setting and the fix (issue 27, deliverable 6)', () => {
+    const path = logPath();
+    // A folder (not empty) where FILE.1 goes: rename(FILE, FILE.1) is refused.
+    mkdirSync(`${path}.1`);
+    writeFileSync(join(`${path}.1`, 'x'), 'x');
+    const log = AuditLog.open(path, { revision: null, identity, maxBytes: 600, keep: 1 });
+    let error: unknown;
+    try {
+      for (let n = 0; n < 20; n += 1) log.record(entry({ key: `user-${n}` }));
+    } catch (e) {
+      error = e;
+    } finally {
+      log.close();
+    }
+    expect(error).toBeInstanceOf(AuditLogError);
+    expect(error).toMatchObject({ code: 'audit_rotate_failed' });
+    const message = (error as Error).message;
+    expect(message).toContain(path);
+    expect(message).toContain('--audit-log, AMSYNC_AUDIT_LOG, auditLog');
+    expect(message).toMatch(/\((EISDIR|ENOTEMPTY|EEXIST)\); .*--audit-log/);
+    expect(message.split('\n')).toHaveLength(1);
+  });
+
   it('FILE → FILE.1 → … → FILE.keep; the oldest goes; reading them oldest first gives the newest lines in order', async () => {
     const path = logPath();
     const log = AuditLog.open(path, { revision: null, identity, maxBytes: 2000, keep: 2 });
