@@ -5,6 +5,7 @@ import { ApiError, stoppedBeforeSending } from '../api/index.js';
 import { ChangeWriter } from './change-writer.js';
 import { DriftResolver, driftNote, type Outcome } from './drift-resolver.js';
 import { errorCode, errorSummary } from './error-summary.js';
+import type { LateCreateLooks } from './late-create.js';
 import { Refresher } from './refresher.js';
 import { schedule, type Schedule } from './schedule.js';
 import type { PasswordRecorder } from './password-recorder.js';
@@ -37,6 +38,12 @@ export interface ApplyOptions {
    * keep the client busy): more would only wait in the client's queue.
    */
   readonly maxInFlight?: number;
+  /**
+   * Further looks for an apikey create whose answer was lost and whose key is not listed yet
+   * (see LateCreateLooks; lateCreateWaits makes the waits from the client's request timeout).
+   * Without it, such a create fails at once, not sent again.
+   */
+  readonly lateCreate?: LateCreateLooks;
 }
 
 const defaultMaxInFlight = 16;

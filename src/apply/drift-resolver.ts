@@ -1,6 +1,7 @@
 import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, SecretValue } from '../model/index.js';
 import { noFingerprints, type PasswordFingerprints, type PasswordPolicy, type PlanPolicy } from '../plan/index.js';
 import type { ChangeWriter } from './change-writer.js';
+import { lookAgain, type LateCreateLooks } from './late-create.js';
 import type { Refresher } from './refresher.js';
 import { replanItem } from './replan-item.js';
 import type { TouchedIds } from './touched-ids.js';
@@ -20,7 +21,13 @@ export interface DriftResolverDeps {
   readonly refresher: Refresher;
   readonly touched: TouchedIds;
   readonly writer: ChangeWriter;
+  /** Further looks for a lost apikey create not listed yet; none when absent. */
+  readonly lateCreate?: LateCreateLooks;
+  /** The run's stop: ends those looks at once. */
+  readonly signal?: AbortSignal;
 }
+
+type Found = { outcome: Outcome } | { item: Item; note: string; fresh?: ActualState; listed?: readonly { id: number }[] };
 
 /**
  * Drift met while writing (409, 404, a lost create response) is handled once per item: one
@@ -50,6 +57,7 @@ export class DriftResolver {
         const found = await this.#findLostCreate(change, item, listed);
         if ('outcome' in found) return found.outcome;
         ({ item, note } = found);
+        return this.#replanAndWrite(change, item, found.fresh ?? fresh, found.listed ?? listed, passwords, note);
       } else if (listed[0]) {
         note = `existed already as id ${listed[0].id} (created outside amsync); adopted it`;
       }
@@ -58,16 +66,14 @@ export class DriftResolver {
   }
 
   /** A create whose answer was lost: find what it made, or decide it made nothing. */
-  async #findLostCreate(change: Change, item: Item, listed: readonly { id: number }[]): Promise<{ outcome: Outcome } | { item: Item; note: string }> {
+  async #findLostCreate(change: Change, item: Item, listed: readonly { id: number }[]): Promise<Found> {
     const note = driftNote(change, 'unknown_outcome');
-    const created = change.kind === 'sshUser' ? listed : listed.filter((x) => !this.#originalKeyIds.has(x.id));
+    const created = this.#createdBy(change, listed);
     if (created.length === 0) {
-      if (change.kind === 'apikey') {
-        // Apikey names are not unique: a POST the service is still processing could land
-        // after this listing, and a second POST would make a duplicate. Leave it to the
-        // next run, which adopts the key if it landed and creates it if it did not.
-        return { outcome: { status: 'failed', id: null, error: "the create's response was lost and the key is not listed; not sent again, so it cannot be duplicated: the next run adopts or creates it", drift: note } };
-      }
+      // Apikey names are not unique: a POST the service is still processing could land after
+      // this listing, and a second POST would make a duplicate. Look again while this run
+      // holds the writer lock, so that it lands here and is adopted.
+      if (change.kind === 'apikey') return this.#findLateKey(change, item as DesiredApikey, note);
       // Usernames are unique: a second POST is answered 409 if the first one landed.
       const outcome = await this.#deps.writer.write(change, item);
       return { outcome: { status: 'applied', id: outcome.id ?? null, drift: "the create's response was lost and no such user was found; created it again" } };
@@ -77,11 +83,46 @@ export class DriftResolver {
     }
     const id = created[0]!.id;
     if (change.kind === 'sshUser') return { item, note: `the create's response was lost; found it as id ${id} and adopted it` };
+    return this.#adoptKey(change, item as DesiredApikey, id, `the create's response was lost; found it as id ${id} and adopted it`);
+  }
+
+  /** What carries the declared name and was not there when the plan was made. */
+  #createdBy(change: Change, listed: readonly { id: number }[]): readonly { id: number }[] {
+    return change.kind === 'sshUser' ? listed : listed.filter((x) => !this.#originalKeyIds.has(x.id));
+  }
+
+  /** The further looks for a lost apikey create (LateCreateLooks); failed, never sent again, if it does not show. */
+  async #findLateKey(change: Change, item: DesiredApikey, note: string): Promise<Found> {
+    const unseen = (looked: string) => ({
+      outcome: { status: 'failed' as const, id: null, error: `the create's response was lost and the key is not listed${looked}; not sent again, so it cannot be duplicated: the next run adopts or creates it`, drift: note },
+    });
+    const { lateCreate, refresher, signal } = this.#deps;
+    if (!lateCreate || lateCreate.waitsMs.length === 0) return unseen('');
+    const look = async () => {
+      // A fresh mark: each look is a new listing (shared with other items looking at that time).
+      const fresh = await refresher.refresh('apikey', refresher.mark());
+      const created = this.#createdBy(change, fresh.apikeys.filter((k) => k.name === change.key));
+      return created.length === 0 ? undefined : { fresh, created };
+    };
+    // A look the run's stop cut short ends the waiting like a stop during a wait.
+    const { found, waitedMs, stopped } = await lookAgain(lateCreate, () => look().catch((error: unknown) => (signal?.aborted ? undefined : Promise.reject(error))), signal);
+    if (!found) return unseen(stopped ? '' : ` after looking for ${seconds(waitedMs)}`);
+    for (const x of found.created) this.#deps.touched.add('apikey', x.id);
+    if (found.created.length > 1) {
+      return { outcome: { status: 'failed', id: null, error: `the create's response was lost and ${found.created.length} items named "${change.key}" now exist (ids ${found.created.map((x) => x.id).join(', ')}); pin one with \`id:\``, drift: note } };
+    }
+    const id = found.created[0]!.id;
+    const adopted = await this.#adoptKey(change, item, id, `the create's response was lost; found it as id ${id} on a later look (${seconds(waitedMs)} after the first) and adopted it`);
+    return { ...adopted, fresh: found.fresh, listed: found.created };
+  }
+
+  /** Adopts a key a lost create made, with the token its lost answer carried. */
+  async #adoptKey(change: Change, item: DesiredApikey, id: number, note: string): Promise<{ item: Item; note: string }> {
     // The create's answer carried the token and was lost: hand over the listed one, so a sync
     // that succeeds leaves the new key's token in the sink, as for any create.
     const token = this.#deps.refresher.token(id);
     if (token && this.#deps.onToken) await this.#deps.onToken(change.key, token);
-    return { item: { ...(item as DesiredApikey), id }, note: `the create's response was lost; found it as id ${id} and adopted it` };
+    return { item: { ...item, id }, note };
   }
 
   async #replanAndWrite(change: Change, item: Item, fresh: ActualState, listed: readonly { id: number }[], passwords: PasswordPolicy, note: string): Promise<Outcome> {
@@ -94,6 +135,11 @@ export class DriftResolver {
     if (next.action === 'create' && change.action === 'update') note = `${note}; created it again as id ${outcome.id ?? '(pending)'}`;
     return { status: 'applied', id: outcome.id ?? next.id, drift: note };
   }
+}
+
+/** A wait as the messages say it: `2.3 s`. */
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function driftNote(change: Change, code: string): string {

@@ -4,6 +4,7 @@ import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
+import type { LateCreateLooks } from './late-create.js';
 import { StateSaver } from './state-saver.js';
 
 export interface ExecuteInput {
@@ -25,6 +26,8 @@ export interface ExecuteInput {
   readonly signal?: AbortSignal;
   /** Changes written at once (the client's concurrency). */
   readonly maxInFlight?: number;
+  /** Further looks for a lost apikey create (ApplyOptions.lateCreate). */
+  readonly lateCreate?: LateCreateLooks;
 }
 
 export interface ExecuteOutcome {
@@ -94,6 +97,7 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     onAttempt: input.onAttempt,
     signal: input.signal,
     maxInFlight: input.maxInFlight,
+    lateCreate: input.lateCreate,
   });
   const stateSaveError = await saver?.flush();
   if (sink) {

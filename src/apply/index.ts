@@ -1,5 +1,6 @@
 export { applyPlan } from './apply-plan.js';
 export type { ApplyOptions } from './apply-plan.js';
+export { lateCreateWaits, type LateCreateLooks } from './late-create.js';
 export type { PasswordRecorder } from './password-recorder.js';
 export { heldWith, schedule } from './schedule.js';
 export { protectMatcher } from './protect-matcher.js';

@@ -159,6 +159,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
       ...(audit ? { onAttempt: audit.onAttempt } : {}),
       acquireLock: context.writerLock,
       maxInFlight: context.settings.concurrency,
+      lateCreate: context.lateCreate(),
       signal: interrupts.signal,
     }).finally(() => live.close());
     context.notifyOutcome(outcome, false);

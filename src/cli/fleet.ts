@@ -322,6 +322,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
             tokenSink: service.tokenSink(),
             acquireLock: service.writerLock,
             maxInFlight: service.settings.concurrency,
+            lateCreate: service.lateCreate(),
             signal: interrupts.signal,
             beforeApply,
             ...(audit ? { onAttempt: audit.onAttempt, onResult: audit.onResult } : {}),

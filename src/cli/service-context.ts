@@ -1,7 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { ClientConfigError, createClient, type AmClient, type CredentialHandover, type WriteFence } from '../api/index.js';
 import { type Timers } from '../time/index.js';
-import { acquireWriterLock, fencingWrites, writerLockPath } from '../apply/index.js';
+import { acquireWriterLock, fencingWrites, lateCreateWaits, writerLockPath, type LateCreateLooks } from '../apply/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
 import type { HeldLock } from '../apply/index.js';
 import { InvalidInputError, UsageError } from '../errors.js';
@@ -111,6 +111,8 @@ export interface ServiceContext {
   tokenSink(): TokenSink | undefined;
   /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
   writerLock(): Promise<HeldLock>;
+  /** Further looks for a lost apikey create, from the client's request timeout (DESIGN.md §8). */
+  lateCreate(): LateCreateLooks;
   /**
    * Before the first request: every local path the command will write (the state file, its
    * lock and key, tokensDir, the audit log, a report or plan file) can be written, or one line
@@ -258,6 +260,12 @@ class CommandServiceContext implements ServiceContext {
 
   checkLocalOutputs = (planned: PlannedOutputs): Promise<void> => checkLocalOutputs(localOutputsOf(this.settings, this.#env, planned));
 
+  lateCreate = (): LateCreateLooks => ({
+    waitsMs: lateCreateWaits(this.settings.http.timeoutMs),
+    // The client's clock: tests that move it move these waits too.
+    ...(this.#overrides.timers === undefined ? {} : { timers: this.#overrides.timers }),
+  });
+
   tokenSink = (): TokenSink | undefined => (this.settings.tokensDir ? new TokenSink(resolve(this.settings.tokensDir)) : undefined);
 
   auditTrail = (): AuditTrail | undefined =>
@@ -313,6 +321,7 @@ class CommandServiceContext implements ServiceContext {
       onAttempt: (change) => hooks?.onAttempt(change),
       acquireLock: this.writerLock,
       maxInFlight: this.settings.concurrency,
+      lateCreate: this.lateCreate(),
       signal: options.stopWrites,
       beforeApply: async (plan, roleNames, approval) => {
         const answer = options.beforeApply === undefined ? true : await options.beforeApply(plan, roleNames, approval);

@@ -135,6 +135,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
+    lateCreate: input.lateCreate,
   });
   return {
     ...(roleNames === undefined ? {} : { roleNames }),

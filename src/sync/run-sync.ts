@@ -3,7 +3,7 @@ import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, 
 import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
+import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 
@@ -20,6 +20,8 @@ export interface WriteRunHooks {
   readonly maxInFlight?: number;
   /** No write starts once this fires (interrupt, lost lease, run deadline). */
   readonly signal?: AbortSignal;
+  /** Further looks for a lost apikey create, while the lock is held (ApplyOptions.lateCreate). */
+  readonly lateCreate?: LateCreateLooks;
 }
 
 export interface SyncInput extends WriteRunHooks {
@@ -144,6 +146,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
+    lateCreate: input.lateCreate,
   });
   return listed({
     ...names,
