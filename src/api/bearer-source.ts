@@ -23,22 +23,23 @@ export interface BearerSource {
    * Called before a request waits for the limiter: gets or renews the token there, so a
    * renewal (itself a request through the limiter) never waits inside a limiter slot.
    */
-  ready(method: string, path: string, route: string): Promise<void>;
+  ready(method: string, path: string, route: string, stop?: AbortSignal): Promise<void>;
   /**
    * The token to send now; inside the limiter slot, as the request goes on the wire, so it does
    * no request of its own and never waits for one (a renewal it finds due starts beside it).
    */
-  current(method: string, path: string, route: string): Promise<CurrentToken>;
+  current(method: string, path: string, route: string, stop?: AbortSignal): Promise<CurrentToken>;
   /**
    * After a 401 with the token of `generation`: true when a different token is now at hand
    * (another request may already have renewed it), false when there is none.
    */
-  refresh(generation: number, method: string, path: string, route: string): Promise<boolean>;
+  refresh(generation: number, method: string, path: string, route: string, stop?: AbortSignal): Promise<boolean>;
   /**
    * What a 401 that stands means for this kind of credential, naming where the token came
    * from (`token rejected (401): …`); `stage` says whether another token was tried.
    */
   describeRejection(stage: RejectionStage): string;
+  // `stop`: the calling request's (an interrupt); a renewal every caller left on its stop is not sent.
   /** Whether a 401 is worth a refresh. */
   readonly rotatable: boolean;
   /** Values to scrub from anything that could be printed: every token and key seen. */

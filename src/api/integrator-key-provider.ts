@@ -6,6 +6,7 @@ import type { BearerSource, CurrentToken, RejectionStage } from './bearer-source
 import { emitSafely, type ClientEvents } from './client-events.js';
 import { CredentialError } from './credential-error.js';
 import { redactText } from './redact.js';
+import { onAbort } from '../time/index.js';
 import type { TokenAnswer } from './token-exchange.js';
 
 export interface IntegratorKeySource {
@@ -16,8 +17,11 @@ export interface IntegratorKeySource {
 }
 
 export interface IntegratorKeyDeps {
-  /** One exchange through the executor (limiter, retry policy); throws ApiError. */
-  exchange(refreshToken: string): Promise<TokenAnswer>;
+  /**
+   * One exchange through the executor (limiter, retry policy); throws ApiError. `stop` fires once
+   * no caller waits for it any more (each left on its own stop): not sent then, nor retried.
+   */
+  exchange(refreshToken: string, stop?: AbortSignal): Promise<TokenAnswer>;
   /** Monotonic milliseconds (the client's Timers). */
   now(): number;
   readonly events: ClientEvents;
@@ -54,6 +58,16 @@ interface AccessToken extends CurrentToken {
   readonly sendUntil: number;
 }
 
+/** Who waits for a renewal: once every caller has left on its own stop, the exchange is not sent. */
+interface Renewal {
+  readonly stop: AbortController;
+  /** Callers with a stop that has not fired. */
+  waiting: number;
+  /** A caller without a stop waits: the exchange goes whatever happens. */
+  held: boolean;
+  readonly leave: (() => void)[];
+}
+
 /** Known values kept for scrubbing: enough for every token still in use, bounded over months. */
 const maxKnownValues = 64;
 /** A failed renewal (not a rejection) is tried again after this, while the token lasts. */
@@ -87,6 +101,7 @@ export class IntegratorKeyProvider implements BearerSource {
   #rejectedKey: string | undefined;
   #access: AccessToken | undefined;
   #renewing: Promise<AccessToken> | undefined;
+  #renewal: Renewal | undefined;
   #retryRenewalAt = 0;
   #generation = 0;
   #writeBack: WriteBackStatus = { ok: true };
@@ -151,7 +166,7 @@ export class IntegratorKeyProvider implements BearerSource {
     return this.#lost;
   }
 
-  async ready(): Promise<void> {
+  async ready(_method?: string, _path?: string, _route?: string, stop?: AbortSignal): Promise<void> {
     if (this.#lost !== undefined) throw this.#lost;
     const now = this.#deps.now();
     const access = this.#access;
@@ -159,9 +174,9 @@ export class IntegratorKeyProvider implements BearerSource {
     // A renewal failed a moment ago and the token can still be sent: use it, try again later.
     if (access !== undefined && now < access.sendUntil && now < this.#retryRenewalAt) return;
     try {
-      await this.#renew();
+      await this.#renew(stop);
     } catch (error) {
-      if (error instanceof CredentialError || access === undefined || this.#deps.now() >= access.sendUntil) throw error;
+      if (error instanceof CredentialError || wasStopped(error) || access === undefined || this.#deps.now() >= access.sendUntil) throw error;
       this.#deferRenewal(error, access);
     }
   }
@@ -171,27 +186,29 @@ export class IntegratorKeyProvider implements BearerSource {
    * which the executor must not send it. Past 80% of its life the renewal starts beside it, so
    * requests that waited in the queue do not all reach the service with a token about to expire.
    */
-  async current(): Promise<CurrentToken> {
+  async current(_method?: string, _path?: string, _route?: string, stop?: AbortSignal): Promise<CurrentToken> {
     if (this.#lost !== undefined) throw this.#lost;
     const access = this.#access;
-    if (access === undefined) return this.#renew();
+    if (access === undefined) return this.#renew(stop);
     const now = this.#deps.now();
     if (now >= access.renewAt && this.#renewing === undefined && (now >= this.#retryRenewalAt || now >= access.sendUntil)) {
-      this.#renew().catch((error: unknown) => {
-        // A rejected or lost key fails the next request that needs a token; anything else is retried later.
-        if (!(error instanceof CredentialError) && this.#access === access) this.#deferRenewal(error, access);
+      // Started by the request going out now, for the ones behind it: its stop is the renewal's.
+      this.#renew(stop).catch((error: unknown) => {
+        // A rejected or lost key fails the next request that needs a token; a renewal nobody
+        // waited for any more was simply not sent; anything else is retried later.
+        if (!(error instanceof CredentialError) && !wasStopped(error) && this.#access === access) this.#deferRenewal(error, access);
       });
     }
     return access;
   }
 
-  async refresh(generation: number): Promise<boolean> {
+  async refresh(generation: number, _method?: string, _path?: string, _route?: string, stop?: AbortSignal): Promise<boolean> {
     if (this.#lost !== undefined) throw this.#lost;
     if (this.#access !== undefined && this.#access.generation > generation) return true;
     try {
-      let next = await this.#renew();
+      let next = await this.#renew(stop);
       // The renewal in flight had already handed out the token that was refused: one more.
-      if (next.generation <= generation) next = await this.#renew();
+      if (next.generation <= generation) next = await this.#renew(stop);
       return next.generation > generation;
     } catch (error) {
       // A rejected key is the answer to the 401; anything else leaves the 401 as it is.
@@ -213,20 +230,38 @@ export class IntegratorKeyProvider implements BearerSource {
     emitSafely(this.#deps.events, 'credential', { action: 'renewal_deferred', error: errorCodeOf(error) });
   }
 
-  #renew(): Promise<AccessToken> {
-    this.#renewing ??= this.#exchangeOnce().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
+  /**
+   * One renewal at a time, joined by `stop`'s caller: when every caller has left on its own
+   * stop (an interrupt), the exchange is not sent (nor retried); one already on the wire
+   * finishes, and its rotated key is kept. One that was stopped is not joined: a new one starts.
+   */
+  #renew(stop?: AbortSignal): Promise<AccessToken> {
+    let renewing = this.#renewing;
+    let renewal = this.#renewal;
+    if (renewing === undefined || renewal === undefined || renewal.stop.signal.aborted) {
+      const started: Renewal = { stop: new AbortController(), waiting: 0, held: false, leave: [] };
+      const promise: Promise<AccessToken> = this.#exchangeOnce(started.stop.signal).finally(() => {
+        for (const leave of started.leave) leave();
+        if (this.#renewing === promise) {
+          this.#renewing = undefined;
+          this.#renewal = undefined;
+        }
+      });
+      [renewing, renewal] = [promise, started];
+      this.#renewing = promise;
+      this.#renewal = started;
+    }
+    join(renewal, stop);
+    return renewing;
   }
 
-  async #exchangeOnce(): Promise<AccessToken> {
+  async #exchangeOnce(stop: AbortSignal): Promise<AccessToken> {
     let key = await this.#currentKey();
     if (key === this.#rejectedKey) throw this.#rejected(key, undefined);
     const sentAt = this.#deps.now();
     let answer: TokenAnswer;
     try {
-      answer = await this.#deps.exchange(key);
+      answer = await this.#deps.exchange(key, stop);
     } catch (error) {
       if (!isRejection(error)) throw error;
       this.#rejectedKey = key;
@@ -236,7 +271,7 @@ export class IntegratorKeyProvider implements BearerSource {
       this.#adoptFileKey(fromFile);
       key = fromFile;
       try {
-        answer = await this.#deps.exchange(key);
+        answer = await this.#deps.exchange(key, stop);
       } catch (again) {
         if (!isRejection(again)) throw again;
         this.#rejectedKey = key;
@@ -378,6 +413,30 @@ export class IntegratorKeyProvider implements BearerSource {
     if (this.#seen.size > maxKnownValues) this.#seen.delete(this.#seen.values().next().value as string);
     return value;
   }
+}
+
+/** A caller joins a renewal: with a stop, until it fires; without, for good. The last to leave stops it. */
+function join(renewal: Renewal, stop: AbortSignal | undefined): void {
+  const leave = (reason: unknown): void => {
+    if (!renewal.held && renewal.waiting === 0) renewal.stop.abort(reason);
+  };
+  if (stop === undefined) {
+    renewal.held = true;
+    return;
+  }
+  if (stop.aborted) return leave(stop.reason);
+  renewal.waiting += 1;
+  renewal.leave.push(
+    onAbort(stop, () => {
+      renewal.waiting -= 1;
+      leave(stop.reason);
+    }),
+  );
+}
+
+/** The renewal was not sent (or not retried) because nobody waited for it any more. */
+function wasStopped(error: unknown): boolean {
+  return isApiError(error) && error.code === 'not_sent';
 }
 
 /** 400, 401 and 403 from the token endpoint: the service said no to the key itself. */

@@ -247,7 +247,8 @@ export class RequestExecutor {
   async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
     for (let requeue = 0; ; requeue += 1) {
-      if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route), call.stop ?? call.signal);
+      // The call's stop goes along: a renewal every caller has left is not sent.
+      if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route, call.stop ?? call.signal), call.stop ?? call.signal);
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
       const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 ? 1 : 0;
@@ -267,7 +268,7 @@ export class RequestExecutor {
   async #reloadToken(call: Call<unknown>, attempt: number, attempted: Attempted, reload: TokenReload): Promise<TokenReload> {
     const status = 401;
     if (reload === 'none' && this.#deps.tokens.rotatable) {
-      const changed = await this.#deps.tokens.refresh(attempted.generation, call.method, call.path, call.route);
+      const changed = await this.#deps.tokens.refresh(attempted.generation, call.method, call.path, call.route, call.stop ?? call.signal);
       emitSafely(this.#deps.events, 'token', { method: call.method, route: call.route, changed });
       if (changed) {
         this.#requestEvent(call, attempt, attempted, 0);
@@ -301,7 +302,7 @@ export class RequestExecutor {
   async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean, lastChance: boolean): Promise<Attempted | typeof tokenTooOld> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
     // Taken now, as the request goes on the wire, not when it was queued.
-    const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route);
+    const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route, call.stop ?? call.signal);
     if (current?.sendUntil !== undefined && timers.now() >= current.sendUntil && !lastChance) return tokenTooOld;
     // Here, not when the write was queued: a process paused with writes queued sends them on resume.
     if (call.method !== 'GET' && call.auth !== false) this.#deps.fences?.check();
