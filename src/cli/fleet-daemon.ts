@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import type { CredentialHandover } from '../api/index.js';
 import type { LeaseElector, RunningFleetDaemon, TargetService } from '../daemon/index.js';
 import { secretFilesOf } from '../desired/index.js';
 import { UsageError } from '../errors.js';
@@ -63,7 +64,7 @@ export function shardLease(ref: LeaseRef, shard: Shard | undefined): LeaseRef {
 export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, targetsFile: string): Promise<number> {
   const env = io.env;
   const shard = resolveShard(opts, env);
-  const [{ DaemonError, startFleetDaemon }, { createMetrics }, { createNotifier, createServiceContext }] = await Promise.all([import('../daemon/index.js'), import('../obs/metrics.js'), import('./service-context.js')]);
+  const [{ DaemonError, startFleetDaemon }, { createMetrics }, { createNotifier, createServiceContext, renewalGraceMs }] = await Promise.all([import('../daemon/index.js'), import('../obs/metrics.js'), import('./service-context.js')]);
   let base = await resolveSettings(opts, env);
   const logger = createLogger({ level: base.logLevel, destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !env.NO_COLOR });
   const log = logger.child({ component: 'daemon' });
@@ -95,7 +96,7 @@ export async function runFleetDaemon(opts: FleetDaemonOptions, io: CliIo, target
           fileHash: createHash('sha256').update(`${fleet.desiredFileHash}\0${JSON.stringify(owned.map((t) => [t.name, t.url, t.labels]))}`).digest('hex'),
         };
       },
-      openTarget: (target) => openTarget({ opts, io, logger, metrics, notifier, elector, createServiceContext }, targetSettings(base, target), target),
+      openTarget: (target, credentialFrom) => openTarget({ opts, io, logger, metrics, notifier, elector, createServiceContext, renewalGraceMs }, targetSettings(base, target), target, credentialFrom),
       reloadSettings: async () => {
         const next = await resolveSettings(opts, env);
         logger.level = next.logLevel;
@@ -146,16 +147,18 @@ interface TargetOpenerParts {
   readonly notifier: Notifier | undefined;
   readonly elector: LeaseElector | undefined;
   readonly createServiceContext: typeof createServiceContextType;
+  /** How long a reopen waits for a key renewal in flight before handing the key over. */
+  readonly renewalGraceMs: number;
 }
 
 /** One target's service for the fleet daemon: its context made on the first run, closed when the target goes. */
-function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target): TargetService {
+function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target, credentialFrom?: CredentialHandover): TargetService {
   const { opts, io, logger, metrics, notifier, elector } = parts;
   let context: Promise<ServiceContext> | undefined;
   let opened: ServiceContext | undefined;
   let detach: (() => void) | undefined;
   const open = () =>
-    (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, keepUnpersistedKey: true, ...(notifier ? { notifier } : {}) }).then((c) => {
+    (context ??= parts.createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings, target: target.name, keepUnpersistedKey: true, ...(notifier ? { notifier } : {}), ...(credentialFrom ? { credentialFrom } : {}) }).then((c) => {
       // An unsendable token is this target's failure, retried with backoff like any other.
       detach = attachClientMetrics(c.client(), metrics, { rate: false });
       opened = c;
@@ -164,6 +167,8 @@ function openTarget(parts: TargetOpenerParts, settings: Settings, target: Target
   return {
     onWire: () => opened?.onWire() ?? 0,
     credentialStatus: () => opened?.client().credentialStatus(),
+    // A reopen (settings reloaded, its entry changed): the key as it stands goes to the next client.
+    handOverCredential: async () => (opened === undefined ? undefined : opened.client().handOverCredential(parts.renewalGraceMs)),
     // Losing the shard's Lease cancels the requests in flight too, not only the writes to
     // come: what may still land after the step-down is at most a request already sent.
     sync: async (desired, o) => {

@@ -1,3 +1,4 @@
+import type { CredentialHandover } from '../api/index.js';
 import { InvalidInputError } from '../errors.js';
 import { desiredForTarget, Semaphore, type Target } from '../fleet/index.js';
 import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
@@ -45,7 +46,7 @@ export interface FleetDaemonDeps {
   /** Told of each target's drift, applied changes and failures (the webhooks; events name the target); never blocks. */
   notify?(event: NotifyEvent): void;
   /** A target's service; opened when the target appears or its entry in the targets file changes. */
-  openTarget(target: Target): TargetService;
+  openTarget(target: Target, credentialFrom?: CredentialHandover): TargetService;
   /** SIGHUP: re-read the settings; every target's service is opened again afterwards. */
   reloadSettings?(): Promise<Partial<DaemonRuntimeOptions> | void>;
   readonly logger: Logger;
@@ -184,7 +185,7 @@ class FleetDaemon {
       random: deps.random ?? Math.random,
       slots: new Semaphore(this.#options.targetConcurrency),
       readiness: this.#options.readiness ?? defaultReadiness,
-      openTarget: (target) => deps.openTarget(target),
+      openTarget: (target, credentialFrom) => deps.openTarget(target, credentialFrom),
       notify: (event) => deps.notify?.(event),
       loadTarget: (name) => this.#loadTarget(name),
       mode: () => this.#runtime.mode,
@@ -306,8 +307,8 @@ class FleetDaemon {
     this.#targetMetrics.setOwnedTargets(this.#runners.size);
   }
 
-  #addRunner(target: Target): TargetRunner {
-    const runner = new TargetRunner(target, this.#runnerContext);
+  #addRunner(target: Target, credentialFrom?: CredentialHandover): TargetRunner {
+    const runner = new TargetRunner(target, this.#runnerContext, credentialFrom);
     this.#runners.set(target.name, runner);
     return runner;
   }
@@ -320,9 +321,11 @@ class FleetDaemon {
 
   /** Its URL, credential or overrides changed (or the settings): a new client, once its run in progress is over. */
   async #reopenRunner(runner: TargetRunner, target: Target): Promise<void> {
-    await runner.stop();
+    // The integrator key goes over as it stands: one rotated since the file was last written
+    // (a key file that could not be written) is in memory only, and the file holds a retired one.
+    const credentialFrom = await runner.stopAndHandOver();
     this.#runners.delete(target.name);
-    this.#addRunner(target).attempted = runner.attempted;
+    this.#addRunner(target, credentialFrom).attempted = runner.attempted;
   }
 
   #status(): FleetStatus {

@@ -1,3 +1,4 @@
+import type { CredentialHandover } from '../api/index.js';
 import type { Semaphore, Target } from '../fleet/index.js';
 import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { DaemonMetrics, Logger } from '../obs/index.js';
@@ -18,6 +19,11 @@ export interface TargetService {
   close(): void;
   /** With an integrator key: whether its last rotation reached its file (not ready when not). */
   credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
+  /**
+   * Before it closes for a reopen: its integrator key as it stands (a rotated key only memory
+   * holds), handed to the service that replaces it (a renewal in flight settled first).
+   */
+  handOverCredential?(): Promise<CredentialHandover | undefined>;
 }
 
 /** A target as /readyz lists it. */
@@ -45,7 +51,8 @@ export interface TargetRunnerContext {
   /** Targets reconciled at once at most (`targetConcurrency`). */
   readonly slots: Semaphore;
   readonly readiness: ReadinessOptions;
-  openTarget(target: Target): TargetService;
+  /** `credentialFrom`: the credential of the service it replaces (a reopen), if any. */
+  openTarget(target: Target, credentialFrom?: CredentialHandover): TargetService;
   /** The target's part of the last good files; throws InvalidInputError while they are invalid. */
   loadTarget(name: string): Promise<LoadedInput>;
   /** The mode the settings say. */
@@ -79,13 +86,13 @@ export class TargetRunner {
   readonly #ctx: TargetRunnerContext;
   readonly #metrics: DaemonMetrics;
 
-  constructor(target: Target, ctx: TargetRunnerContext) {
+  constructor(target: Target, ctx: TargetRunnerContext, credentialFrom?: CredentialHandover) {
     this.#ctx = ctx;
     const log = ctx.logger.child({ target: target.name });
     this.#metrics = ctx.metrics.forTarget(target.name);
     this.target = target;
     this.key = targetKey(target);
-    this.service = ctx.openTarget(target);
+    this.service = ctx.openTarget(target, credentialFrom);
     this.reconciler = new Reconciler({
       loadDesired: () => ctx.loadTarget(target.name),
       sync: (desired, o) => this.service.sync(desired, o),
@@ -137,6 +144,16 @@ export class TargetRunner {
   async stop(): Promise<void> {
     await this.loop.stop();
     this.service.close();
+  }
+
+  /** As stop, for a reopen: returns its credential for the service that replaces it. */
+  async stopAndHandOver(): Promise<CredentialHandover | undefined> {
+    await this.loop.stop();
+    try {
+      return await this.service.handOverCredential?.();
+    } finally {
+      this.service.close();
+    }
   }
 
   async #run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {

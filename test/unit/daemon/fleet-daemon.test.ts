@@ -1,3 +1,4 @@
+import type { CredentialHandover } from '../../../src/api/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
@@ -43,6 +44,8 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
   const calls: Call[] = [];
   const opened: string[] = [];
   const closed: string[] = [];
+  /** Each open with the credential handed to it (a reopen's, from the service it replaces). */
+  const handedIn: [string, unknown][] = [];
   const events: NotifyEvent[] = [];
   const h = {
     events,
@@ -53,6 +56,7 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
     calls,
     opened,
     closed,
+    handedIn,
     leading: true,
     input: { targets: [target('sp-1', { site: 'sp' }), target('sp-2', { site: 'sp' }), target('rj-1', { site: 'rj' })], desired: desiredWith(['deploy']), watchFiles: ['access.yaml', 'targets.yaml'] } as FleetInput,
     load: undefined as undefined | (() => Promise<FleetInput>),
@@ -74,9 +78,13 @@ async function harness(options: Partial<FleetDaemonOptions> = {}) {
   };
   h.daemon = await startFleetDaemon({
     loadFleet: async () => (h.load ? h.load() : h.input),
-    openTarget: (t) => {
+    openTarget: (t, credentialFrom) => {
       opened.push(t.name);
+      handedIn.push([t.name, credentialFrom]);
+      const handOvers = opened.length;
       return {
+        // Stands for the integrator key as this service holds it (a rotated key in memory only).
+        handOverCredential: async () => ({ heldBy: `${t.name}#${handOvers}` }) as unknown as CredentialHandover,
         sync: (desired, o) => {
           calls.push({ target: t.name, users: desired.sshUsers.map((u) => u.username), dryRun: o.dryRun });
           return (h.sync[t.name] ?? (async (_d, so) => outcome({ dryRun: so.dryRun })))(desired, o);
@@ -152,6 +160,21 @@ describe('every target is reconciled at start, on a change of either file, and o
     expect(e.value('amsync_fleet_targets')).toBe(3);
     expect(e.value('amsync_target_ready', { target: 'rj-1' })).toBeUndefined();
     expect(e.value('amsync_target_ready', { target: 'new-1' })).toBe(1);
+  });
+
+  it('a reopened target takes over the integrator key its old service held (a rotated key may be in memory only); new targets start afresh', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    h.input = { ...h.input, targets: [target('sp-1', { site: 'sp' }), { ...target('sp-2'), url: 'https://sp-2-new.example.com' }, target('new-1')] };
+    h.watcher.change(['targets.yaml']);
+    await h.daemon.idle();
+    expect(h.handedIn).toEqual([
+      ['sp-1', undefined],
+      ['sp-2', undefined],
+      ['rj-1', undefined],
+      ['sp-2', { heldBy: 'sp-2#2' }],
+      ['new-1', undefined],
+    ]);
   });
 
   it('an invalid file keeps the last good version: targets are planned, nothing applied, the findings logged once', async () => {
