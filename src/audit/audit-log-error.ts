@@ -1,6 +1,5 @@
 import { AmsyncError } from '../errors.js';
 import { whyAndFix, type LocalPath } from '../secrets/index.js';
-import { settingOptions } from '../settings/index.js';
 
 /**
  * The audit log could not take a line, or cannot be read. Stable codes; the caller decides
@@ -66,13 +65,13 @@ export function fsReason(error: unknown): string {
  * words and the fix for that errno.
  */
 export function auditPathProblem(error: unknown, path: string): string {
-  const setting = auditLogSetting();
+  const setting = auditLogSetting;
   const target: LocalPath = { what: 'the audit log', path, setting, knob: '--audit-log' };
   return `(${setting}): ${whyAndFix(error, target)}`;
 }
 
-/** `--audit-log, AMSYNC_AUDIT_LOG, auditLog`, as the settings table has it. */
-export function auditLogSetting(): string {
-  const option = settingOptions.find((o) => o.path.length === 1 && o.path[0] === 'auditLog');
-  return [option?.flag, option?.env, 'auditLog'].filter((w) => w !== undefined).join(', ');
-}
+/**
+ * `--audit-log, AMSYNC_AUDIT_LOG, auditLog`: how the settings table sets the audit log. Written
+ * here, not read from src/settings (audit/ sits below it); a unit test holds it to the table.
+ */
+export const auditLogSetting = '--audit-log, AMSYNC_AUDIT_LOG, auditLog';

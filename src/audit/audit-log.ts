@@ -149,7 +149,7 @@ export class AuditLog {
       // Part of the line is in the file. It stays (an audit log is never cut), and the next
       // open closes it with a newline, so the lines after it stay whole; readers count it.
       this.#closeFd();
-      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path} (${auditLogSetting()}): wrote ${written} of ${bytes.length} bytes (a full disk or a file-size limit?); free space, or point --audit-log at another disk`);
+      throw new AuditLogError('audit_write_failed', `could not append to the audit log ${this.path} (${auditLogSetting}): wrote ${written} of ${bytes.length} bytes (a full disk or a file-size limit?); free space, or point --audit-log at another disk`);
     }
   }
 

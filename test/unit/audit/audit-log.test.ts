@@ -373,3 +373,12 @@ describe('errors are AuditLogErrors with stable codes', () => {
     expect(error).toMatchObject({ code: 'audit_open_failed' });
   });
 });
+
+describe('the audit log names its setting as the settings table does', () => {
+  it('auditLogSetting is the flag, the variable and the key of the table', async () => {
+    const { settingOptions } = await import('../../../src/settings/index.js');
+    const { auditLogSetting } = await import('../../../src/audit/audit-log-error.js');
+    const option = settingOptions.find((o) => o.path.length === 1 && o.path[0] === 'auditLog');
+    expect(auditLogSetting).toBe([option?.flag, option?.env, 'auditLog'].join(', '));
+  });
+});
