@@ -43,7 +43,7 @@ export function localOutputsOf(settings: Pick<Settings, 'stateFile' | 'tokensDir
   if (planned.planFile !== undefined) outputs.push({ what: 'the plan file', path: resolve(planned.planFile), setting: '--out', knob: '--out', mode: 'replace', code: 'plan_unwritable' });
   if (planned.reportFile !== undefined) outputs.push({ what: 'the report', path: resolve(planned.reportFile), setting: '--report', knob: '--report', mode: 'replace', code: 'report_unwritable' });
   const summary = env.GITHUB_STEP_SUMMARY;
-  if (planned.stepSummary === true && summary) outputs.push({ what: 'the step summary', path: resolve(summary), setting: 'GITHUB_STEP_SUMMARY', knob: 'GITHUB_STEP_SUMMARY', mode: 'append', code: 'step_summary_unwritable' });
+  if (planned.stepSummary === true && summary) outputs.push({ what: 'the step summary', path: resolve(summary), setting: 'GITHUB_STEP_SUMMARY', knob: 'GITHUB_STEP_SUMMARY', mode: 'append-followed', code: 'step_summary_unwritable' });
   for (const f of planned.files ?? []) outputs.push({ what: f.what, path: resolve(f.path), setting: f.flag, knob: f.flag.split('/')[0]!, mode: 'replace', code: f.code });
   return outputs;
 }

@@ -1,4 +1,4 @@
-import { statSync, type Stats } from 'node:fs';
+import { lstatSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { AmsyncError } from '../errors.js';
 
@@ -114,7 +114,7 @@ function explain(error: unknown, errno: string | undefined, target: LocalPath): 
       // mkdir -p says EEXIST where a regular file sits in the way of a folder; open says ENOTDIR.
       const blocker = fileInTheWay(target.path, target.folder === true);
       if (blocker === undefined) return { reason: 'a part of the path is not a folder', fix: `make every part of the path a folder, ${elsewhere}` };
-      return { reason: `${blocker} is a file, not a folder`, fix: `move that file away, ${elsewhere}` };
+      return { reason: `${blocker.path} is ${blocker.kind}, not a folder`, fix: `move ${blocker.kind === 'a file' ? 'that file' : 'it'} away, ${elsewhere}` };
     }
     case 'EISDIR':
       return { reason: `${target.path} is a folder`, fix: `move that folder away, or point ${target.knob} at a file` };
@@ -124,7 +124,8 @@ function explain(error: unknown, errno: string | undefined, target: LocalPath): 
       return { reason: 'the file system is read-only', fix: `point ${target.knob} at a writable file system (a writable volume, not a read-only mount)` };
     case 'EACCES':
     case 'EPERM':
-      return { reason: `permission denied${uid()}`, fix: `let this user write to ${folder}, ${elsewhere}` };
+      // The file itself refused (a 0444 audit log in a writable folder): its folder is not the fix.
+      return { reason: `permission denied${uid()}`, fix: `let this user write to ${refusedFile(error, target) ?? folder}, ${elsewhere}` };
     case 'ENOSPC':
       return { reason: 'no space left on the device', fix: `free space on that disk, or point ${target.knob} at another disk` };
     case 'EDQUOT':
@@ -132,6 +133,8 @@ function explain(error: unknown, errno: string | undefined, target: LocalPath): 
     case 'ENOENT':
       return { reason: 'a folder of the path disappeared while amsync used it', fix: `run again, ${elsewhere}` };
     case 'ELOOP':
+      // O_NOFOLLOW (the audit log) refuses a link at the path itself with ELOOP too: that is no loop.
+      if (isLink(target.path)) return { reason: `${target.path} is a symbolic link, which amsync does not follow there`, fix: `point ${target.knob} at a regular file, not a link` };
       return { reason: 'the path has a loop of symbolic links', fix: `fix the links, ${elsewhere}` };
     case 'ENAMETOOLONG':
       return { reason: 'the path is too long', fix: `point ${target.knob} at a shorter path` };
@@ -140,24 +143,52 @@ function explain(error: unknown, errno: string | undefined, target: LocalPath): 
   }
 }
 
+/**
+ * The file whose own open was refused: the probe says so (`file`); a real write's open of the
+ * path itself (appendFile on the step summary) is the file when one is there. undefined when
+ * the refusal was the folder's (creating a file in it).
+ */
+function refusedFile(error: unknown, target: LocalPath): string | undefined {
+  const e = error as { file?: unknown; path?: unknown; syscall?: unknown } | null;
+  if (typeof e?.file === 'string') return e.file;
+  if (target.folder === true || e?.syscall !== 'open' || e.path !== target.path) return undefined;
+  try {
+    return statSync(target.path).isFile() ? target.path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function uid(): string {
   const id = process.getuid?.();
   return id === undefined ? '' : ` for uid ${id}`;
 }
 
-/** The nearest part of `path` (or of its folder) that exists and is not a folder; undefined if none. */
-function fileInTheWay(path: string, isFolder: boolean): string | undefined {
+/** The nearest part of `path` (or of its folder) that exists and is not a folder, and what it is (`a file`, `a FIFO (named pipe)`); undefined if none. */
+function fileInTheWay(path: string, isFolder: boolean): { readonly path: string; readonly kind: string } | undefined {
   const parts: string[] = [];
   for (let p = isFolder ? path : dirname(path); ; p = dirname(p)) {
     parts.unshift(p);
     if (dirname(p) === p) break;
   }
   for (const part of parts) {
+    let info: Stats;
     try {
-      if (!statSync(part).isDirectory()) return part;
+      info = statSync(part);
     } catch {
       return undefined;
     }
+    if (info.isDirectory()) continue;
+    const special = notRegularFile(part, info) as { kind?: string } | undefined;
+    return { path: part, kind: special?.kind ?? 'a file' };
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -298,5 +298,57 @@ describe('a path refused during the run (the check at start passed)', () => {
     expect(errors[0]).toContain(`; ${fix}`);
     expect(errors[0]).toContain('then run once with --rotate-passwords');
     expect(run.stderr).not.toContain('CANARY-password');
+  });
+});
+
+describe('the check agrees with the writes on symbolic links and read-only files (issue 27 deliverable 6, review)', () => {
+  it('a symbolic link as the audit log (opened with O_NOFOLLOW): one line before any request, exit 1; its target untouched', async () => {
+    await mkdir(join(dir, 'elsewhere'));
+    const target = join(dir, 'elsewhere', 'audit.jsonl');
+    await writeFile(target, '');
+    const link = join(dir, 'audit.jsonl');
+    await symlink(target, link);
+    const run = await amsync(['sync', '--audit-log', link, '--json']);
+    expect(emu.requests(), run.stderr).toEqual([]);
+    expect(run.code, run.stderr).toBe(1);
+    const line = `cannot write the audit log ${link} (--audit-log, AMSYNC_AUDIT_LOG, auditLog): ${link} is a symbolic link, which amsync does not follow there (ELOOP); point --audit-log at a regular file, not a link; nothing was sent`;
+    expect(run.stderr).toBe(`error: ${line}\n`);
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'audit_open_failed', message: line } });
+    expect(await readFile(target, 'utf8')).toBe('');
+    expect(await readdir(join(dir, 'elsewhere'))).toEqual(['audit.jsonl']);
+  });
+
+  it('GITHUB_STEP_SUMMARY as a link to a file (appendFile follows it): accepted, the summary goes through it', async () => {
+    await writeFile(join(dir, 'real-summary.md'), '');
+    await symlink(join(dir, 'real-summary.md'), join(dir, 'summary.md'));
+    const run = await amsync(['sync'], { GITHUB_STEP_SUMMARY: join(dir, 'summary.md') });
+    expect(run.code, run.stderr).toBe(0);
+    expect(emu.requests().filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(await readFile(join(dir, 'real-summary.md'), 'utf8')).not.toBe('');
+  });
+
+  it('a FIFO given as tokensDir is called a FIFO, not a file', async () => {
+    const tokens = join(dir, 'tokens');
+    execFileSync('mkfifo', [tokens]);
+    const run = await amsync(['sync', '--tokens-dir', tokens]);
+    expect(emu.requests(), run.stderr).toEqual([]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`error: cannot write tokensDir ${tokens} (--tokens-dir, AMSYNC_TOKENS_DIR, tokensDir): ${tokens} is a FIFO (named pipe), not a folder (ENOTDIR); move it away, or point --tokens-dir elsewhere; nothing was sent\n`);
+  });
+
+  // Mode 0444 in a writable folder; as root a chmod stops nothing, so the refusal is injected at the file itself.
+  const readOnlyFiles = [
+    ['the audit log', (p: string) => ['sync', '--audit-log', p], () => ({}), '--audit-log, AMSYNC_AUDIT_LOG, auditLog', 'or point --audit-log elsewhere'],
+    ['the step summary', () => ['sync'], (p: string) => ({ GITHUB_STEP_SUMMARY: p }), 'GITHUB_STEP_SUMMARY', 'or point GITHUB_STEP_SUMMARY elsewhere'],
+  ] as const;
+  it.each(readOnlyFiles)('%s read-only in a writable folder (EACCES): the fix names the file, not the folder', async (what, args, env, setting, elsewhere) => {
+    await mkdir(join(dir, 'out'));
+    const file = join(dir, 'out', 'file');
+    await writeFile(file, '');
+    fsFaults.set(file, 'EACCES');
+    const run = await amsync(args(file), env(file));
+    expect(emu.requests(), run.stderr).toEqual([]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^error: cannot write ${what} ${file} \\(${setting}\\): permission denied( for uid \\d+)? \\(EACCES\\); let this user write to ${file}, ${elsewhere}; nothing was sent\\n$`));
   });
 });

@@ -15,6 +15,13 @@
 /** Folder (absolute) -> the errno every change under it gets. */
 export const fsFaults = new Map<string, string>();
 
+/**
+ * Folder (absolute) -> the errno `close()` of a FileHandle opened under it rejects with, after
+ * the descriptor is really closed: NFS and quota file systems report EDQUOT, ENOSPC or EIO at
+ * close, when the data is flushed. Only `node:fs/promises` handles.
+ */
+export const closeFaults = new Map<string, string>();
+
 type Fn = (...args: unknown[]) => unknown;
 
 const messages: Record<string, string> = {
@@ -25,10 +32,10 @@ const messages: Record<string, string> = {
   EIO: 'i/o error',
 };
 
-function faultOf(path: unknown): string | undefined {
+function faultOf(path: unknown, faults: ReadonlyMap<string, string> = fsFaults): string | undefined {
   const text = typeof path === 'string' ? path : path instanceof URL ? path.pathname : Buffer.isBuffer(path) ? path.toString() : undefined;
   if (text === undefined) return undefined;
-  for (const [folder, errno] of fsFaults) if (text === folder || text.startsWith(`${folder}/`)) return errno;
+  for (const [folder, errno] of faults) if (text === folder || text.startsWith(`${folder}/`)) return errno;
   return undefined;
 }
 
@@ -80,6 +87,22 @@ function wrapOpen(name: string, real: Fn): Fn {
   };
 }
 
+/** A FileHandle whose close() closes it and then rejects with `errno`. */
+function closeRejecting(handle: { close(): Promise<void> }, errno: string, path: unknown): unknown {
+  return new Proxy(handle, {
+    get(target, key) {
+      if (key === 'close') {
+        return async () => {
+          await target.close();
+          throw errnoError(errno, 'close', path);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as Fn).bind(target) : value;
+    },
+  });
+}
+
 /** `node:fs/promises` with the faults (a rejected promise where the real call would change something). */
 export function faultyFsPromises<T extends Record<string, unknown>>(actual: T): T {
   const real = actual as unknown as Record<string, Fn> & { stat: (path: unknown) => Promise<unknown> };
@@ -97,7 +120,11 @@ export function faultyFsPromises<T extends Record<string, unknown>>(actual: T): 
     };
   }
   const open = wrapOpen('open', real.open!);
-  out.open = async (...args: unknown[]) => open(...args);
+  out.open = async (...args: unknown[]) => {
+    const handle = (await open(...args)) as { close(): Promise<void> };
+    const errno = faultOf(args[0], closeFaults);
+    return errno === undefined ? handle : closeRejecting(handle, errno, args[0]);
+  };
   out.default = { ...(actual.default as object), ...out };
   return out as T;
 }
