@@ -54,6 +54,12 @@ export interface ApiErrorDetails {
   readonly detail?: string;
   /** It concerns the service as a whole (unreachable, TLS), not this request. @default false */
   readonly serviceWide?: boolean;
+  /**
+   * The call ended because its stop fired (an interrupt): never sent (`not_sent`), or a retry
+   * the stop kept from starting after an attempt that failed (its code is that attempt's).
+   * @default false
+   */
+  readonly stopped?: boolean;
 }
 
 /**
@@ -71,6 +77,8 @@ export class ApiError extends AmsyncError {
   readonly attempts: number;
   readonly detail: string;
   readonly serviceWide: boolean;
+  /** Ended by the caller's stop (an interrupt), not by the service: see ApiErrorDetails. */
+  readonly stopped: boolean;
 
   constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails) {
     super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -83,6 +91,7 @@ export class ApiError extends AmsyncError {
     this.attempts = details.attempts ?? 1;
     this.detail = details.detail ?? message;
     this.serviceWide = details.serviceWide ?? false;
+    this.stopped = details.stopped ?? false;
   }
 }
 
@@ -98,6 +107,18 @@ export function isApiError(error: unknown, code?: ApiErrorCode): error is ApiErr
 export function stoppedBeforeSending(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth += 1) {
     if (isApiError(e, 'not_sent')) return true;
+  }
+  return false;
+}
+
+/**
+ * The error is, or was caused by (a listing cut short), a call that ended because its stop
+ * fired: never sent, or its retry never started (a 503 waited out when the interrupt came).
+ * The run ended by the interrupt, not by a failure of the service.
+ */
+export function endedByStop(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth += 1) {
+    if (e instanceof ApiError && e.stopped) return true;
   }
   return false;
 }

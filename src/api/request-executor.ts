@@ -409,11 +409,14 @@ export class RequestExecutor {
    * service never saw it), else the last attempt's failure, not retried.
    */
   #stoppedError(call: Call<unknown>, attempts: number, last: FailedAttempt | undefined, why = stopReason(call.stop), cause?: Error): ApiError {
-    if (last === undefined) return this.#error('not_sent', call, 0, `not sent: ${why}`, { cause });
+    // Marked when the stop (an interrupt) is the reason, not a lost lock or a credential
+    // (`cause`): the caller ends the run as the interrupt, whatever the last attempt's code.
+    const stopped = cause === undefined;
+    if (last === undefined) return this.#error('not_sent', call, 0, `not sent: ${why}`, { cause, stopped });
     const { failure, outcome } = last;
     const errors = outcome.kind === 'response' ? serviceErrors(outcome.body, this.#secrets(call)) : [];
     const detail = `${describeFailure(failure)}${errors.length > 0 ? `: ${explainServiceErrors(errors)}` : ''}; not retried: ${why}`;
-    return this.#error(errorCodeFor(failure), call, attempts, detail, { status: failure.kind === 'status' ? failure.status : undefined, errors, cause });
+    return this.#error(errorCodeFor(failure), call, attempts, detail, { status: failure.kind === 'status' ? failure.status : undefined, errors, cause, stopped });
   }
 
   #cancelledError(call: Call<unknown>, attempts: number): ApiError {
@@ -441,6 +444,7 @@ export class RequestExecutor {
       ...(extra.cause === undefined ? {} : { cause: extra.cause }),
       detail: scrubbed,
       serviceWide: extra.serviceWide === true,
+      stopped: extra.stopped === true,
     });
   }
 }
@@ -463,6 +467,7 @@ interface ErrorExtra {
   readonly errors?: readonly ServiceFieldError[];
   readonly cause?: unknown;
   readonly serviceWide?: boolean;
+  readonly stopped?: boolean;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { stoppedBeforeSending } from '../api/index.js';
+import { endedByStop, stoppedBeforeSending } from '../api/index.js';
 import { AmsyncError, InterruptedError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
 import { fsProblem } from '../secrets/index.js';
@@ -112,11 +112,12 @@ export function interruptedSummary(interrupts: Pick<Interrupts, 'received' | 'se
 
 /**
  * An error that ended the run because the interrupt stopped its requests (a listing cut
- * short, a read before the apply) becomes the interrupt itself: nothing was written, and the
- * exit is 130 / 143, not a failure of the service. Any other error is returned as it was.
+ * short, a read before the apply; never sent, or a 503/429 whose retry the interrupt kept
+ * from starting) becomes the interrupt itself: nothing was written, and the exit is 130 /
+ * 143, not a failure of the service. Any other error is returned as it was.
  */
 export function interruptedInstead(interrupts: Pick<Interrupts, 'received'> | undefined, error: unknown): unknown {
-  if (interrupts?.received === undefined || !stoppedBeforeSending(error)) return error;
+  if (interrupts?.received === undefined || !(stoppedBeforeSending(error) || endedByStop(error))) return error;
   return new InterruptedError(interrupts.received, `interrupted by ${interrupts.received} before any change was sent: nothing was written`);
 }
 

@@ -1,4 +1,4 @@
-import { stoppedBeforeSending } from '../api/index.js';
+import { endedByStop, stoppedBeforeSending } from '../api/index.js';
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
 import { approvalHint, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { ApprovalsRead } from './approvals-file.js';
@@ -252,9 +252,10 @@ export class Reconciler {
     } catch (error) {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
-      // The daemon is stopping and cut this run short before it wrote (a listing not finished):
-      // no failure of the service to report or notify.
-      if (this.#d.stop?.aborted === true && stoppedBeforeSending(error)) {
+      // The daemon is stopping and cut this run short before it wrote (a listing not finished,
+      // or one whose retry of a 503 it kept from starting): no failure of the service to
+      // report or notify.
+      if (this.#d.stop?.aborted === true && (stoppedBeforeSending(error) || endedByStop(error))) {
         this.#log.info({ code: 'stopped' }, 'the run was stopped before it wrote anything: the daemon is stopping, nothing more was sent');
         return 'failure';
       }

@@ -1,3 +1,4 @@
+import { endedByStop, stoppedBeforeSending } from '../api/index.js';
 import { SafetyError } from '../errors.js';
 import type { DesiredState } from '../model/index.js';
 import type { SavedPlan } from '../saved-plan/index.js';
@@ -52,12 +53,19 @@ export async function runFleetSync(input: FleetSyncInput): Promise<FleetSyncResu
         syncs[index] = sync;
         return classifyRun(target, sync, input.stateFileOf?.(target));
       } catch (error) {
+        // Cut short by the interrupt before it wrote (a listing never sent, or one whose retry
+        // of a 503 the stop kept from starting): not started, as the targets after it.
+        if (input.signal?.aborted && endedByInterrupt(error)) return skipped(target, 'interrupted', 'not started: the run was interrupted');
         return outcomeOfError(target, error);
       }
     },
     input.onTargetDone,
   );
   return { outcomes, syncs };
+}
+
+function endedByInterrupt(error: unknown): boolean {
+  return stoppedBeforeSending(error) || endedByStop(error);
 }
 
 function skipped(target: Pick<Target, 'name' | 'url'>, code: string, message: string): TargetOutcome {

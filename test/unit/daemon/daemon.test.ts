@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { DaemonError, startDaemon, type DaemonOptions, type LoadedInput, type RunningDaemon } from '../../../src/daemon/index.js';
+import { ApiError } from '../../../src/api/api-error.js';
+import { pageFailed } from '../../../src/api/listing-incomplete-error.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
 import type { DesiredState, NotifyEvent } from '../../../src/model/index.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
@@ -474,6 +476,35 @@ describe('shutdown', () => {
     expect(h.calls).toHaveLength(2);
     await expect(fetch(`${h.daemon.url}/healthz`)).rejects.toThrow();
     expect(h.signals.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('SIGTERM while a listing waits to retry a 503: the run ended by the stop, not a failure of the service (no failure event, no "sync failed")', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    const gate = deferred<void>();
+    let seen: { stop: AbortSignal } | undefined;
+    h.sync = async (_d, o) => {
+      seen = o;
+      await gate.promise;
+      // What the client throws when the stop ends the backoff after a 503 (request-executor #stoppedError).
+      const page = new ApiError('unavailable', 'GET /api/sshusers: 503 service unavailable; not retried: the daemon is stopping (SIGTERM)', {
+        method: 'GET',
+        path: '/api/sshusers',
+        route: '/api/sshusers',
+        status: 503,
+        detail: '503 service unavailable; not retried: the daemon is stopping (SIGTERM)',
+        stopped: true,
+      });
+      throw pageFailed('/api/sshusers', 0, 0, page);
+    };
+    h.watcher.change();
+    await waitFor(() => seen, 'the run');
+    h.signals.emit('SIGTERM', 'SIGTERM');
+    gate.resolve();
+    expect(await h.daemon.stopped).toEqual({ reason: 'SIGTERM', finished: true, forced: false });
+    expect(h.events.filter((e) => e.event === 'failure')).toEqual([]);
+    expect(h.log.lines.filter((l) => l.msg === 'sync failed; nothing more was changed')).toEqual([]);
+    expect(h.log.lines.some((l) => l.code === 'stopped')).toBe(true);
   });
 
   it('SIGTERM stops the run in progress short of the wire: its stop fires at once, its deadline signal does not', async () => {
