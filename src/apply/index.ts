@@ -6,7 +6,7 @@ export { heldWith, schedule } from './schedule.js';
 export { protectMatcher } from './protect-matcher.js';
 export { executePlan } from './execute-plan.js';
 export type { ExecuteInput, ExecuteOutcome } from './execute-plan.js';
-export { acquireWriterLock } from './writer-lock.js';
+export { acquireWriterLock, LockWaitStoppedError } from './writer-lock.js';
 export { writerLockPath } from './writer-lock.js';
 export type { HeldLock } from './with-writer-lock.js';
 export type { TokenError } from './execute-plan.js';

@@ -12,7 +12,8 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-export type LockAcquirer = () => Promise<HeldLock>;
+/** `signal`: an interrupt, which ends a wait for another writer at once. */
+export type LockAcquirer = (signal?: AbortSignal) => Promise<HeldLock>;
 
 /** Whatever fences a client's writes (AmClient). */
 export interface WriteFencing {
@@ -47,7 +48,7 @@ export interface LockOutcome {
  * is told in the outcome (`lockLost`), beside what was applied before it.
  */
 export async function withWriterLock<T>(acquire: LockAcquirer, signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T & LockOutcome> {
-  const lock = await acquire();
+  const lock = await acquire(signal);
   try {
     const outcome = await work(signal ? AbortSignal.any([signal, lock.lost]) : lock.lost);
     // Assigned, not spread: an outcome may have getters computed only when read.

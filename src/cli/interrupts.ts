@@ -1,4 +1,5 @@
 import { endedByStop, stoppedBeforeSending } from '../api/index.js';
+import { LockWaitStoppedError } from '../apply/index.js';
 import { AmsyncError, InterruptedError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
 import { fsProblem } from '../secrets/index.js';
@@ -117,6 +118,9 @@ export function interruptedSummary(interrupts: Pick<Interrupts, 'received' | 'se
  * 143, not a failure of the service. Any other error is returned as it was.
  */
 export function interruptedInstead(interrupts: Pick<Interrupts, 'received'> | undefined, error: unknown): unknown {
+  if (interrupts?.received !== undefined && error instanceof LockWaitStoppedError) {
+    return new InterruptedError(interrupts.received, `interrupted by ${interrupts.received} while waiting for the writer lock ${error.path} (${error.holder}); nothing was sent`);
+  }
   if (interrupts?.received === undefined || !(stoppedBeforeSending(error) || endedByStop(error))) return error;
   return new InterruptedError(interrupts.received, `interrupted by ${interrupts.received} before any change was sent: nothing was written`);
 }

@@ -250,9 +250,10 @@ class CommandServiceContext implements ServiceContext {
     openPasswordState({ path: resolve(this.settings.stateFile), serviceUrl: this.settings.url!, keyFromEnv: this.#env.AMSYNC_STATE_KEY, setting: settingWords('stateFile') });
 
   /** Held, the lock fences every write of this context's client: one that lost it sends nothing more. */
-  writerLock = async (): Promise<HeldLock> => {
+  writerLock = async (signal?: AbortSignal): Promise<HeldLock> => {
     const path = writerLockPath(resolve(this.settings.stateFile));
-    const lock = await acquireWriterLock(path, { timeoutMs: this.settings.lockTimeoutMs, onTakeover: (message) => this.logger.warn({ lock: path }, message) }).catch((error: unknown) => {
+    const onTakeover = (message: string) => this.logger.warn({ lock: path }, message);
+    const lock = await acquireWriterLock(path, { timeoutMs: this.settings.lockTimeoutMs, onTakeover, ...(signal === undefined ? {} : { signal }) }).catch((error: unknown) => {
       throw lockError(error, path);
     });
     return fencingWrites(lock, this.client());
