@@ -7,6 +7,7 @@ import type { Report } from '../report/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import { finishRun, type BodyEnd } from './finish-run.js';
 import { catchInterrupts, interruptedInstead, throwAfterReport } from './interrupts.js';
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
 import type { ServiceContext } from './service-context.js';
@@ -131,6 +132,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     throw error;
   });
   const interrupts = catchInterrupts(io.signals ?? process, (text) => live.printError(text), () => context.onWire());
+  let ended: BodyEnd;
   try {
     const loaded = await context.loadDesired();
     for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
@@ -184,13 +186,14 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     // A listing the interrupt cut short is the interrupt (130 / 143), not a failure of the service.
     const error = interruptedInstead(interrupts, caught);
     context.notifyFailure(error);
-    throw error;
+    ended = { error };
   } finally {
     interrupts.dispose();
     live.close();
-    // A key renewal the last request started is waited for: a rotated key lost fails the run.
-    await context.finish(notifyGraceMs);
   }
+  // A key renewal the last request started is waited for: a rotated key lost fails the run
+  // (after an interrupt: added to its line, the exit stays 130 / 143).
+  await finishRun(context, notifyGraceMs, ended, interrupts.received !== undefined);
 }
 
 /**

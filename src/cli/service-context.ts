@@ -143,7 +143,7 @@ export interface ServiceContext {
    * `integrator_key_not_persisted` when a key the service rotated could not be kept: the run
    * must not end green with a key nobody has.
    */
-  finish(notifyGraceMs: number): Promise<void>;
+  finish(notifyGraceMs: number, credentialGraceMs?: number): Promise<void>;
   close(): void;
 }
 
@@ -333,10 +333,11 @@ class CommandServiceContext implements ServiceContext {
     }).finally(() => unfence?.());
   }
 
-  async finish(notifyGraceMs: number): Promise<void> {
+  /** `credentialGraceMs`: a shorter wait for a renewal in flight (after an interrupt). @default renewalGraceMs */
+  async finish(notifyGraceMs: number, credentialGraceMs = renewalGraceMs): Promise<void> {
     let lost: unknown;
     try {
-      lost = await this.#client?.settleCredential(renewalGraceMs);
+      lost = await this.#client?.settleCredential(Math.min(credentialGraceMs, renewalGraceMs));
       if (lost !== undefined) this.notifyFailure(lost);
       await this.closeNotifier(notifyGraceMs);
     } finally {

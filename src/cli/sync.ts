@@ -11,6 +11,7 @@ import { isFsError, localPathError } from '../secrets/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
+import { finishRun, type BodyEnd } from './finish-run.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
@@ -127,21 +128,23 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   // on the wire finish, and reports.
   const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text), () => context.onWire());
   const run: SyncRun = { opts, dryRun, ctx, format, ask, color, live, context, interrupts, reports, renderReport, publishReport };
+  let ended: BodyEnd;
   try {
     await syncAndReport(run);
   } catch (caught) {
     // A listing the interrupt cut short is the interrupt (130 / 143), not a failure of the service.
     const error = interruptedInstead(interrupts, caught);
     context.notifyFailure(error);
-    throw error;
+    ended = { error };
   } finally {
     interrupts?.dispose();
     live.close();
-    // Queued notifications get a bounded moment to go out: a dead receiver delays the exit by
-    // at most this, and never changes its code.
-    // A key renewal the last request started is waited for: a rotated key lost fails the run.
-    await context.finish(notifyGraceMs);
   }
+  // Queued notifications get a bounded moment to go out: a dead receiver delays the exit by
+  // at most this, and never changes its code.
+  // A key renewal the last request started is waited for: a rotated key lost fails the run
+  // (after an interrupt: added to its line, the exit stays 130 / 143).
+  await finishRun(context, notifyGraceMs, ended, interrupts?.received !== undefined);
 }
 
 /** Flags that contradict each other or the terminal: exit 64 before anything is read. */
