@@ -107,3 +107,17 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof InterruptedError) return error.signal === 'SIGINT' ? exitCodes.sigint : exitCodes.sigterm;
   return exitCodes.failure;
 }
+
+/** An interrupt came while this run waited (--lock-timeout) for another writer: it never held the lock, nothing was sent. */
+export class LockWaitStoppedError extends AmsyncError {
+  readonly path: string;
+  /** Who held the lock then: `held by pid 4711 on this host (since …)`. */
+  readonly holder: string;
+
+  constructor(path: string, holder: string) {
+    super('lock_wait_stopped', `stopped while waiting for the writer lock ${path} (${holder}); nothing was sent`);
+    this.name = 'LockWaitStoppedError';
+    this.path = path;
+    this.holder = holder;
+  }
+}

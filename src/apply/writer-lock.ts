@@ -3,7 +3,7 @@ import { utimesSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AmsyncError, LockLostError, SafetyError } from '../errors.js';
+import { AmsyncError, LockLostError, LockWaitStoppedError, SafetyError } from '../errors.js';
 import { judge, linkNew, readFound, readText, removeFolder, removeOwn, removeQuietly, takeOver } from './lock-file.js';
 import { ownerName, parseOwner, thisProcess } from './lock-owner.js';
 import type { HeldLock } from './with-writer-lock.js';
@@ -70,20 +70,6 @@ export async function acquireWriterLock(path: string, options: WriterLockOptions
     // The interrupt ends the wait at once, not at the next poll or the timeout.
     const slept = await sleep(Math.min(pollMs, options.timeoutMs - waited), true, options.signal ? { signal: options.signal } : {}).catch(() => false);
     if (!slept) throw new LockWaitStoppedError(path, attempt.why);
-  }
-}
-
-/** An interrupt came while this run waited (--lock-timeout) for another writer: it never held the lock, nothing was sent. */
-export class LockWaitStoppedError extends AmsyncError {
-  readonly path: string;
-  /** Who held the lock then: `held by pid 4711 on this host (since …)`. */
-  readonly holder: string;
-
-  constructor(path: string, holder: string) {
-    super('lock_wait_stopped', `stopped while waiting for the writer lock ${path} (${holder}); nothing was sent`);
-    this.name = 'LockWaitStoppedError';
-    this.path = path;
-    this.holder = holder;
   }
 }
 

@@ -1,4 +1,5 @@
 import { endedByStop, stoppedBeforeSending } from '../api/index.js';
+import { LockWaitStoppedError } from '../errors.js';
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
 import { approvalHint, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { ApprovalsRead } from './approvals-file.js';
@@ -253,9 +254,9 @@ export class Reconciler {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
       // The daemon is stopping and cut this run short before it wrote (a listing not finished,
-      // or one whose retry of a 503 it kept from starting): no failure of the service to
-      // report or notify.
-      if (this.#d.stop?.aborted === true && (stoppedBeforeSending(error) || endedByStop(error))) {
+      // one whose retry of a 503 it kept from starting, or a wait for another writer's lock):
+      // no failure of the service to report or notify.
+      if (this.#d.stop?.aborted === true && (stoppedBeforeSending(error) || endedByStop(error) || error instanceof LockWaitStoppedError)) {
         this.#log.info({ code: 'stopped' }, 'the run was stopped before it wrote anything: the daemon is stopping, nothing more was sent');
         return 'failure';
       }

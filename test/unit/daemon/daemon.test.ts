@@ -1,3 +1,4 @@
+import { LockWaitStoppedError } from '../../../src/errors.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SyncOutcome } from '../../../src/sync/run-sync.js';
 import { DaemonError, startDaemon, type DaemonOptions, type LoadedInput, type RunningDaemon } from '../../../src/daemon/index.js';
@@ -496,6 +497,27 @@ describe('shutdown', () => {
         stopped: true,
       });
       throw pageFailed('/api/sshusers', 0, 0, page);
+    };
+    h.watcher.change();
+    await waitFor(() => seen, 'the run');
+    h.signals.emit('SIGTERM', 'SIGTERM');
+    gate.resolve();
+    expect(await h.daemon.stopped).toEqual({ reason: 'SIGTERM', finished: true, forced: false });
+    expect(h.events.filter((e) => e.event === 'failure')).toEqual([]);
+    expect(h.log.lines.filter((l) => l.msg === 'sync failed; nothing more was changed')).toEqual([]);
+    expect(h.log.lines.some((l) => l.code === 'stopped')).toBe(true);
+  });
+
+  it('SIGTERM while the run waits for another writer\'s lock: stopped, not a failure of the service (no failure event)', async () => {
+    const h = await harness();
+    await h.daemon.idle();
+    const gate = deferred<void>();
+    let seen: { stop: AbortSignal } | undefined;
+    h.sync = async (_d, o) => {
+      seen = o;
+      await gate.promise;
+      // What acquireWriterLock throws when the stop ends its --lock-timeout wait.
+      throw new LockWaitStoppedError('/state/state.json.lock', 'held by pid 4711 on this host');
     };
     h.watcher.change();
     await waitFor(() => seen, 'the run');
