@@ -3,7 +3,7 @@ import { utimesSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AmsyncError, LockLostError, LockWaitStoppedError, SafetyError } from '../errors.js';
+import { LockLostError, LockWaitStoppedError, SafetyError } from '../errors.js';
 import { judge, linkNew, readFound, readText, removeFolder, removeOwn, removeQuietly, takeOver } from './lock-file.js';
 import { ownerName, parseOwner, thisProcess } from './lock-owner.js';
 import type { HeldLock } from './with-writer-lock.js';
