@@ -479,7 +479,11 @@ describe('shutdown', () => {
     expect(h.signals.listenerCount('SIGTERM')).toBe(0);
   });
 
-  it('SIGTERM while a listing waits to retry a 503: the run ended by the stop, not a failure of the service (no failure event, no "sync failed")', async () => {
+  /**
+   * SIGTERM reaches a run that then ends with `thrown` (what the client or the lock throws when
+   * the stop cuts it short): the daemon stops cleanly, and nothing calls it a failure.
+   */
+  async function stoppedWhile(thrown: () => Error): Promise<void> {
     const h = await harness();
     await h.daemon.idle();
     const gate = deferred<void>();
@@ -487,16 +491,7 @@ describe('shutdown', () => {
     h.sync = async (_d, o) => {
       seen = o;
       await gate.promise;
-      // What the client throws when the stop ends the backoff after a 503 (request-executor #stoppedError).
-      const page = new ApiError('unavailable', 'GET /api/sshusers: 503 service unavailable; not retried: the daemon is stopping (SIGTERM)', {
-        method: 'GET',
-        path: '/api/sshusers',
-        route: '/api/sshusers',
-        status: 503,
-        detail: '503 service unavailable; not retried: the daemon is stopping (SIGTERM)',
-        stopped: true,
-      });
-      throw pageFailed('/api/sshusers', 0, 0, page);
+      throw thrown();
     };
     h.watcher.change();
     await waitFor(() => seen, 'the run');
@@ -506,27 +501,30 @@ describe('shutdown', () => {
     expect(h.events.filter((e) => e.event === 'failure')).toEqual([]);
     expect(h.log.lines.filter((l) => l.msg === 'sync failed; nothing more was changed')).toEqual([]);
     expect(h.log.lines.some((l) => l.code === 'stopped')).toBe(true);
+  }
+
+  it('SIGTERM while a listing waits to retry a 503: the run ended by the stop, not a failure of the service (no failure event, no "sync failed")', async () => {
+    // What the client throws when the stop ends the backoff after a 503 (request-executor #stoppedError).
+    await stoppedWhile(() =>
+      pageFailed(
+        '/api/sshusers',
+        0,
+        0,
+        new ApiError('unavailable', 'GET /api/sshusers: 503 service unavailable; not retried: the daemon is stopping (SIGTERM)', {
+          method: 'GET',
+          path: '/api/sshusers',
+          route: '/api/sshusers',
+          status: 503,
+          detail: '503 service unavailable; not retried: the daemon is stopping (SIGTERM)',
+          stopped: true,
+        }),
+      ),
+    );
   });
 
-  it('SIGTERM while the run waits for another writer\'s lock: stopped, not a failure of the service (no failure event)', async () => {
-    const h = await harness();
-    await h.daemon.idle();
-    const gate = deferred<void>();
-    let seen: { stop: AbortSignal } | undefined;
-    h.sync = async (_d, o) => {
-      seen = o;
-      await gate.promise;
-      // What acquireWriterLock throws when the stop ends its --lock-timeout wait.
-      throw new LockWaitStoppedError('/state/state.json.lock', 'held by pid 4711 on this host');
-    };
-    h.watcher.change();
-    await waitFor(() => seen, 'the run');
-    h.signals.emit('SIGTERM', 'SIGTERM');
-    gate.resolve();
-    expect(await h.daemon.stopped).toEqual({ reason: 'SIGTERM', finished: true, forced: false });
-    expect(h.events.filter((e) => e.event === 'failure')).toEqual([]);
-    expect(h.log.lines.filter((l) => l.msg === 'sync failed; nothing more was changed')).toEqual([]);
-    expect(h.log.lines.some((l) => l.code === 'stopped')).toBe(true);
+  it("SIGTERM while the run waits for another writer's lock: stopped, not a failure of the service (no failure event)", async () => {
+    // What acquireWriterLock throws when the stop ends its --lock-timeout wait.
+    await stoppedWhile(() => new LockWaitStoppedError('/state/state.json.lock', 'held by pid 4711 on this host'));
   });
 
   it('SIGTERM stops the run in progress short of the wire: its stop fires at once, its deadline signal does not', async () => {
