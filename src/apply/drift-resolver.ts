@@ -1,6 +1,7 @@
 import type { ActualState, Change, ChangeResult, DesiredApikey, DesiredSshUser, DesiredState, SecretValue } from '../model/index.js';
 import { noFingerprints, type PasswordFingerprints, type PasswordPolicy, type PlanPolicy } from '../plan/index.js';
 import type { ChangeWriter } from './change-writer.js';
+import { errorSummary } from './error-summary.js';
 import { lookAgain, type LateCreateLooks } from './late-create.js';
 import type { Refresher } from './refresher.js';
 import { replanItem } from './replan-item.js';
@@ -44,7 +45,14 @@ export class DriftResolver {
   }
 
   async resolve(change: Change, item: Item, code: string, failedAt: number): Promise<Outcome> {
-    const fresh = await this.#deps.refresher.refresh(change.kind, failedAt);
+    let fresh: ActualState;
+    try {
+      fresh = await this.#deps.refresher.refresh(change.kind, failedAt);
+    } catch (error) {
+      // The re-read failed or was never sent (an interrupt): the drift stays as it was met, and
+      // the note says so rather than that it was looked up.
+      return { status: 'failed', id: change.id, error: errorSummary(error), drift: driftNote(change, code, false) };
+    }
     const listed: readonly { id: number }[] = change.kind === 'sshUser' ? fresh.sshUsers.filter((u) => u.username === change.key) : fresh.apikeys.filter((k) => k.name === change.key);
     // Whatever now carries the declared name is this item's, whatever happens next.
     for (const x of listed) this.#deps.touched.add(change.kind, x.id);
@@ -142,9 +150,14 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function driftNote(change: Change, code: string): string {
-  if (change.action === 'create' && code === 'conflict') return 'existed already (409); re-read';
-  if (change.action === 'create') return "the create's response was lost; looked it up";
-  if (code === 'not_found') return 'was deleted outside amsync (404); re-planned';
-  return 'changed outside amsync (409); re-read and re-planned';
+/**
+ * What drift was met, and what was done about it. `settled` false: the re-read that would have
+ * resolved it failed or was never sent (an interrupt), and the note must not claim it was done.
+ */
+export function driftNote(change: Change, code: string, settled = true): string {
+  if (change.action === 'create' && code === 'conflict') return settled ? 'existed already (409); re-read' : 'existed already (409); re-reading it failed';
+  if (change.action === 'create') return settled ? "the create's response was lost; looked it up" : "the create's response was lost; it could not be looked up, so whether it was created is not known";
+  const what = code === 'not_found' ? 'was deleted outside amsync (404)' : 'changed outside amsync (409)';
+  if (!settled) return `${what}; re-reading it failed`;
+  return code === 'not_found' ? `${what}; re-planned` : `${what}; re-read and re-planned`;
 }

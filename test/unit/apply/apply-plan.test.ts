@@ -96,6 +96,20 @@ describe('apply', () => {
     expect(s.users.size).toBe(1);
   });
 
+  it('a lost create whose look-up fails (or is never sent) says it could not be looked up, not that it was', async () => {
+    const s = new StoreService();
+    s.before('createSshUser', (svc) => {
+      // The re-read that would settle it fails: an interrupt kept it off the wire.
+      svc.before('listSshUsers', () => {
+        throw apiError('not_sent');
+      });
+      throw apiError('unknown_outcome');
+    });
+    const { results } = await syncOnce(s, desired({ sshUsers: [user('u', { password: secret('p') })] }));
+    expect(results[0]).toMatchObject({ status: 'failed', drift: "the create's response was lost; it could not be looked up, so whether it was created is not known" });
+    expect(results[0]!.drift).not.toContain('looked it up');
+  });
+
   it('a 404 on an apikey delete leaves the SSH user with the same id its fingerprint', async () => {
     const s = new StoreService();
     const recorded = new Map<number, string>([[100, 'user-100-pw']]);
