@@ -2,10 +2,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { slowTests } from './vitest.slow.config.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-// The full chaos run and the full benchmark are separate commands (npm run chaos / bench).
-const exclude = ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**'];
+// The full chaos run, the full benchmark and the slow tests are separate commands (npm run
+// chaos / bench / test:slow), which .ci/run runs after npm test.
+const exclude = ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**', ...slowTests];
 
 /** Every `*.test.ts` under test/, as paths from the root. */
 function testFiles(dir: string): string[] {
