@@ -93,13 +93,19 @@ describe('exchange and renewal', () => {
     expect(h.events.map((e) => e.action)).toEqual(['exchanged', 'renewed']);
   });
 
-  it('many requests waiting for a renewal cause exactly one exchange', async () => {
+  /** A provider whose second exchange (the first renewal) waits until `release` is called. */
+  function renewalHeld(): { h: ReturnType<typeof harness>; release: () => void } {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const h = harness(async (_key, n) => {
       if (n === 2) await gate;
       return answer(n);
     }, { env: 'key-env' });
+    return { h, release };
+  }
+
+  it('many requests waiting for a renewal cause exactly one exchange', async () => {
+    const { h, release } = renewalHeld();
     await h.provider.ready();
     h.advance(90_000);
     const waiting = Array.from({ length: 25 }, () => tokenOf(h.provider));
@@ -120,12 +126,7 @@ describe('exchange and renewal', () => {
   });
 
   it('as a request goes on the wire past 80%, the renewal starts beside it; the token in hand goes until its last 5 s', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const h = harness(async (_key, n) => {
-      if (n === 2) await gate;
-      return answer(n);
-    }, { env: 'key-env' });
+    const { h, release } = renewalHeld();
     await h.provider.ready();
     // 100 s: sent until its last 5 s (a tenth of its life, at most 5 s).
     expect(await h.provider.current()).toMatchObject({ generation: 1, sendUntil: 1_000 + 95_000 });
