@@ -7,7 +7,7 @@ import { DriftResolver, driftNote, type Outcome } from './drift-resolver.js';
 import { errorCode, errorSummary } from './error-summary.js';
 import type { LateCreateLooks } from './late-create.js';
 import { Refresher } from './refresher.js';
-import { schedule, type Schedule } from './schedule.js';
+import { orderChanges, type ChangeOrder } from './change-order.js';
 import type { PasswordRecorder } from './password-recorder.js';
 import { TouchedIds } from './touched-ids.js';
 
@@ -49,7 +49,7 @@ export interface ApplyOptions {
 const defaultMaxInFlight = 16;
 
 /**
- * Runs a plan: creates and updates first, deletes last, in dependency waves (see schedule).
+ * Runs a plan: creates and updates first, deletes last, in dependency waves (see change-order.ts).
  * One item's failure does not stop the others, and every change gets a result. Drift met
  * on the way (409, 404, a lost create response) is handled once per item by re-reading the
  * kind and re-planning that item: bounded, never a loop (DriftResolver).
@@ -88,7 +88,7 @@ class PlanRun {
   readonly #refresher: Refresher;
   readonly #drift: DriftResolver;
   readonly #results = new Map<number, ChangeResult>();
-  readonly #order: Schedule;
+  readonly #order: ChangeOrder;
 
   constructor(plan: Plan, options: ApplyOptions) {
     this.#plan = plan;
@@ -97,7 +97,7 @@ class PlanRun {
     this.#writer = new ChangeWriter({ writer: options.writer, touched: this.#touched, ...(options.passwords ? { passwords: options.passwords } : {}), ...(options.onToken ? { onToken: options.onToken } : {}), ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}) });
     this.#refresher = new Refresher(options.writer, options.actual);
     this.#drift = new DriftResolver({ ...options, refresher: this.#refresher, touched: this.#touched, writer: this.#writer });
-    this.#order = schedule(plan.changes, options.actual);
+    this.#order = orderChanges(plan.changes, options.actual);
   }
 
   async run(): Promise<ChangeResult[]> {

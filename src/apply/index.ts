@@ -2,7 +2,7 @@ export { applyPlan } from './apply-plan.js';
 export type { ApplyOptions } from './apply-plan.js';
 export { lateCreateWaits, type LateCreateLooks } from './late-create.js';
 export type { PasswordRecorder } from './password-recorder.js';
-export { heldWith, schedule } from './schedule.js';
+export { heldWith, orderChanges } from './change-order.js';
 export { protectMatcher } from './protect-matcher.js';
 export { executePlan } from './execute-plan.js';
 export type { ExecuteInput, ExecuteOutcome } from './execute-plan.js';

@@ -6,7 +6,7 @@ import type { ActualState, Change } from '../model/index.js';
  * name must wait for the write that frees it — a rename away (an earlier wave), or a delete
  * (then it runs after the deletes). Apikey names are not unique, so apikeys never wait.
  */
-export interface Schedule {
+export interface ChangeOrder {
   /** Waves before the deletes; each wave runs concurrently, after the previous one. */
   readonly before: readonly (readonly number[])[];
   readonly deletes: readonly number[];
@@ -16,7 +16,7 @@ export interface Schedule {
   readonly dependsOn: ReadonlyMap<number, number>;
 }
 
-export function schedule(changes: readonly Change[], actual: ActualState): Schedule {
+export function orderChanges(changes: readonly Change[], actual: ActualState): ChangeOrder {
   const holderOf = new Map<string, number>();
   for (const u of actual.sshUsers) holderOf.set(u.username, u.id);
   const deleteById = new Map<number, number>();
@@ -87,7 +87,7 @@ function targetName(c: Change): string | undefined {
 export function heldWith(changes: readonly Change[], actual: ActualState, held: Iterable<number>): Set<number> {
   const out = new Set(held);
   if (out.size === 0) return out;
-  const { dependsOn } = schedule(changes, actual);
+  const { dependsOn } = orderChanges(changes, actual);
   for (let grew = true; grew; ) {
     grew = false;
     for (const [i, dep] of dependsOn) {
