@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defaultFaultSettings, startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { resetTenants } from '../helpers/emulator-per-test.js';
 import { root } from '../helpers/paths.js';
 import { call, errorsOf, RO_TOKEN, RW_TOKEN } from '../helpers/emulator-client.js';
 import { runInProcess } from '../helpers/in-process.js';
@@ -24,13 +25,7 @@ afterAll(async () => {
   await emu.close();
 });
 beforeEach(async () => {
-  for (const name of emu.tenantNames) {
-    const t = emu.tenant(name);
-    t.setFaults({ ...defaultFaultSettings, rules: [] });
-    t.setTokens({ tokens: [RW_TOKEN], readOnlyTokens: [RO_TOKEN], expiredTokens: [] });
-    t.reset();
-    t.clearRequests();
-  }
+  resetTenants(emu, { tokens: [RW_TOKEN], readOnlyTokens: [RO_TOKEN] });
   dir = await mkdtemp(join(tmpdir(), 'amsync-tenants-'));
 });
 afterEach(async () => {

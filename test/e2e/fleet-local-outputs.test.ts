@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { defaultFaultSettings, startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { resetTenants } from '../helpers/emulator-per-test.js';
 import { fsFaults } from '../helpers/fs-faults.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
@@ -32,12 +33,7 @@ afterAll(async () => {
   await emu.close();
 });
 beforeEach(async () => {
-  for (const name of emu.tenantNames) {
-    const t = emu.tenant(name);
-    t.setFaults({ ...defaultFaultSettings, rules: [] });
-    t.reset();
-    t.clearRequests();
-  }
+  resetTenants(emu);
   dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-local-'));
   await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ci\n');
   await writeFile(join(dir, 'targets.yaml'), targetsFile());

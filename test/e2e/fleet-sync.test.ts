@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defaultFaultSettings, startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { resetTenants } from '../helpers/emulator-per-test.js';
 import { forms } from '../helpers/encodings.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
@@ -45,13 +46,7 @@ afterAll(async () => {
   await emu.close();
 });
 beforeEach(async () => {
-  for (const name of emu.tenantNames) {
-    const t = emu.tenant(name);
-    t.setFaults({ ...defaultFaultSettings, rules: [] });
-    t.setTokens({ tokens: [TOKEN, GUARDED_TOKEN], readOnlyTokens: [], expiredTokens: [] });
-    t.reset();
-    t.clearRequests();
-  }
+  resetTenants(emu, { tokens: [TOKEN, GUARDED_TOKEN], readOnlyTokens: [] });
   dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-'));
   await mkdir(join(dir, 'creds'));
   await writeFile(join(dir, 'creds', 'guarded'), `${GUARDED_TOKEN}\n`);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { defaultFaultSettings, startEmulator, type RunningEmulator, type RunningTenants } from '../../src/emulator/index.js';
 
 /**
  * The end-to-end tests' usual ground: one emulator for the file (accepting `token`), reset
@@ -28,4 +28,18 @@ export function emulatorPerTest(token: string, folderPrefix: string, use: (emu: 
   afterEach(async () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
+}
+
+/**
+ * Puts every tenant of a multi-tenant emulator back as it started, for the next test: no
+ * fault, the given tokens (when given), an empty store and request log.
+ */
+export function resetTenants(emu: RunningTenants, tokens?: { tokens: string[]; readOnlyTokens: string[] }): void {
+  for (const name of emu.tenantNames) {
+    const t = emu.tenant(name);
+    t.setFaults({ ...defaultFaultSettings, rules: [] });
+    if (tokens) t.setTokens({ ...tokens, expiredTokens: [] });
+    t.reset();
+    t.clearRequests();
+  }
 }
