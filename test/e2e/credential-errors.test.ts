@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
+import { forms } from '../helpers/encodings.js';
 import { runInProcess } from '../helpers/in-process.js';
 
 /**
@@ -81,3 +82,38 @@ describe('a token endpoint that fails', () => {
     }
   });
 });
+
+describe('a token endpoint that fails and quotes the integrator key back', () => {
+  // The class of issue 27's new messages: the key must not reach them in any encoding. (A key
+  // is one word of printable ASCII, so the canary has `"` and `\`, not non-ASCII: such a key
+  // is refused before anything is sent.)
+  const KEY = 'CANARY-key-"q\\b-credential';
+  for (const echo of ['json', 'text'] as const) {
+    it(`names the endpoint and never shows the key, raw or encoded (${echo} error body)`, async () => {
+      const { access, env } = await files();
+      await writeFile(join(dir, 'key'), `${KEY}\n`, { mode: 0o600 });
+      const oauth = await startEmulator({ refreshTokens: [KEY] });
+      try {
+        oauth.setFaults({ rules: [{ method: 'POST', path: '^/api/v1/oauth2/token$', status: 500, echo }] });
+        // The fake does quote the key back: what amsync prints is scrubbed, not merely unechoed.
+        const quoted = await fetch(`${oauth.url}/api/v1/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: KEY }) });
+        expect(await quoted.text()).toContain(echo === 'json' ? JSON.stringify(KEY).slice(1, -1) : KEY);
+        oauth.clearRequests();
+        const keyEnv = { ...env, AMSYNC_URL: oauth.url, AMSYNC_REFRESH_TOKEN_FILE: join(dir, 'key') };
+        for (const args of [['plan', '-f', access, '--json'], ['sync', '-f', access], ['sync', '-f', access, '--format', 'markdown']]) {
+          const run = await runInProcess(args, { env: keyEnv });
+          expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(1);
+          expect(run.stdout + run.stderr).toContain('POST /api/v1/oauth2/token: 500');
+          for (const form of forms([KEY])) {
+            expect(run.stdout, `${args.join(' ')}: stdout holds ${form}`).not.toContain(form);
+            expect(run.stderr, `${args.join(' ')}: stderr holds ${form}`).not.toContain(form);
+          }
+        }
+        expect(oauth.requests().every((r) => r.path === '/api/v1/oauth2/token')).toBe(true);
+      } finally {
+        await oauth.close();
+      }
+    });
+  }
+});
+
