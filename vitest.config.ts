@@ -2,18 +2,27 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { slowTests } from './vitest.slow.config.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-// The full chaos run, the full benchmark and the slow tests are separate commands (npm run
-// chaos / bench / test:slow), which .ci/run runs after npm test.
-const exclude = ['node_modules/**', 'dist/**', 'test/chaos/full/**', 'test/bench/full/**', ...slowTests];
+
+/**
+ * The test tree mirrors src/ (README, "Development"):
+ * - unit: test/unit/<folder>/ for each src/<folder>/, plus test/project/ (docs, workflows,
+ *   examples, the lint rules and this harness) and the bench helpers' own tests;
+ * - e2e: the real CLI and daemon against the emulator over 127.0.0.1 (test/e2e/);
+ * - slow (vitest.slow.config.ts: install, small benchmark, chaos subset) and the full chaos
+ *   run (vitest.chaos.config.ts) are separate commands that .ci/run runs after `npm test`.
+ * `npm test` runs unit, e2e and own-process.
+ */
+const unit = ['test/unit/**/*.test.ts', 'test/project/**/*.test.ts', 'test/bench/*.test.ts'];
+const e2e = ['test/e2e/**/*.test.ts'];
+const exclude = ['node_modules/**', 'dist/**', 'test/bench/bench-small.test.ts'];
 
 /** Every `*.test.ts` under test/, as paths from the root. */
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'full' || entry.name === 'node_modules' ? [] : testFiles(path);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path);
     return entry.name.endsWith('.test.ts') ? [relative(root, path)] : [];
   });
 }
@@ -44,7 +53,8 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
     setupFiles: ['test/helpers/setup-shared-process.ts'],
     projects: [
-      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess] } },
+      { extends: true, test: { name: 'unit', include: unit, exclude: [...exclude, ...ownProcess] } },
+      { extends: true, test: { name: 'e2e', include: e2e, exclude: [...exclude, ...ownProcess] } },
       {
         extends: true,
         test: {

@@ -6,7 +6,7 @@
 #   github-action.sh run       run INPUT_COMMAND with the exit-code contract of the README
 #
 # The inputs arrive as INPUT_* variables (action.yml maps them), never spliced into the script
-# text, so no input can inject shell. Also runnable outside GitHub: test/unit/gitops/
+# text, so no input can inject shell. Also runnable outside GitHub: test/project/
 # github-action.test.ts drives it with RUNNER_TEMP, GITHUB_OUTPUT and GITHUB_PATH of its own.
 set -euo pipefail
 

@@ -356,7 +356,7 @@ function notificationMetrics(registers: Registers): NotificationMetrics {
  * `nodejs_active_requests_total` and `nodejs_active_resources_total` are gauges named like
  * counters (promtool exits 3 on them). Each is the sum of a gauge that stays, by type
  * (`sum(nodejs_active_handles)`), so nothing is lost. Any future default metric that breaks the
- * same rule goes the same way; test/unit/daemon/metrics-conventions.test.ts lints the rest.
+ * same rule goes the same way; test/unit/obs/metrics-conventions.test.ts lints the rest.
  */
 function addProcessMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry });

@@ -1,8 +1,8 @@
-import { badInputs } from '../helpers/chaos-bad-inputs.js';
-import { describeBadInputs } from '../helpers/chaos-suites.js';
+import { badInputs } from './helpers/bad-inputs.js';
+import { describeBadInputs } from './helpers/suites.js';
 
 /**
- * The fast subset of the bad-input corpus, inside `npm test`: one or two of each kind (the
+ * The fast subset of the bad-input corpus, in the slow project (`npm run test:slow`): one or two of each kind (the
  * desired file, the settings file, flags, environment, the daemon's watch). `npm run chaos`
  * tries the whole corpus.
  */

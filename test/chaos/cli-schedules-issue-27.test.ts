@@ -1,8 +1,8 @@
-import type { FaultFamily } from '../helpers/chaos-schedule.js';
-import { describeSchedules } from '../helpers/chaos-suites.js';
+import type { FaultFamily } from './helpers/schedule.js';
+import { describeSchedules } from './helpers/suites.js';
 
 /**
- * The fast subset of issue 27's faults, inside `npm test`: one schedule each of a by-id 404,
+ * The fast subset of issue 27's faults, in the slow project (`npm run test:slow`): one schedule each of a by-id 404,
  * access tokens of one second and a rotating key on a read-only folder, each of which fires.
  * The paused writer (a 12 s pause) and Ctrl-C with a deep queue (5-10 requests/s) are slow by
  * nature and took 26 of this file's 42 s: `npm test` covers them in process

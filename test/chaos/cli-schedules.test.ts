@@ -1,7 +1,7 @@
-import { describeSchedules } from '../helpers/chaos-suites.js';
+import { describeSchedules } from './helpers/suites.js';
 
 /**
- * The fast subset of the chaos run, inside `npm test`: ten seeded fault schedules in which all
+ * The fast subset of the chaos run, in the slow project (`npm run test:slow`): ten seeded fault schedules in which all
  * twenty fault families fire, against the built CLI. `npm run chaos` runs 400 more (300 of those
  * families, 100 of the faults of issue 27).
  */

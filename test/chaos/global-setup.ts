@@ -2,7 +2,7 @@ import { copyFileSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { describeFigures, readFigures } from '../helpers/chaos-figures.js';
+import { describeFigures, readFigures } from './helpers/figures.js';
 import { root } from '../helpers/paths.js';
 
 /**

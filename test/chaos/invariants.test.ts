@@ -16,8 +16,8 @@ import {
   writesAfterInterrupt,
   type RunReport,
   type TrackedPasswords,
-} from '../helpers/chaos-invariants.js';
-import { allFaultFamilies, faultFamilies, ISSUE_27_SEEDS, issue27Families, makeSchedule, type ChaosSchedule } from '../helpers/chaos-schedule.js';
+} from './helpers/invariants.js';
+import { allFaultFamilies, faultFamilies, ISSUE_27_SEEDS, issue27Families, makeSchedule, type ChaosSchedule } from './helpers/schedule.js';
 
 /**
  * The chaos checker catches what it is there to catch: each new check is shown failing on a

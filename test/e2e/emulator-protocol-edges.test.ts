@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { sendRaw } from '../helpers/chaos-fuzz.js';
+import { sendRaw } from '../chaos/helpers/fuzz.js';
 
 /**
  * Found by the chaos fuzz (test/chaos): node:http answered some requests itself with statuses
