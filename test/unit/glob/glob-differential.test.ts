@@ -83,10 +83,10 @@ describe('compileGlob answers as picomatch does (property)', () => {
           if (theirs) matched += 1;
         }
       }),
-      { numRuns: 600 },
+      { numRuns: 400 },
     );
     // Not vacuous: a good share of the names match.
-    expect(matched).toBeGreaterThan(300);
+    expect(matched).toBeGreaterThan(200);
   });
 
   it('anyGlob-like use: several globs against many names give picomatch\'s answers', () => {

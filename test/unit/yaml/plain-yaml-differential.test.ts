@@ -85,10 +85,10 @@ describe('readPlainYaml against yaml: it declines or gives what yaml gives (prop
       fc.property(skeleton, (t) => {
         if (compare(t) === 'agrees') agreed += 1;
       }),
-      { numRuns: 1500 },
+      { numRuns: 800 },
     );
     // Not vacuous: the fast path takes a good share of them.
-    expect(agreed).toBeGreaterThan(150);
+    expect(agreed).toBeGreaterThan(100);
   });
 
   it('skeletons with one line replaced by a generated one', () => {
@@ -138,8 +138,8 @@ const hostile: [string, string, Outcome][] = [
   ['octal-looking 0755', 'a: 0755\n', 'declines'],
   ['.inf and .nan', 'a: .inf\nb: .nan\n', 'declines'],
   ['a 1 MB scalar', `a: ${'x'.repeat(1 << 20)}\n`, 'agrees'],
-  ['2,000 top-level keys', `${Array.from({ length: 2_000 }, (_, i) => `k${i}: ${i}`).join('\n')}\n`, 'agrees'],
-  ['a 2,000-item list', `l:\n${Array.from({ length: 2_000 }, (_, i) => `  - n${i}`).join('\n')}\n`, 'agrees'],
+  ['1,000 top-level keys', `${Array.from({ length: 1_000 }, (_, i) => `k${i}: ${i}`).join('\n')}\n`, 'agrees'],
+  ['a 1,000-item list', `l:\n${Array.from({ length: 1_000 }, (_, i) => `  - n${i}`).join('\n')}\n`, 'agrees'],
   ['no newline at the end', 'a:\n  - b', 'agrees'],
   ['CRLF throughout', 'a:\r\n  - b: 1\r\n    c: [1, 2]\r\n', 'agrees'],
   ['comment glued to a value', 'a: b#c\nd: e #f\n', 'agrees'],
