@@ -26,14 +26,29 @@ const notPlain = (): never => {
  * writes): block mappings and sequences, one-line flow collections of scalars, plain and
  * one-line quoted scalars, comments. It builds no syntax tree and keeps only the value and
  * where each item of a top-level list and each top-level key starts, which is all a valid file
- * needs (DesiredSshUser.source, and where `prune:` or `policy:` is written). For a 100k-item file, readYaml takes ~650 MB and seconds.
+ * needs (DesiredSshUser.source, and where `prune:` or `policy:` is written).
  *
- * Returns undefined for anything outside that subset (anchors, aliases, tags, block scalars,
- * multi-line scalars, escapes, nulls, numbers other than plain integers, duplicate keys, tabs,
- * directives, several documents ...): the caller then uses readYaml. Where it returns a value,
- * it is the value readYaml gives (test/unit/yaml/plain-yaml.test.ts holds it to that). Any
- * other position throws PositionsNeeded: a file with something to report is read again with
- * readYaml.
+ * Why, beside `yaml` (readYaml in yaml-source.ts; added in d9d07cf for 100k-item files, used
+ * for targets files since 2037a29). Measured at b0f91d5 with test/bench/fast-paths.ts yaml
+ * (median and range of 7 runs, 2 cores shared with other work; docs/performance.md, "Fast
+ * paths"), on a desired file of 100k users and 100k keys (6.8 MB):
+ *
+ * - CPU: 0.30 s (0.27–0.33) here, 7.5 s (7.2–8.7) in readYaml (yaml's Parser, Composer, toJS);
+ * - heap the result keeps: 30 MB here, 218 MB for readYaml's value and Document;
+ * - peak RSS of a process reading it: +36 MB here, +744 MB with readYaml;
+ * - a 500-target targets file: 1.6 ms against 57 ms; a cold 10-line file (first read in a
+ *   fresh process): 1.3 ms against 37–55 ms, because yaml is then not even loaded.
+ *
+ * Returns undefined, "not mine", for anything outside that subset (anchors, aliases, tags,
+ * block scalars, multi-line scalars, escapes, nulls, numbers other than plain integers,
+ * duplicate keys, tabs, directives, several documents ...): the caller then uses readYaml.
+ * Inside, the reader throws NotPlain once to unwind from wherever it stopped; measured, a
+ * decline costs 6–7 µs for a 2-line file against 31–63 µs for the readYaml that follows it
+ * (on the large file with one anchor on its last line: 0.3 s against 7.5 s), so a result
+ * threaded through every helper would buy nothing and cost readability. Where it returns a
+ * value, it is the value readYaml (and yaml) gives: test/unit/yaml/plain-yaml.test.ts and
+ * plain-yaml-differential.test.ts hold it to that, positions included. Any other position
+ * throws PositionsNeeded: a file with something to report is read again with readYaml.
  */
 export function readPlainYaml(text: string, file: string, maxBytes: number = limits.maxFileBytes): YamlSource | undefined {
   // What readYaml refuses or treats specially is left to it.
