@@ -2,18 +2,17 @@
  * The application layer (DESIGN.md §2): what a run needs, built from explicit inputs, and the
  * steps that every front end shares. cli/ and daemon/ call it; it never imports them.
  */
+export { createNotifier, createServiceContext, noUrlMessage, type ContextInputs, type ContextOverrides, type LogStream } from './service-context.js';
 export {
-  createNotifier,
-  createServiceContext,
-  noUrlMessage,
+  AppContextError,
+  createAppContext,
   renewalGraceMs,
-  type ContextInputs,
-  type ContextOverrides,
+  type AppDeps,
+  type ClientHandle,
   type LoadedDesiredState,
-  type LogStream,
   type ServiceContext,
   type SyncOptions,
-} from './service-context.js';
+} from './app-context.js';
 export { AuditTrail, planHashOf, type AuditHooks } from './audit-trail.js';
 export { throwOnAuditFailure } from './audit-failure.js';
 export { checkCredentials, type CredentialNames, type WriteProbe } from './check-credentials.js';
