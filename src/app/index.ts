@@ -30,3 +30,15 @@ export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
 export { savePlan, type PlanShape } from './save-plan.js';
 export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
 export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
+export {
+  fileHashIfReadable,
+  loadFleet,
+  logTargetDone,
+  onWire,
+  runInTarget,
+  savable,
+  saveFleetPlan,
+  validateFleet,
+  type FleetSelection,
+  type LoadedFleet,
+} from './fleet-run.js';
