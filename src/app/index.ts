@@ -1,0 +1,44 @@
+/**
+ * The application layer (DESIGN.md §2): what a run needs, built from explicit inputs, and the
+ * steps that every front end shares. cli/ and daemon/ call it; it never imports them.
+ */
+export { createNotifier, createServiceContext, noUrlMessage, type ContextInputs, type ContextOverrides, type LogStream } from './service-context.js';
+export {
+  AppContextError,
+  createAppContext,
+  renewalGraceMs,
+  type AppDeps,
+  type ClientHandle,
+  type LoadedDesiredState,
+  type ServiceContext,
+  type SyncOptions,
+} from './app-context.js';
+export { AuditTrail, planHashOf, type AuditHooks } from './audit-trail.js';
+export { throwOnAuditFailure } from './audit-failure.js';
+export { checkCredentials, type CredentialNames, type WriteProbe } from './check-credentials.js';
+export { checkLocalInputs } from './check-local-inputs.js';
+export { checkLocalOutputs, localOutputsOf, settingWords, type LocalOutput, type PlannedOutputs } from './check-local-outputs.js';
+export { checkFleetOutputs } from './check-fleet-outputs.js';
+export { clientOptionsFrom, retryOptionsFrom } from './client-options.js';
+export { observedService, type ServiceObserver, type WriteStart } from './observed-service.js';
+export { notifyGraceMs } from './notify-run.js';
+export { finishRun, type BodyEnd } from './finish-run.js';
+export { exportState, writeWithBackpressure, type ChunkStream, type ExportRequest, type ExportStreams } from './export-state.js';
+export { exportHeader, schemaFileName, schemaRefFor } from './export-header.js';
+export { verifyRoundTrip } from './export-round-trip.js';
+export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
+export { savePlan, type PlanShape } from './save-plan.js';
+export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
+export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
+export {
+  fileHashIfReadable,
+  loadFleet,
+  logTargetDone,
+  onWire,
+  runInTarget,
+  savable,
+  saveFleetPlan,
+  validateFleet,
+  type FleetSelection,
+  type LoadedFleet,
+} from './fleet-run.js';
