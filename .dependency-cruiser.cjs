@@ -32,7 +32,10 @@ const allowed = {
   sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
   // Fleet (DESIGN.md §9): many targets of one desired file; cli and daemon drive it.
   fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet'],
+  // The application layer (issue 28): the context of a run, built from explicit inputs, and the
+  // use cases the CLI and the daemon share. Never cli/ nor daemon/.
+  app: ['model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'secrets', 'settings', 'sync', 'time'],
+  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app'],
   emulator: ['errors'],
 };
 

@@ -5,9 +5,9 @@ import type { SavedPlan } from '../saved-plan/index.js';
 import { SafetyError, UsageError } from '../errors.js';
 import type { Report } from '../report/index.js';
 import { readBounded } from '../yaml/index.js';
+import { finishRun, notifyGraceMs, throwOnAuditFailure, type BodyEnd } from '../app/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { finishRun, type BodyEnd } from './finish-run.js';
 import { catchInterrupts, interruptedInstead, throwAfterReport } from './interrupts.js';
 import { useColor, type CliIo, type Env, type OutputStream } from './io.js';
 import type { ServiceContext } from './service-context.js';
@@ -26,10 +26,8 @@ import {
   type ServiceOptions,
 } from './shared-options.js';
 import { addReportOption, throwOnFailures } from './sync.js';
-import { notifyGraceMs } from './notify-run.js';
 import { version } from './version.js';
 import { errText } from './output.js';
-import { throwOnAuditFailure } from './audit-failure.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 import { InvalidInputError } from '../errors.js';
 

@@ -8,17 +8,16 @@ import { UsageError } from '../errors.js';
 import type { Logger, AmsyncMetrics } from '../obs/index.js';
 import { parseLeaseRef } from '../settings/index.js';
 import type { Settings } from '../settings/index.js';
+import { notifyGraceMs, throwOnAuditFailure } from '../app/index.js';
 import type { CommandContext } from './command-context.js';
 import type { ServiceContext } from './service-context.js';
 
 import type { CliIo, Env } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
-import { notifyGraceMs } from './notify-run.js';
 import { attachClientMetrics, auditTrigger, flushLogger, runSignal, runtimeOptions, startElection, stopWritesOf } from './daemon-helpers.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 import type { FleetDaemonOptions } from './fleet-daemon.js';
-import { throwOnAuditFailure } from './audit-failure.js';
 
 
 function shardsFlag(value: string): number {

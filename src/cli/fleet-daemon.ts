@@ -9,6 +9,7 @@ import { ordinalOf, ownedTargets, parseShard, targetSettings, type Shard, type T
 import { createLogger, type AmsyncMetrics, type Logger } from '../obs/index.js';
 import { parseLeaseRef, type LeaseRef, type Settings } from '../settings/index.js';
 import { quote } from '../yaml/index.js';
+import { notifyGraceMs, throwOnAuditFailure } from '../app/index.js';
 import { attachClientMetrics, flushLogger, runtimeOptions, startElection, auditTrigger, stopWritesOf } from './daemon-helpers.js';
 import { defaultTargetConcurrency, type FleetOptions, fleetDesiredFile } from './fleet-options.js';
 import { loadFleet } from './fleet.js';
@@ -16,11 +17,9 @@ import type { CliIo, Env } from './io.js';
 import { resolveSettings, type ServiceOptions } from './shared-options.js';
 import type { ServiceContext } from './service-context.js';
 import { version } from './version.js';
-import { notifyGraceMs } from './notify-run.js';
 import type { createServiceContext as createServiceContextType } from './service-context.js';
 import type { Notifier } from '../notify/index.js';
 import type { NotifyEvent } from '../model/index.js';
-import { throwOnAuditFailure } from './audit-failure.js';
 
 export interface FleetDaemonOptions extends ServiceOptions, FleetOptions {
   /** `--shards N`: this replica's shard is the ordinal its pod name ends in. */

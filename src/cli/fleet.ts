@@ -29,13 +29,13 @@ import {
 import { passwordReferences, StalePlanError, toSavedPlan } from '../saved-plan/index.js';
 import type { Settings } from '../settings/index.js';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type SyncOutcome } from '../sync/index.js';
+import { checkFleetOutputs, notifyGraceMs, throwOnAuditFailure } from '../app/index.js';
 import type { ServiceContext } from './service-context.js';
 import { readBounded } from '../yaml/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { checkFleetOutputs } from './check-fleet-outputs.js';
 import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
@@ -43,8 +43,6 @@ import { markdownMaxChars } from './render-report.js';
 import { appendStepSummary, writeReportFile } from './report-outputs.js';
 import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
-import { notifyGraceMs } from './notify-run.js';
-import { throwOnAuditFailure } from './audit-failure.js';
 
 /** The desired file loaded against a targets file: the names and labels `targets:` refers to. */
 export interface LoadedFleet {

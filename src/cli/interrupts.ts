@@ -1,9 +1,9 @@
+import { settingWords } from '../app/index.js';
 import { endedByStop, stoppedBeforeSending } from '../api/index.js';
 import { LockWaitStoppedError } from '../apply/index.js';
 import { AmsyncError, InterruptedError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
 import { fsProblem } from '../secrets/index.js';
-import { settingWords } from './check-local-outputs.js';
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
 

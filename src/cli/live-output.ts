@@ -1,8 +1,8 @@
 import type { Timers } from '../time/index.js';
 import type { Action, Change, ChangeResult, Kind, Plan } from '../model/index.js';
 import { renderNotStarted, renderResultLine, quoteKey } from '../report/index.js';
+import type { ServiceObserver, WriteStart } from '../app/index.js';
 import type { CliIo, OutputStream } from './io.js';
-import type { ServiceObserver, WriteStart } from './observed-service.js';
 import { StatusLine } from './status-line.js';
 
 export interface LiveOutputOptions {

@@ -8,10 +8,10 @@ import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } f
 import { approvalHint, type ApprovalStatus, type ChangeResult, type Plan } from '../model/index.js';
 import type { Report } from '../report/index.js';
 import { isFsError, localPathError } from '../secrets/index.js';
+import { finishRun, throwOnAuditFailure, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
-import { finishRun, type BodyEnd } from './finish-run.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
@@ -34,9 +34,7 @@ import {
   type ServiceOptions,
 } from './shared-options.js';
 import { version } from './version.js';
-import { throwOnAuditFailure } from './audit-failure.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
-import { notifyGraceMs } from './notify-run.js';
 
 export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly dryRun?: boolean;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRetryOptions, type RetryEvent, type RetryOptions } from '../../src/api/index.js';
-import { clientOptionsFrom, retryOptionsFrom } from '../../src/cli/client-options.js';
+import { clientOptionsFrom, retryOptionsFrom } from '../../src/app/client-options.js';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
 import { createLogger } from '../../src/obs/logger.js';
 import { defaultSettings, type Settings } from '../../src/settings/index.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AuditTrail } from '../../../src/cli/audit-trail.js';
+import { AuditTrail } from '../../../src/app/audit-trail.js';
 import type { Change, Plan } from '../../../src/model/index.js';
 import { createLogger } from '../../../src/obs/index.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialError } from '../../../src/api/index.js';
-import { checkCredentials } from '../../../src/cli/check-credentials.js';
+import { checkCredentials } from '../../../src/app/check-credentials.js';
 import { exitCodeFor, UsageError } from '../../../src/errors.js';
 import { Secret } from '../../../src/secrets/secret.js';
 

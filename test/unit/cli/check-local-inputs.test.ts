@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLocalInputs } from '../../../src/cli/check-local-inputs.js';
+import { checkLocalInputs } from '../../../src/app/check-local-inputs.js';
 import { Secret } from '../../../src/secrets/secret.js';
 
 /**

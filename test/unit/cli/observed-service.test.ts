@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import type { AmClient, ClientEventMap } from '../../../src/api/index.js';
-import { observedService, type WriteStart } from '../../../src/cli/observed-service.js';
+import { observedService, type WriteStart } from '../../../src/app/observed-service.js';
 
 describe('the service as the live output sees it', () => {
   it('reports each write as it starts: a create by name, the others by id; the call itself goes through unchanged', async () => {
