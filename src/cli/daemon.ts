@@ -3,7 +3,6 @@ import type { StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import { resolveShard } from '../fleet/index.js';
 import type { CommandContext } from './command-context.js';
-import { loadFleet } from './fleet.js';
 import { addFleetOptions, checkFleetFlags, defaultTargetConcurrency, fleetDesiredFile, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 import type { CliIo } from './io.js';
 import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, resolveDesiredSource, resolveSettings, type ServiceOptions } from './shared-options.js';
@@ -67,7 +66,7 @@ export async function runDaemon(opts: DaemonFlags, io: CliIo): Promise<number> {
   if (targetsFile !== undefined) {
     const desiredFile = fleetDesiredFile(opts, env);
     const targetConcurrency = opts.targetConcurrency ?? defaultTargetConcurrency;
-    fleet = { targetsFile, desiredFile, shard, targetConcurrency, loadFleet: () => loadFleet({ ...opts, file: desiredFile }, env, targetsFile) };
+    fleet = { targetsFile, desiredFile, target: opts.target, selector: opts.selector, shard, targetConcurrency };
   }
   // Loaded here, not at start: no other command needs the watcher, the scheduler or prom-client.
   const { serveDaemon } = await import('../daemon/index.js');

@@ -1,6 +1,5 @@
 import type { ContextInputs, LogStream } from '../app/index.js';
-import type { Shard, Target } from '../fleet/index.js';
-import type { DesiredState, Diagnostic } from '../model/index.js';
+import type { FleetFiles, Shard } from '../fleet/index.js';
 import type { Settings } from '../settings/index.js';
 import type { ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
@@ -28,24 +27,10 @@ export interface DaemonRequest {
   readonly fleet?: FleetRequest | undefined;
 }
 
-/** The targets file of a fleet daemon, and how this replica takes its part of it. */
-export interface FleetRequest {
-  readonly targetsFile: string;
-  /** The one desired-state file of the fleet. */
-  readonly desiredFile: string;
+/** The targets file of a fleet daemon, the targets it covers, and how this replica takes its part of them. */
+export interface FleetRequest extends FleetFiles {
   /** `--shard`, `--shards`: this replica's shard; undefined: every selected target. */
   readonly shard?: Shard | undefined;
   /** Targets reconciled at once at most. */
   readonly targetConcurrency: number;
-  /** Reads the targets file, then the desired file against it, and selects (`--target`, `--selector`); throws InvalidInputError. */
-  loadFleet(): Promise<LoadedFleetFiles>;
-}
-
-/** Both files of a fleet as loadFleet reads them. */
-export interface LoadedFleetFiles {
-  /** The targets `--target` and `--selector` select, in the file's order. */
-  readonly selected: readonly Target[];
-  readonly desired: DesiredState;
-  readonly desiredFileHash: string;
-  readonly warnings: readonly Diagnostic[];
 }

@@ -24,7 +24,7 @@ export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type F
 export type { TargetService, TargetSyncOptions } from './target-runner.js';
 export { createTargetMetrics, type TargetMetrics } from './target-metrics.js';
 export { serveDaemon } from './serve.js';
-export type { DaemonRequest, FleetRequest, LoadedFleetFiles } from './daemon-request.js';
+export type { DaemonRequest, FleetRequest } from './daemon-request.js';
 export { attachClientMetrics } from './client-metrics.js';
 export { auditTrigger, runSignal, stopWritesOf } from './run-signals.js';
 export { runtimeOptions } from './daemon-options.js';
