@@ -26,5 +26,5 @@ export { createTargetMetrics, type TargetMetrics } from './target-metrics.js';
 export { serveDaemon } from './serve.js';
 export type { DaemonRequest, FleetRequest } from './daemon-request.js';
 export { attachClientMetrics } from './client-metrics.js';
-export { auditTrigger, runSignal, stopWritesOf } from './run-signals.js';
+export { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
 export { runtimeOptions } from './daemon-options.js';

@@ -13,7 +13,7 @@ import { startElection } from './leader-election.js';
 import type { LeaseElector } from './lease-elector.js';
 import { startDaemon, type DaemonDeps, type RunningDaemon } from './one-service.js';
 import type { PendingApprovalsEvent } from './pending-approvals.js';
-import { auditTrigger, runSignal, stopWritesOf } from './run-signals.js';
+import { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
 
 type MakeContext = (logger?: Logger, credentialFrom?: CredentialHandover) => Promise<ServiceContext>;
 

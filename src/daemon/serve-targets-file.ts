@@ -11,8 +11,7 @@ import type { DaemonRequest, FleetRequest } from './daemon-request.js';
 import { flushLogger } from './flush-logger.js';
 import { startElection } from './leader-election.js';
 import type { LeaseElector } from './lease-elector.js';
-import { auditTrigger, stopWritesOf } from './run-signals.js';
-import type { TargetService } from './target-runner.js';
+import { auditTrigger, stopWritesOf, type TargetService } from './target-runner.js';
 import { startFleetDaemon, type RunningFleetDaemon } from './targets-file.js';
 
 /**
