@@ -34,7 +34,7 @@ const allowed = {
   fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
   // The application layer (issue 28): the context of a run, built from explicit inputs, and the
   // use cases the CLI and the daemon share. Never cli/ nor daemon/.
-  app: ['model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'secrets', 'settings', 'sync', 'time'],
+  app: ['model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'plan', 'policy', 'report', 'saved-plan', 'secrets', 'settings', 'state', 'sync', 'text', 'time', 'yaml'],
   daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app'],
   emulator: ['errors'],
 };

@@ -33,6 +33,11 @@ export class AuditTrail {
     this.#target = target;
   }
 
+  /** The fleet target whose writes this log records (null: a single service). */
+  get target(): string | null {
+    return this.#target;
+  }
+
   /** The hooks for one plan's apply; `trigger` says what started the run. */
   hooks(plan: Plan, trigger: AuditTrigger): AuditHooks {
     const file = this.#open();

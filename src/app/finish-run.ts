@@ -1,5 +1,5 @@
 import { InterruptedError } from '../errors.js';
-import type { ServiceContext } from './service-context.js';
+import type { ServiceContext } from './app-context.js';
 
 /** How the command's body ended: nothing thrown, or this error (already the interrupt when it was one). */
 export type BodyEnd = { readonly error: unknown } | undefined;

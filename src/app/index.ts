@@ -2,18 +2,17 @@
  * The application layer (DESIGN.md §2): what a run needs, built from explicit inputs, and the
  * steps that every front end shares. cli/ and daemon/ call it; it never imports them.
  */
+export { createNotifier, createServiceContext, noUrlMessage, type ContextInputs, type ContextOverrides, type LogStream } from './service-context.js';
 export {
-  createNotifier,
-  createServiceContext,
-  noUrlMessage,
+  AppContextError,
+  createAppContext,
   renewalGraceMs,
-  type ContextInputs,
-  type ContextOverrides,
+  type AppDeps,
+  type ClientHandle,
   type LoadedDesiredState,
-  type LogStream,
   type ServiceContext,
   type SyncOptions,
-} from './service-context.js';
+} from './app-context.js';
 export { AuditTrail, planHashOf, type AuditHooks } from './audit-trail.js';
 export { throwOnAuditFailure } from './audit-failure.js';
 export { checkCredentials, type CredentialNames, type WriteProbe } from './check-credentials.js';
@@ -24,3 +23,22 @@ export { clientOptionsFrom, retryOptionsFrom } from './client-options.js';
 export { observedService, type ServiceObserver, type WriteStart } from './observed-service.js';
 export { notifyGraceMs } from './notify-run.js';
 export { finishRun, type BodyEnd } from './finish-run.js';
+export { exportState, writeWithBackpressure, type ChunkStream, type ExportRequest, type ExportStreams } from './export-state.js';
+export { exportHeader, schemaFileName, schemaRefFor } from './export-header.js';
+export { verifyRoundTrip } from './export-round-trip.js';
+export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
+export { savePlan, type PlanShape } from './save-plan.js';
+export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
+export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
+export {
+  fileHashIfReadable,
+  loadFleet,
+  logTargetDone,
+  onWire,
+  runInTarget,
+  savable,
+  saveFleetPlan,
+  validateFleet,
+  type FleetSelection,
+  type LoadedFleet,
+} from './fleet-run.js';

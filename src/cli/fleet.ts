@@ -1,16 +1,13 @@
-import { createHash } from 'node:crypto';
-import { dirname, relative, resolve } from 'node:path';
-import { AmsyncError, InterruptedError, InvalidInputError, UsageError } from '../errors.js';
-import type { DesiredState, Diagnostic } from '../model/index.js';
-import { createLogger, type Logger } from '../obs/index.js';
-import { loadDesired } from '../desired/index.js';
+import { resolve } from 'node:path';
+import { InterruptedError, UsageError } from '../errors.js';
+import type { Logger } from '../obs/index.js';
+import { createLogger } from '../obs/index.js';
 import {
   applyFleetPlan,
   desiredForTarget,
   fleetExitCode,
   fleetSummaryLine,
   loadTargets,
-  parseSelectorFlag,
   readFleetPlan,
   renderFleetJson,
   renderFleetMarkdown,
@@ -20,18 +17,25 @@ import {
   summarizeFleet,
   targetSettings,
   toFleetJsonDocument,
-  writeFleetPlan,
   type FleetReportContext,
-  type SavedFleetPlan,
-  type Target,
   type TargetOutcome,
 } from '../fleet/index.js';
-import { passwordReferences, StalePlanError, toSavedPlan } from '../saved-plan/index.js';
+import { StalePlanError } from '../saved-plan/index.js';
 import type { Settings } from '../settings/index.js';
-import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type SyncOutcome } from '../sync/index.js';
-import { checkFleetOutputs, notifyGraceMs, throwOnAuditFailure } from '../app/index.js';
-import type { ServiceContext } from './service-context.js';
-import { readBounded } from '../yaml/index.js';
+import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
+import {
+  checkFleetOutputs,
+  fileHashIfReadable,
+  loadFleet as loadFleetOf,
+  logTargetDone,
+  notifyGraceMs,
+  onWire,
+  runInTarget,
+  savable,
+  saveFleetPlan,
+  type LoadedFleet,
+  type ServiceContext,
+} from '../app/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
@@ -44,26 +48,11 @@ import { appendStepSummary, writeReportFile } from './report-outputs.js';
 import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
-/** The desired file loaded against a targets file: the names and labels `targets:` refers to. */
-export interface LoadedFleet {
-  readonly targetsFile: string;
-  readonly targets: readonly Target[];
-  /** The targets this run covers (`--target`, `--selector`), in the file's order. */
-  readonly selected: readonly Target[];
-  readonly desiredFile: string;
-  readonly desired: DesiredState;
-  readonly desiredFileHash: string;
-  readonly warnings: readonly Diagnostic[];
-}
+/** Reads the targets file, then the desired file (-f, else the default) against it; exit 65 for either, nothing sent. */
+export { validateFleet } from '../app/index.js';
 
-/** Reads the targets file, then the desired file against it; exit 65 for either, nothing sent. */
 export async function loadFleet(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<LoadedFleet> {
-  const targets = await loadTargets(targetsFile, env);
-  const desiredFile = fleetDesiredFile(opts, env);
-  const loaded = await loadDesired(desiredFile, env, { targets: targets.targets });
-  const labels = Object.fromEntries((opts.selector ?? []).map(parseSelectorFlag));
-  const selected = selectTargets(targets.targets, { names: opts.target ?? [], labels }, targetsFile);
-  return { targetsFile, targets: targets.targets, selected, desiredFile, desired: loaded.value, desiredFileHash: loaded.fileHash, warnings: [...targets.warnings, ...loaded.warnings] };
+  return loadFleetOf({ desiredFile: fleetDesiredFile(opts, env), ...(opts.target ? { target: opts.target } : {}), ...(opts.selector ? { selector: opts.selector } : {}) }, env, targetsFile);
 }
 
 function fleetLogger(settings: Settings, io: Pick<CliIo, 'env' | 'stderr'>): Logger {
@@ -138,7 +127,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
     });
 
     const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
-    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts);
+    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts, version);
     const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
     io.stdout.write(renderFleet(outcomes, withPlan, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, withPlan, env, opts.report);
@@ -152,11 +141,6 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       await notifier.close();
     }
   }
-}
-
-/** Only a fleet whose every target planned cleanly is saved: a reviewed plan is the whole fleet's. */
-function savable(outcomes: readonly TargetOutcome[]): boolean {
-  return outcomes.every((o) => (o.status === 'changed' || o.status === 'unchanged') && o.plan !== undefined && o.plan.problems.length === 0);
 }
 
 function renderFleet(outcomes: readonly TargetOutcome[], context: FleetReportContext, format: OutputFormat, options: { color: boolean; reportFile?: string | undefined }): string {
@@ -197,68 +181,6 @@ function fleetInterrupted(outcomes: readonly TargetOutcome[], interrupts: Interr
   return `${interruptedSummary(interrupts, results)}${unstarted > 0 ? `; ${unstarted} target${unstarted === 1 ? ' was' : 's were'} not started` : ''}`;
 }
 
-/** Requests sent and not answered yet, over the targets running now. */
-function onWire(open: ReadonlySet<ServiceContext>): number {
-  let n = 0;
-  for (const context of open) n += context.onWire();
-  return n;
-}
-
-function logTargetDone(logger: Logger, outcome: TargetOutcome): void {
-  const fields = { target: outcome.name, status: outcome.status, changes: outcome.plan?.changes.length ?? 0, ...(outcome.error ? { code: outcome.error.code } : {}) };
-  if (outcome.status === 'failed' || outcome.status === 'refused') logger.warn(fields, `target ${outcome.name}: ${outcome.status}: ${outcome.error?.message ?? ''}`);
-  else logger.debug(fields, `target ${outcome.name}: ${outcome.status}`);
-}
-
-/** `--out` for a fleet: every target's saved plan, made exactly as `plan --out` makes one. */
-async function saveFleetPlan(
-  planFile: string,
-  fleet: LoadedFleet,
-  base: Settings,
-  syncs: readonly (SyncOutcome | undefined)[],
-  opts: FleetSyncOptions,
-): Promise<void> {
-  const desiredDir = dirname(resolve(fleet.desiredFile));
-  const createdAt = new Date().toISOString();
-  const saved: SavedFleetPlan = {
-    formatVersion: 1,
-    kind: 'amsync-fleet-plan',
-    amsyncVersion: version,
-    createdAt,
-    desiredFile: fleet.desiredFile,
-    desiredFileHash: fleet.desiredFileHash,
-    targetsFile: fleet.targetsFile,
-    targets: fleet.selected.map((target, i) => {
-      const sync = syncs[i]!;
-      const plan = toSavedPlan({
-        amsyncVersion: version,
-        createdAt,
-        desiredFile: fleet.desiredFile,
-        desiredFileHash: fleet.desiredFileHash,
-        serviceUrl: target.url,
-        settings: {
-          prune: sync.policy.prune,
-          rotatePasswords: opts.rotatePasswords === true,
-          passwordMode: sync.policy.passwords.mode,
-          allowEmptyPrune: opts.allowEmptyPrune === true,
-          maxDeletes: base.maxDeletes,
-          ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
-        },
-        actualFingerprint: sync.actualFingerprint,
-        plan: sync.plan,
-        passwords: passwordReferences(sync.plan, desiredForTarget(fleet.desired, target), (abs) => relative(desiredDir, abs).split('\\').join('/')),
-        actual: sync.actual,
-      });
-      return { name: target.name, url: target.url, plan };
-    }),
-  };
-  try {
-    await writeFleetPlan(resolve(planFile), saved);
-  } catch (error) {
-    throw new AmsyncError('plan_unwritable', `cannot write the plan file ${planFile}: ${(error as NodeJS.ErrnoException).code ?? 'write error'}`, { cause: error });
-  }
-}
-
 export interface FleetApplyOptions extends ServiceOptions, FleetOptions {
   readonly report?: string;
   readonly partial?: boolean;
@@ -276,7 +198,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   const saved = await readFleetPlan(resolve(planFile), planFile);
   for (const t of saved.targets) checkSavedPlan(t.plan, `${planFile} (target ${t.name})`, version);
   const desiredFile = opts.file === undefined ? saved.desiredFile : fleetDesiredFile(opts, env);
-  const before = await hashIfReadable(desiredFile);
+  const before = await fileHashIfReadable(desiredFile);
   if (before !== undefined && before !== saved.desiredFileHash) throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile });
   const base = await resolveSettings(opts, env);
   const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
@@ -345,14 +267,6 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   }
 }
 
-async function hashIfReadable(path: string): Promise<string | undefined> {
-  try {
-    return createHash('sha256').update(await readBounded(path)).digest('hex');
-  } catch {
-    return undefined; // loading it says why (exit 65)
-  }
-}
-
 /** `export --targets FILE --target NAME`: the one target's settings, for the export's service context. */
 export async function fleetExportSettings(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<Settings> {
   const names = opts.target ?? [];
@@ -360,42 +274,5 @@ export async function fleetExportSettings(opts: ServiceOptions & FleetOptions, e
   const targets = await loadTargets(targetsFile, env);
   const [target] = selectTargets(targets.targets, { names }, targetsFile);
   return targetSettings(await resolveSettings(opts, env), target!);
-}
-
-/** validate --targets: the targets file, then the desired file against it (secrets as warnings unless required). */
-export async function validateFleet(targetsFile: string, env: CliIo['env'], secrets: 'require' | 'warn'): Promise<{ targets?: readonly Target[]; diagnostics: readonly Diagnostic[] }> {
-  try {
-    const targets = await loadTargets(targetsFile, env, { secrets });
-    return { targets: targets.targets, diagnostics: targets.warnings };
-  } catch (error) {
-    if (error instanceof InvalidInputError) return { diagnostics: error.diagnostics };
-    throw error;
-  }
-}
-
-/**
- * One target's run inside a fleet run: its outcome told to the webhooks (the events name the
- * target), a lost audit result line made its failure, and its context closed whatever happens.
- */
-async function runInTarget<T extends Pick<SyncOutcome, 'plan' | 'results' | 'refusal' | 'cancelled'>>(
-  service: ServiceContext,
-  dryRun: boolean,
-  open: Set<ServiceContext>,
-  work: () => Promise<T>,
-): Promise<T> {
-  open.add(service);
-  try {
-    const outcome = await work();
-    service.notifyOutcome(outcome, dryRun);
-    throwOnAuditFailure(service.auditTrail());
-    return outcome;
-  } catch (error) {
-    service.notifyFailure(error);
-    throw error;
-  } finally {
-    open.delete(service);
-    // A key renewal the last request started is waited for: a rotated key lost fails the target.
-    await service.finish(0);
-  }
 }
 

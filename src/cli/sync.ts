@@ -1,14 +1,10 @@
-import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { SavedApprovals } from '../saved-plan/index.js';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
-import type { TokenError } from '../apply/index.js';
-import { AmsyncError, ChangesFailedError, exitCodes, SafetyError, UsageError } from '../errors.js';
-import { approvalHint, type ApprovalStatus, type ChangeResult, type Plan } from '../model/index.js';
+import { exitCodes, UsageError } from '../errors.js';
+import type { ApprovalStatus, Plan } from '../model/index.js';
 import type { Report } from '../report/index.js';
-import { isFsError, localPathError } from '../secrets/index.js';
-import { finishRun, throwOnAuditFailure, notifyGraceMs, type BodyEnd } from '../app/index.js';
+import { finishRun, planAndApply, planFileFor, savePlan, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
@@ -176,32 +172,28 @@ interface SyncRun {
 async function syncAndReport(run: SyncRun): Promise<void> {
   const { opts, dryRun, ctx, live, context, interrupts } = run;
   const io = ctx.io;
-  const loaded = await context.loadDesired();
-  for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
-  annotateDiagnostics(io, loaded.warnings);
-  context.client(); // a missing URL or token is a usage error, found before any request
-  // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
-  await context.checkLocalOutputs({ writes: !dryRun, reportFile: opts.report, planFile: opts.out, stepSummary: true });
-  const log = context.logger.child({ component: 'sync' });
   const shown = { plan: false };
-  const sources = loaded.files.length > 1;
-  const outcome = await context.sync(loaded.desired, {
+  let sources = false;
+  const { loaded, outcome } = await planAndApply(context, {
     dryRun,
     rotatePasswords: opts.rotatePasswords,
-    pruneAll: opts.prune,
+    prune: opts.prune,
     allowEmptyPrune: opts.allowEmptyPrune,
     deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
     approvals: opts.approve ?? [],
+    reportFile: opts.report,
+    planFile: opts.out,
     ...(interrupts ? { stopWrites: interrupts.signal } : {}),
     observer: live,
-    onResult: (r) => {
-      log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
-      live.onResult(r);
+    onResult: (r) => live.onResult(r),
+    onLoaded: (loaded) => {
+      for (const w of loaded.warnings) live.printError(errText(`${formatDiagnostic(w)}\n`));
+      annotateDiagnostics(io, loaded.warnings);
+      sources = loaded.files.length > 1;
     },
     beforeApply: (plan, roleNames, approval) => showAndAsk(run, { plan, roleNames, approval, sources, shown }),
   });
   live.close();
-  context.notifyOutcome(outcome, dryRun);
   annotatePlan(io, outcome.plan);
   if (outcome.cancelled) {
     io.stdout.write('Apply cancelled.\n');
@@ -210,7 +202,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
     return;
   }
   await reportOutcome(run, loaded, outcome, { shown: shown.plan, sources });
-  if (outcome.results) log.info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
+  if (outcome.results) context.logger.child({ component: 'sync' }).info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'sync complete');
   if (!dryRun && outcome.approval) throwIfWithheld(outcome.plan, outcome.approval);
   if (dryRun && opts.detailedExitcode && outcome.plan.changes.length > 0) ctx.setExitCode(exitCodes.changesPending);
 }
@@ -248,10 +240,8 @@ async function showAndAsk(
 async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: SyncOutcome, how: { shown: boolean; sources: boolean }): Promise<void> {
   const { opts, dryRun, context, interrupts, format, color } = run;
   const io = run.ctx.io;
-  // A refused plan is not saved: `amsync apply` must never be handed a plan a guard refused.
-  // Like Terraform, a plan with errors is not saved: applying "the rest" later is not what was reviewed.
-  const planFile = opts.out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? opts.out : undefined;
-  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts);
+  const planFile = planFileFor(outcome, opts.out);
+  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts, version);
   const report: Report = {
     plan: outcome.plan,
     dryRun: dryRun || outcome.refusal !== undefined,
@@ -279,101 +269,3 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
 }
 
-/**
- * Exit 1 when declared items could not be planned or changes did not apply (the others did):
- * the same rule for `sync` and `amsync apply`.
- */
-export function throwOnFailures(
-  plan: Plan,
-  results: readonly ChangeResult[] | undefined,
-  tokenErrors: readonly TokenError[] = [],
-  stderr?: { write(text: string): unknown },
-  lockLost?: Error,
-): void {
-  const failed = results?.filter((r) => r.status !== 'applied').length ?? 0;
-  // Each one names its key and file; they go to stderr beside the report, before the summary line.
-  for (const t of tokenErrors) stderr?.write(errText(`error: apikey ${JSON.stringify(t.key)}: ${t.error}\n`));
-  // The writer lock lost mid-run (another writer holds it now): that is the news, whatever else failed (exit 1).
-  if (lockLost !== undefined) throw lockLost;
-  if (plan.problems.length > 0) {
-    throw new AmsyncError('plan_problems', `${plan.problems.length} declared item${plan.problems.length === 1 ? '' : 's'} could not be planned (see above)${failed > 0 ? `, and ${failed} change${failed === 1 ? '' : 's'} did not apply` : ''}`);
-  }
-  if (failed > 0) {
-    const applied = results!.length - failed;
-    throw new ChangesFailedError(failed, `${failed} of ${results!.length} changes did not apply (see above)${applied > 0 ? `; ${applied} did` : ''}`);
-  }
-  if (tokenErrors.length > 0) {
-    throw new AmsyncError('token_files', `${tokenErrors.length} token file${tokenErrors.length === 1 ? '' : 's'} could not be written (see above)`);
-  }
-}
-
-/**
- * Exit 3 when changes that need approval were not written (Argo CD's Prune=confirm: the rest
- * was applied, and CI notices), saying how to approve them.
- */
-function throwIfWithheld(plan: Plan, approval: ApprovalStatus): void {
-  if (approval.withheld.length === 0) return;
-  const approved = new Set(approval.approved);
-  const pending = approval.review.gates.filter((g) => !approved.has(g.index));
-  const n = approval.withheld.length;
-  const list = pending.map((g) => `${g.hash} (${plan.changes[g.index]!.action} ${plan.changes[g.index]!.kind} ${JSON.stringify(plan.changes[g.index]!.key)}: ${g.rules.join(', ')})`).join(', ');
-  throw new SafetyError(
-    'approval_required',
-    `${n} change${n === 1 ? '' : 's'} not written: ${pending.length === 1 ? 'it needs' : `${pending.length} need`} approval: ${list}${n > pending.length ? `, and ${n - pending.length} wait${n - pending.length === 1 ? 's' : ''} for them` : ''}; the other changes were applied. After review, run again with ${rerunWith(approval)}, or apply a reviewed saved plan (amsync plan --out plan.json; amsync apply plan.json)`,
-  );
-}
-
-/**
- * The flags that approve, on the next run, what this one left pending: the set hash only
- * while none of the set was approved (see approvalHint); after a partial approval, the
- * pending changes' own hashes.
- */
-function rerunWith(approval: ApprovalStatus): string {
-  const hint = approvalHint(approval);
-  if (hint.setHash) return `${hint.flags} (all of them) or each change's hash`;
-  return `${hint.flags} (${hint.hashes.length === 1 ? 'the one not approved yet' : `the ${hint.hashes.length} not approved yet, or some of them`})`;
-}
-
-/** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
-async function savePlan(planFile: string, context: ServiceContext, loaded: LoadedDesiredState, outcome: SyncOutcome, opts: SyncCommandOptions): Promise<void> {
-  const { passwordReferences, toSavedPlan, writeSavedPlan } = await import('../saved-plan/index.js');
-  // Secret file references are relative to the desired file's folder; of several files, to the first's.
-  const desiredDir = dirname(resolve(loaded.files[0]?.file ?? context.file));
-  const saved = toSavedPlan({
-    amsyncVersion: version,
-    createdAt: new Date().toISOString(),
-    desiredFile: context.file,
-    desiredFileHash: loaded.fileHash,
-    // Several files: apply reads the same paths and names the file that moved.
-    ...(loaded.files.length > 1 || context.source.paths.length > 1
-      ? { desiredSources: { paths: context.source.paths, ...(context.source.recursive ? { recursive: true } : {}), files: loaded.files.map((f) => ({ file: f.file, hash: f.hash })) } }
-      : {}),
-    serviceUrl: context.settings.url!,
-    settings: {
-      prune: outcome.policy.prune,
-      rotatePasswords: opts.rotatePasswords === true,
-      passwordMode: outcome.policy.passwords.mode,
-      allowEmptyPrune: opts.allowEmptyPrune === true,
-      maxDeletes: context.settings.maxDeletes,
-      ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
-    },
-    actualFingerprint: outcome.actualFingerprint,
-    plan: outcome.plan,
-    ...approvalsOf(outcome),
-    passwords: passwordReferences(outcome.plan, loaded.desired, (abs) => relative(desiredDir, abs).split('\\').join('/')),
-    actual: outcome.actual,
-  });
-  try {
-    await writeSavedPlan(resolve(planFile), saved);
-  } catch (error) {
-    if (!isFsError(error)) throw error;
-    throw localPathError(error, { what: 'the plan file', path: resolve(planFile), setting: '--out', knob: '--out' }, { code: 'plan_unwritable' });
-  }
-}
-
-/** The gated changes of a plan being saved: the review of the saved plan approves them. */
-function approvalsOf(outcome: SyncOutcome): { approvals?: SavedApprovals } {
-  const review = outcome.approval?.review;
-  if (!review || review.gates.length === 0 || review.setHash === undefined) return {};
-  return { approvals: { setHash: review.setHash, changes: review.gates.map((g) => ({ index: g.index, hash: g.hash, rules: [...g.rules] })) } };
-}

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sameService } from '../../src/cli/apply.js';
+import { sameService } from '../../src/app/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { startHostileService, type HostileService } from '../helpers/hostile-service.js';
 

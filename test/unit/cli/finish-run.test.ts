@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CredentialError } from '../../../src/api/index.js';
 import { finishRun } from '../../../src/app/finish-run.js';
-import { renewalGraceMs } from '../../../src/app/service-context.js';
+import { renewalGraceMs } from '../../../src/app/index.js';
 import { AmsyncError, InterruptedError } from '../../../src/errors.js';
 
 /** A context whose finish records the credential wait it was given and fails as told. */

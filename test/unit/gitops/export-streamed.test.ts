@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { exportHeader, verifyRoundTrip, writeWithBackpressure } from '../../../src/cli/export.js';
+import { exportHeader, verifyRoundTrip, writeWithBackpressure } from '../../../src/app/index.js';
 import type { ActualState, DesiredState } from '../../../src/model/index.js';
 import { desiredFromActual, parseDesired, stringifyDesired, stringifyDesiredPieces, type DesiredPiece } from '../../../src/desired/index.js';
 import { plan } from '../../../src/plan/index.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exportHeader, schemaRefFor } from '../../../src/cli/export.js';
+import { exportHeader, schemaRefFor } from '../../../src/app/index.js';
 import type { ActualState } from '../../../src/model/index.js';
 import { desiredFromActual, parseDesired, stringifyDesired } from '../../../src/desired/index.js';
 import { plan } from '../../../src/plan/index.js';

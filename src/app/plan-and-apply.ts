@@ -1,0 +1,66 @@
+import type { ChangeResult } from '../model/index.js';
+import type { SyncOutcome } from '../sync/index.js';
+import type { LoadedDesiredState, ServiceContext, SyncOptions } from './app-context.js';
+import type { ServiceObserver } from './observed-service.js';
+import type { PlanShape } from './save-plan.js';
+
+export interface PlanAndApplyRequest extends PlanShape {
+  readonly dryRun: boolean;
+  /** `--prune`: prune both kinds, whatever the file says. */
+  readonly prune?: boolean;
+  /** `--approve`: hashes that approve gated changes. */
+  readonly approvals: readonly string[];
+  /** `--report FILE` and `--out PLANFILE`: checked to be writable before anything is sent. */
+  readonly reportFile?: string | undefined;
+  readonly planFile?: string | undefined;
+  /** An interrupt: nothing more is sent once it fires. */
+  readonly stopWrites?: AbortSignal;
+  readonly observer?: ServiceObserver;
+  readonly onResult?: (result: ChangeResult) => void;
+  /** Shown the plan before anything is written; false cancels. */
+  readonly beforeApply?: SyncOptions['beforeApply'];
+  /** The desired state as read, before anything is sent (its warnings are shown then). */
+  readonly onLoaded?: (loaded: LoadedDesiredState) => void;
+}
+
+/**
+ * plan / sync of one service: the file read and checked (nothing is sent if it is invalid), the
+ * client and every local path the run writes checked, then list, plan, guard and apply unless
+ * a dry-run; the outcome told to the webhooks. What the outcome means for the exit is
+ * exit-policy's; saving the plan is savePlan's.
+ */
+export async function planAndApply(context: ServiceContext, request: PlanAndApplyRequest): Promise<{ loaded: LoadedDesiredState; outcome: SyncOutcome }> {
+  const { dryRun } = request;
+  const loaded = await context.loadDesired();
+  request.onLoaded?.(loaded);
+  context.client(); // a missing URL or token is a usage error, found before any request
+  // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
+  await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });
+  const log = context.logger.child({ component: 'sync' });
+  const outcome = await context.sync(loaded.desired, {
+    dryRun,
+    rotatePasswords: request.rotatePasswords,
+    pruneAll: request.prune,
+    allowEmptyPrune: request.allowEmptyPrune,
+    deleteDuplicateApikeys: request.deleteDuplicateApikeys,
+    approvals: request.approvals,
+    ...(request.stopWrites ? { stopWrites: request.stopWrites } : {}),
+    ...(request.observer ? { observer: request.observer } : {}),
+    onResult: (r) => {
+      log.debug({ kind: r.kind, action: r.action, status: r.status }, 'change result');
+      request.onResult?.(r);
+    },
+    ...(request.beforeApply ? { beforeApply: request.beforeApply } : {}),
+  });
+  context.notifyOutcome(outcome, dryRun);
+  return { loaded, outcome };
+}
+
+/**
+ * The plan file an outcome is saved to, if any: a refused plan is not saved (`amsync apply`
+ * must never be handed a plan a guard refused), nor, like Terraform, a plan with errors
+ * (applying "the rest" later is not what was reviewed).
+ */
+export function planFileFor(outcome: Pick<SyncOutcome, 'refusal' | 'plan'>, out: string | undefined): string | undefined {
+  return out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? out : undefined;
+}
