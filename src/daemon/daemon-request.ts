@@ -1,5 +1,5 @@
-import type { ContextInputs, LogStream } from '../app/index.js';
-import type { FleetFiles, Shard } from '../fleet/index.js';
+import type { ContextInputs, FleetSelection, LogStream } from '../app/index.js';
+import type { Shard } from '../fleet/index.js';
 import type { Settings } from '../settings/index.js';
 import type { ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
@@ -28,7 +28,8 @@ export interface DaemonRequest {
 }
 
 /** The targets file of a fleet daemon, the targets it covers, and how this replica takes its part of them. */
-export interface FleetRequest extends FleetFiles {
+export interface FleetRequest extends FleetSelection {
+  readonly targetsFile: string;
   /** `--shard`, `--shards`: this replica's shard; undefined: every selected target. */
   readonly shard?: Shard | undefined;
   /** Targets reconciled at once at most. */

@@ -1,6 +1,6 @@
 import type { CredentialHandover } from '../api/index.js';
-import { createNotifier, createServiceContext, notifyGraceMs, renewalGraceMs, throwOnAuditFailure, type ServiceContext } from '../app/index.js';
-import { loadFleetFiles, ownedInput, shardLease, targetSettings, type Shard, type Target } from '../fleet/index.js';
+import { createNotifier, createServiceContext, loadFleet, notifyGraceMs, renewalGraceMs, throwOnAuditFailure, type ServiceContext } from '../app/index.js';
+import { ownedInput, shardLease, targetSettings, type Shard, type Target } from '../fleet/index.js';
 import type { NotifyEvent } from '../model/index.js';
 import { createLogger, type AmsyncMetrics, type Logger } from '../obs/index.js';
 import { parseLeaseRef, type Settings } from '../settings/index.js';
@@ -41,7 +41,7 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
     const opener: TargetOpener = { request, logger, metrics, notifier, elector };
     daemon = await startFleetDaemon({
       ...(notifier ? { notify: (event: NotifyEvent) => notifier.notify(event) } : {}),
-      loadFleet: async () => ownedInput(await loadFleetFiles(fleet, env), fleet, shard),
+      loadFleet: async () => ownedInput(await loadFleet(fleet, env, fleet.targetsFile), fleet, shard),
       openTarget: (target, credentialFrom) => openTarget(opener, targetSettings(base, target), target, credentialFrom),
       reloadSettings: async () => {
         const next = await request.readSettings();

@@ -8,7 +8,7 @@ export { desiredForTarget, parseSelectorFlag, selectTargets, type TargetFilter }
 export { perTargetStateFile, targetSettings } from './target-settings.js';
 export { ordinalOf, ownedTargets, parseShard, shardOf, type Shard } from './rendezvous.js';
 export { resolveShard, shardLease } from './shard.js';
-export { loadFleetFiles, ownedInput, type FleetFiles, type LoadedFleetFiles, type OwnedInput } from './load-fleet.js';
+export { ownedInput, type OwnedInput } from './owned-input.js';
 export { runPool, Semaphore } from './pool.js';
 export {
   classifyRun,
