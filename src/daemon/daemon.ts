@@ -257,7 +257,7 @@ export class Daemon<S extends Readiness> {
       stopRuns: () => Promise.all([this.#refreshLoop?.stop(), ...[...this.runners.values()].map((r) => r.loop.stop())]),
       unfinishedMessage: () => this.#targets.unfinishedMessage,
       release: () => {
-        for (const runner of this.runners.values()) runner.service.close();
+        for (const runner of this.runners.values()) runner.service.close?.();
       },
     };
   }

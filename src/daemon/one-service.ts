@@ -103,11 +103,9 @@ class OneService implements DaemonTargets<DaemonStatus & Readiness> {
       ...daemon.sharedRunnerParts(),
       logger: daemon.log,
       metrics: deps.metrics,
-      service: {
-        sync: (desired, o) => deps.sync(desired, o),
-        // The caller closes what it opened, once the daemon has stopped.
-        close: () => undefined,
-      },
+      // The caller's deps are the service: a run calls deps.sync as it stands. No close: the
+      // caller closes what it opened once the daemon has stopped.
+      service: deps,
       loadInput: () => deps.loadDesired(),
       mode: () => (deps.mayWrite?.() === false ? 'observe' : daemon.runtime.mode),
       onWatchFiles: (files) => daemon.lifecycle.setWatchedFiles(this.#watched(files)),

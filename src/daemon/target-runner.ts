@@ -29,7 +29,8 @@ export interface TargetService {
   /** Requests sent and not answered yet (its client's count). */
   onWire?(): number;
   sync(desired: DesiredState, options: TargetSyncOptions): Promise<SyncOutcome>;
-  close(): void;
+  /** When the target goes (or the daemon stops): its client closes. Absent: the caller closes what it opened. */
+  close?(): void;
   /** With an integrator key: whether its last rotation reached its file (not ready when not). */
   credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
   /**
@@ -121,7 +122,7 @@ export class TargetRunner {
   /** No more runs; once the one in progress is over, its service closes. */
   async stop(): Promise<void> {
     await this.loop.stop();
-    this.service.close();
+    this.service.close?.();
   }
 
   /** As stop, for a reopen: returns its credential for the service that replaces it. */
@@ -130,7 +131,7 @@ export class TargetRunner {
     try {
       return await this.service.handOverCredential?.();
     } finally {
-      this.service.close();
+      this.service.close?.();
     }
   }
 
