@@ -26,7 +26,7 @@ export interface ShutdownSteps {
   /** No new run; resolves when the runs in progress are over. */
   stopRuns(): Promise<unknown>;
   /** Logged when they are not over within the grace period. */
-  readonly unfinishedMessage: string;
+  unfinishedMessage(): string;
   /** After the runs (or the grace period), before the endpoint closes: release what they used. */
   release?(): void;
 }
@@ -265,7 +265,7 @@ export class DaemonLifecycle {
     const runsOver = steps.stopRuns();
     await Promise.allSettled([this.#schedule?.stop(), this.#watch?.close()]);
     const finished = await this.#withinGrace(runsOver, graceMs);
-    if (!finished) this.#log.error({ graceMs }, steps.unfinishedMessage);
+    if (!finished) this.#log.error({ graceMs }, steps.unfinishedMessage());
     steps.release?.();
     await this.#server?.close();
     this.#unsubscribe();

@@ -1,3 +1,4 @@
+import type { Settings } from '../settings/index.js';
 import { DaemonError } from './daemon-error.js';
 import type { BackoffOptions } from './backoff.js';
 import { parseListen } from './listen-address.js';
@@ -78,4 +79,11 @@ export function checkDaemonOptions(o: DaemonOptions): DaemonOptions {
   parseListen(o.listen);
   checkSchedule(o.schedule);
   return o;
+}
+
+/** What a settings reload (SIGHUP) may change without a restart. */
+export function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile } = settings.daemon;
+  // approvalsFile is always present: unset in the settings now means unset here.
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile };
 }

@@ -1,5 +1,8 @@
-/** The sidecar daemon (DESIGN.md §2, issue 6). Everything the CLI and tests use is exported here. */
-export { startDaemon, type DaemonDeps, type RunningDaemon } from './daemon.js';
+/**
+ * The daemon (DESIGN.md §2, issue 6), of one service or of the targets of a targets file: one
+ * Daemon (daemon.ts), a runner per target. Everything the CLI and tests use is exported here.
+ */
+export { startDaemon, type DaemonDeps, type RunningDaemon } from './one-service.js';
 export type { DaemonOptions, DaemonRuntimeOptions } from './daemon-options.js';
 export type { StopResult } from './daemon-lifecycle.js';
 export { DaemonError, type DaemonErrorCode } from './daemon-error.js';
@@ -17,6 +20,11 @@ export type { SignalSource, DaemonSignal } from './signals.js';
 export type { LeaseElector } from './lease-elector.js';
 export { parseApprovals, readApprovalsFile, type ApprovalsRead } from './approvals-file.js';
 export { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
-export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon } from './fleet-daemon.js';
-export type { TargetReadiness, TargetService } from './target-runner.js';
-export { createFleetTargetMetrics, type FleetTargetMetrics } from './fleet-metrics.js';
+export { startFleetDaemon, type FleetDaemonDeps, type FleetDaemonOptions, type FleetInput, type FleetStatus, type RunningFleetDaemon, type TargetReadiness } from './targets-file.js';
+export type { TargetService, TargetSyncOptions } from './target-runner.js';
+export { createTargetMetrics, type TargetMetrics } from './target-metrics.js';
+export { serveDaemon } from './serve.js';
+export type { DaemonRequest, FleetRequest } from './daemon-request.js';
+export { attachClientMetrics } from './client-metrics.js';
+export { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
+export { runtimeOptions } from './daemon-options.js';

@@ -1,22 +1,36 @@
 import type { CredentialHandover } from '../api/index.js';
-import type { Semaphore, Target } from '../fleet/index.js';
+import type { SyncOptions } from '../app/index.js';
+import type { Semaphore } from '../fleet/index.js';
 import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { DaemonMetrics, Logger } from '../obs/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { Timers } from '../time/index.js';
+import type { ApprovalsRead } from './approvals-file.js';
 import type { BackoffOptions } from './backoff.js';
 import { errorForLog } from './describe-error.js';
-import type { FleetTargetMetrics } from './fleet-metrics.js';
-import { readiness, type Readiness, type ReadinessOptions } from './readiness.js';
+import type { PendingApprovalsEvent } from './pending-approvals.js';
 import { Reconciler, type DaemonMode, type LoadedInput } from './reconciler.js';
 import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
+
+/** What one run of a target asks of its service. */
+export interface TargetSyncOptions {
+  readonly dryRun: boolean;
+  /** Aborts when the run passes its deadline: every request of the run stops. */
+  readonly signal: AbortSignal;
+  /** Fires when the daemon begins to stop: nothing more is sent, what was sent finishes. */
+  readonly stop: AbortSignal;
+  readonly reasons: readonly TriggerReason[];
+  /** The hashes the approvals file lists now (none without one). */
+  readonly approvals: ReadonlySet<string>;
+}
 
 /** One target's way to its service: a client kept across runs (its limiter and login). */
 export interface TargetService {
   /** Requests sent and not answered yet (its client's count). */
   onWire?(): number;
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[] }): Promise<SyncOutcome>;
-  close(): void;
+  sync(desired: DesiredState, options: TargetSyncOptions): Promise<SyncOutcome>;
+  /** When the target goes (or the daemon stops): its client closes. Absent: the caller closes what it opened. */
+  close?(): void;
   /** With an integrator key: whether its last rotation reached its file (not ready when not). */
   credentialStatus?(): { readonly writeBack: { readonly ok: boolean; readonly error?: string } } | undefined;
   /**
@@ -26,124 +40,89 @@ export interface TargetService {
   handOverCredential?(): Promise<CredentialHandover | undefined>;
 }
 
-/** A target as /readyz lists it. */
-export interface TargetReadiness {
-  readonly name: string;
-  readonly url: string;
-  readonly ready: boolean;
-  readonly reason: string;
-  /** A run of it has completed (or been abandoned) since it was added. */
-  readonly attempted: boolean;
-  readonly running: boolean;
-  readonly lastOutcome: string | null;
-  readonly lastSuccessAt: string | null;
-  readonly consecutiveFailures: number;
-}
-
-/** What every target's runner takes from the fleet daemon. */
-export interface TargetRunnerContext {
-  /** The fleet's; a runner logs through a child that names its target. */
+/** What a runner is made of: its service, where its input comes from, and what it tells. */
+export interface TargetRunnerParts {
+  /** Its log: the daemon's, or a child that names its target. */
   readonly logger: Logger;
-  readonly metrics: FleetTargetMetrics;
+  /** Where its runs are counted: the process's series (one service), or its target's. */
+  readonly metrics: DaemonMetrics;
   readonly timers: Timers;
   readonly backoff: BackoffOptions;
   readonly random: () => number;
-  /** Targets reconciled at once at most (`targetConcurrency`). */
-  readonly slots: Semaphore;
-  readonly readiness: ReadinessOptions;
-  /** `credentialFrom`: the credential of the service it replaces (a reopen), if any. */
-  openTarget(target: Target, credentialFrom?: CredentialHandover): TargetService;
-  /** The target's part of the last good files; throws InvalidInputError while they are invalid. */
-  loadTarget(name: string): Promise<LoadedInput>;
-  /** The mode the settings say. */
+  readonly service: TargetService;
+  /** Throws InvalidInputError for a bad input: the reconciler keeps the last good one. */
+  loadInput(): Promise<LoadedInput>;
+  /** The mode of the next run. */
   mode(): DaemonMode;
-  /** The shard's Lease is held (false: a standby, which runs nothing). */
-  mayWrite(): boolean;
-  stopping(): boolean;
-  /** Fires when the fleet daemon begins to stop: every run sends nothing more (TargetService.sync's `stop`). */
-  readonly stopSignal: AbortSignal;
   runDeadlineMs(): number;
-  /** A run of this target ended: the fleet's readiness may have changed. */
-  afterRun(): void;
-  /** The webhooks: each event of this target's runs, named after it. */
-  notify(event: NotifyEvent): void;
+  /** Fires when the daemon begins to stop (the lifecycle's stopSignal). */
+  readonly stop: AbortSignal;
+  /** The files its input reads changed. */
+  onWatchFiles(files: readonly string[]): void;
+  notify?(event: NotifyEvent): void;
+  readApprovals?(): Promise<ApprovalsRead>;
+  onApprovalsPending?(event: PendingApprovalsEvent): void;
+  /** SIGHUP, in the run it triggers: the settings as they now are (see Reconciler). */
+  reloadSettings?(): Promise<void>;
+  /** Whether a run goes ahead now; false skips it (a standby replica, a stop begun). @default always */
+  mayRun?(): boolean;
+  /** Runs of all targets at once at most (`targetConcurrency`). @default unbounded */
+  readonly slots?: Semaphore;
+  /** A run ended (not a skipped one): readiness may have changed. */
+  afterRun(runner: TargetRunner): void;
 }
 
 /**
- * A target's service, reconciler and loop: one per owned target, for as long as it is owned.
- * Its loop is its own (single flight, retry backoff, run deadline); the fleet's slots bound
- * how many targets run at once.
+ * One target's service, reconciler and loop, for as long as the daemon runs it: the daemon of
+ * one service has one, a fleet's one per owned target. Its loop is its own (single flight,
+ * retry backoff, run deadline); the daemon's slots bound how many run at once.
  */
 export class TargetRunner {
-  readonly target: Target;
-  /** Its entry in the targets file: a change opens its service again. */
-  readonly key: string;
   readonly service: TargetService;
   readonly reconciler: Reconciler;
   readonly loop: SyncLoop;
-  /** A run has completed (or been abandoned) since the target was added. */
+  /** A run has completed (or been abandoned) since the runner was made. */
   attempted = false;
-  readonly #ctx: TargetRunnerContext;
-  readonly #metrics: DaemonMetrics;
+  readonly #parts: TargetRunnerParts;
 
-  constructor(target: Target, ctx: TargetRunnerContext, credentialFrom?: CredentialHandover) {
-    this.#ctx = ctx;
-    const log = ctx.logger.child({ target: target.name });
-    this.#metrics = ctx.metrics.forTarget(target.name);
-    this.target = target;
-    this.key = targetKey(target);
-    this.service = ctx.openTarget(target, credentialFrom);
+  constructor(parts: TargetRunnerParts) {
+    this.#parts = parts;
+    const log = parts.logger;
+    this.service = parts.service;
     this.reconciler = new Reconciler({
-      loadDesired: () => ctx.loadTarget(target.name),
+      loadDesired: () => parts.loadInput(),
       sync: (desired, o) => this.service.sync(desired, o),
-      stop: ctx.stopSignal,
+      stop: parts.stop,
+      ...(parts.notify ? { notify: (event: NotifyEvent) => parts.notify!(event) } : {}),
+      ...(parts.readApprovals ? { readApprovals: () => parts.readApprovals!() } : {}),
+      ...(parts.onApprovalsPending ? { onApprovalsPending: (e: PendingApprovalsEvent) => parts.onApprovalsPending!(e) } : {}),
+      ...(parts.reloadSettings ? { reloadSettings: () => parts.reloadSettings!() } : {}),
       logger: log,
-      metrics: this.#metrics,
-      timers: ctx.timers,
-      mode: () => (ctx.mayWrite() ? ctx.mode() : 'observe'),
-      runDeadlineMs: () => ctx.runDeadlineMs(),
-      onWatchFiles: () => undefined,
-      notify: (event) => ctx.notify({ ...event, target: target.name }),
+      metrics: parts.metrics,
+      timers: parts.timers,
+      mode: () => parts.mode(),
+      runDeadlineMs: () => parts.runDeadlineMs(),
+      onWatchFiles: (files) => parts.onWatchFiles(files),
     });
     this.loop = new SyncLoop({
       run: (reasons) => this.#run(reasons),
-      timers: ctx.timers,
-      backoff: ctx.backoff,
-      random: ctx.random,
+      timers: parts.timers,
+      backoff: parts.backoff,
+      random: parts.random,
       onRetryScheduled: (delayMs, failures) => log.warn({ delayMs, failures }, 'the run failed; retrying with backoff unless something else triggers a run first'),
       onRunError: (error) => log.error({ err: errorForLog(error) }, 'run failed unexpectedly'),
     });
   }
 
-  readiness(): Readiness {
-    const s = this.reconciler.status();
-    if (!this.attempted) return { ready: false, reason: 'no run yet' };
-    const writeBack = this.service.credentialStatus?.()?.writeBack;
-    const keyNotKept = writeBack !== undefined && !writeBack.ok ? { keyWriteBackError: writeBack.error ?? 'error' } : {};
-    return readiness({ ...s, stopping: false, mode: this.#ctx.mode(), ...keyNotKept }, this.#ctx.readiness);
-  }
-
-  /** Its entry in /readyz. */
-  describe(): TargetReadiness {
-    const s = this.reconciler.status();
-    const rd = this.readiness();
-    return {
-      name: this.target.name,
-      url: this.target.url,
-      ready: rd.ready,
-      reason: rd.reason,
-      attempted: this.attempted,
-      running: s.running,
-      lastOutcome: s.lastOutcome ?? null,
-      lastSuccessAt: s.lastSuccessAt === undefined ? null : new Date(s.lastSuccessAt).toISOString(),
-      consecutiveFailures: s.consecutiveFailures,
-    };
+  /** The metrics its runs are counted in. */
+  get metrics(): DaemonMetrics {
+    return this.#parts.metrics;
   }
 
   /** No more runs; once the one in progress is over, its service closes. */
   async stop(): Promise<void> {
     await this.loop.stop();
-    this.service.close();
+    this.service.close?.();
   }
 
   /** As stop, for a reopen: returns its credential for the service that replaces it. */
@@ -152,30 +131,47 @@ export class TargetRunner {
     try {
       return await this.service.handOverCredential?.();
     } finally {
-      this.service.close();
+      this.service.close?.();
     }
   }
 
   async #run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
-    const ctx = this.#ctx;
-    // A standby (another replica holds the shard's Lease) runs nothing; leading again triggers every target.
-    if (!ctx.mayWrite() || ctx.stopping()) return { retry: false };
-    await ctx.slots.acquire();
+    const parts = this.#parts;
+    if (parts.mayRun?.() === false) return { retry: false };
+    // No slots, no await: a run of one service starts in the tick it is asked for.
+    if (parts.slots) await parts.slots.acquire();
     try {
       const verdict = await this.reconciler.run(reasons);
       this.attempted = true;
-      this.#metrics.setReady(this.readiness().ready);
-      ctx.afterRun();
+      parts.afterRun(this);
       return verdict;
     } finally {
-      ctx.slots.release();
+      parts.slots?.release();
     }
   }
 }
 
-/** A target's entry as it shapes its service; a credential's value is compared, never shown. */
-export function targetKey(target: Target): string {
-  const c = target.credentials;
-  const credential = c === undefined ? '' : c.kind === 'token' ? `token:${c.token.reveal()}` : c.kind === 'integratorKey' ? `key:${c.refreshToken.reveal()}` : c.kind === 'tokenFile' ? `tokenFile:${c.tokenFile}` : `keyFile:${c.refreshTokenFile}`;
-  return JSON.stringify([target.url, credential, target.overrides]);
+/**
+ * What cancels a run's requests: its deadline, and for a run that writes under leader election
+ * the end of the term too, so no request of a deposed leader outlives its lease. A run that
+ * only observes (every run of a replica that does not lead) keeps the deadline alone: the term
+ * of a follower is aborted from the start.
+ */
+export function runSignal(deadline: AbortSignal, term: AbortSignal | undefined, dryRun: boolean): AbortSignal {
+  return term === undefined || dryRun ? deadline : AbortSignal.any([deadline, term]);
+}
+
+/**
+ * What stops a run short of the wire (nothing more sent, what was sent finishes): the daemon
+ * beginning to stop (SIGTERM), or the Lease's term ending.
+ */
+export function stopWritesOf(stop: AbortSignal, term: AbortSignal | undefined): AbortSignal {
+  return term === undefined ? stop : AbortSignal.any([stop, term]);
+}
+
+/** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
+export function auditTrigger(reasons: readonly TriggerReason[]): NonNullable<SyncOptions['trigger']> {
+  if (reasons.includes('file') || reasons.includes('reload')) return 'file-change';
+  if (reasons.includes('start') || reasons.includes('leader')) return 'startup';
+  return 'schedule';
 }

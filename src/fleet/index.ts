@@ -7,6 +7,8 @@ export { renderTargetsSchema } from './targets-json-schema.js';
 export { desiredForTarget, parseSelectorFlag, selectTargets, type TargetFilter } from './select-targets.js';
 export { perTargetStateFile, targetSettings } from './target-settings.js';
 export { ordinalOf, ownedTargets, parseShard, shardOf, type Shard } from './rendezvous.js';
+export { resolveShard, shardLease } from './shard.js';
+export { ownedInput, type OwnedInput } from './owned-input.js';
 export { runPool, Semaphore } from './pool.js';
 export {
   classifyRun,

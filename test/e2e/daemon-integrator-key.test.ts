@@ -5,10 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CredentialEvent } from '../../src/api/index.js';
 import { systemTimers, type Timers } from '../../src/time/timers.js';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { attachClientMetrics, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics } from '../../src/obs/metrics.js';
-import { attachClientMetrics } from '../../src/cli/daemon-helpers.js';
 import { call } from '../helpers/emulator-client.js';
 import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditTrigger } from '../../src/cli/daemon-helpers.js';
+import { auditTrigger } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator, type RunningTenants } from '../../src/emulator/index.js';
 import { closedPort } from '../helpers/ports.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runSignal } from '../../../src/cli/daemon-helpers.js';
+import { runSignal } from '../../../src/daemon/index.js';
 
 describe("the daemon's run signal under leader election", () => {
   it('a writing run is cancelled when the term ends, not only at its deadline', () => {

@@ -4,10 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { buildProgram } from '../../../src/cli/main.js';
 import { processIo } from '../../../src/cli/io.js';
-import { resolveShard, shardLease } from '../../../src/cli/fleet-daemon.js';
 import { parseListen } from '../../../src/daemon/index.js';
 import { parseDesired } from '../../../src/desired/index.js';
-import { parseTargets } from '../../../src/fleet/index.js';
+import { parseTargets, resolveShard, shardLease } from '../../../src/fleet/index.js';
 import { parseLeaseRef } from '../../../src/settings/index.js';
 
 /** examples/kubernetes/fleet/ is documentation users copy: keep it true to what the fleet daemon needs. */

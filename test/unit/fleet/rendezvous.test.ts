@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ordinalOf, ownedTargets, parseShard, shardOf } from '../../../src/fleet/index.js';
-import { resolveShard, shardLease } from '../../../src/cli/fleet-daemon.js';
+import { ordinalOf, ownedTargets, parseShard, resolveShard, shardLease, shardOf } from '../../../src/fleet/index.js';
 import { UsageError } from '../../../src/errors.js';
 
 /** Rendezvous (highest-random-weight) hashing of target names onto shards (DESIGN.md §9). */

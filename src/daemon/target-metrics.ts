@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DaemonMetrics, RunOutcome } from '../obs/index.js';
 
 /**
- * The fleet daemon's per-target series (DESIGN.md §9), labelled `target`. The label's values
+ * The per-target series of a daemon of many targets (DESIGN.md §9), labelled `target`. The label's values
  * are the names of the targets file this replica owns — DNS labels the file checked, at most
  * one series per target and family — so a series' count is bounded by the file, and the
  * series of a target that leaves the file (or this shard) are removed. Only gauges and
@@ -12,7 +12,7 @@ import type { DaemonMetrics, RunOutcome } from '../obs/index.js';
  * amsync_changes_total, amsync_sync_runs_abandoned_total), so the alerts written for one
  * service work for a fleet.
  */
-export interface FleetTargetMetrics {
+export interface TargetMetrics {
   /** The DaemonMetrics a target's Reconciler records into. */
   forTarget(target: string): DaemonMetrics;
   /** A target left: its series go. */
@@ -23,7 +23,7 @@ export interface FleetTargetMetrics {
 
 const outcomes: readonly RunOutcome[] = ['success', 'partial', 'refused', 'failure', 'invalid_input'];
 
-export function createFleetTargetMetrics(registry: Registry, global: DaemonMetrics): FleetTargetMetrics {
+export function createTargetMetrics(registry: Registry, global: DaemonMetrics): TargetMetrics {
   const registers = [registry];
   const runs = new Counter({ name: 'amsync_target_sync_runs_total', help: 'Sync runs of each target, by outcome (as amsync_sync_runs_total).', labelNames: ['target', 'outcome'] as const, registers });
   const lastDuration = new Gauge({ name: 'amsync_target_last_sync_duration_seconds', help: 'Duration of the last sync run of each target.', labelNames: ['target'] as const, registers });
