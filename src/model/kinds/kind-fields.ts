@@ -1,5 +1,5 @@
 import type { FieldDeclaration } from './field.js';
-import type { FieldName, IdentityFieldName, KindDeclaration, StateFieldName } from './kind.js';
+import type { ActualOf, FieldName, IdentityFieldName, KindDeclaration, StateFieldName } from './kind.js';
 
 /** A kind's fields in declaration order (the order written everywhere). */
 export function fieldsOf<K extends KindDeclaration>(kind: K): readonly (readonly [FieldName<K>, FieldDeclaration])[] {
@@ -44,4 +44,29 @@ export function sameValue(field: FieldDeclaration, a: unknown, b: unknown): bool
 /** A value as a plan, a saved plan and a fingerprint hold it: a set sorted and unique (a fresh copy). */
 export function canonicalValue(field: FieldDeclaration, value: unknown): unknown {
   return field.compare === 'set' ? sortedUnique(value as readonly number[]) : value;
+}
+
+/**
+ * An item as the state holds it: its id and listed fields, nothing else (a listed apikey's
+ * token, a field the service added), in declaration order. `sorted`: sets sorted (a copy).
+ */
+export function listedItem<K extends KindDeclaration>(kind: K, item: ActualOf<K>, sorted = false): ActualOf<K> {
+  const from = item as unknown as Readonly<Record<string, unknown>>;
+  const out: Record<string, unknown> = { id: item.id };
+  for (const [name, field] of stateFieldsOf(kind)) out[name] = sorted ? sortedValue(field, from[name]) : from[name];
+  return out as ActualOf<K>;
+}
+
+/** The fingerprint's row of an item: `[id, ...listed fields]`, sets sorted (state/state-fingerprint.ts). */
+export function listedRow<K extends KindDeclaration>(kind: K, item: ActualOf<K>): unknown[] {
+  const from = item as unknown as Readonly<Record<string, unknown>>;
+  const row: unknown[] = [item.id];
+  for (const [name, field] of stateFieldsOf(kind)) row.push(sortedValue(field, from[name]));
+  return row;
+}
+
+// Sorted, repeats kept: the bytes of fingerprints and saved plans made before (a listing is
+// normalised to unique ids anyway, but the hash must not depend on that).
+function sortedValue(field: FieldDeclaration, value: unknown): unknown {
+  return field.compare === 'set' ? [...(value as readonly number[])].sort((x, y) => x - y) : value;
 }
