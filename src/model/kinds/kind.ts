@@ -47,6 +47,12 @@ export type DesiredFieldsOf<K extends KindDeclaration> = { readonly [F in StateF
 /** A request body of an update (or a create): the fields to send, any of them. */
 export type BodyOf<K extends KindDeclaration> = { readonly [F in FieldName<K>]?: ValueOf<Fields<K>[F]> };
 
+/** The fields without a default: a create must send them (the identity, the SSH password). */
+export type RequiredOnCreateName<K extends KindDeclaration> = { [F in FieldName<K>]: Fields<K>[F] extends { readonly default: unknown } ? never : F }[FieldName<K>];
+
+/** A create's body: the fields without a default required, the others left to the service when omitted. */
+export type NewOf<K extends KindDeclaration> = { readonly [F in RequiredOnCreateName<K>]: ValueOf<Fields<K>[F]> } & BodyOf<K>;
+
 /** A field's before and after in a plan: null before a create and after a delete. */
 export interface FieldChange<T = unknown> {
   readonly before: T | null;
