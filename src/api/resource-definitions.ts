@@ -22,7 +22,7 @@ function wire(fields: Record<string, unknown>): WireBody {
 }
 
 /** A body's fields under their wire names, in the kind's declaration order (model/kinds). */
-function wireFields<K extends KindDeclaration>(kind: K, body: BodyOf<K>): Record<string, unknown> {
+export function wireFields<K extends KindDeclaration>(kind: K, body: BodyOf<K>): Record<string, unknown> {
   const given = body as Readonly<Record<string, unknown>>;
   const out: Record<string, unknown> = {};
   for (const [name, field] of fieldsOf(kind)) {
@@ -33,7 +33,7 @@ function wireFields<K extends KindDeclaration>(kind: K, body: BodyOf<K>): Record
 }
 
 /** The content two listings of one id must agree on: every listed field, hashed in declaration order. */
-function contentHash<K extends KindDeclaration>(kind: K, item: ActualOf<K>): number {
+export function contentHash<K extends KindDeclaration>(kind: K, item: ActualOf<K>): number {
   const listed = item as unknown as Readonly<Record<string, unknown>>;
   let hash = hashStart;
   for (const [name, field] of stateFieldsOf(kind)) {

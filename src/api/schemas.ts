@@ -25,7 +25,7 @@ const wireValues: Record<Exclude<ValueType, 'secret'>, z.ZodType> = { text: z.st
  * under its wire name, the generated secret (the apikey token) when the kind has one, and the
  * timestamps. Output keys are the wire names.
  */
-function wireItem(kind: KindDeclaration) {
+export function wireItem(kind: KindDeclaration) {
   const shape: Record<string, z.ZodType> = { id: z.number().int() };
   for (const [, field] of stateFieldsOf(kind)) shape[field.wire] = wireValues[field.type as Exclude<ValueType, 'secret'>];
   if (kind.generatedSecret !== undefined) shape[kind.generatedSecret] = z.string().nullish();
@@ -52,7 +52,7 @@ function roleIds(roles: readonly ({ id: number } | number)[]): readonly number[]
  * The model's item, once: the id and listed fields (roles as sorted unique ids), the token as
  * a Secret; the timestamps and any field the service adds are dropped here.
  */
-function toItem<K extends KindDeclaration>(kind: K): (raw: Wire) => ActualOf<K> & { readonly token?: SecretValue } {
+export function toItem<K extends KindDeclaration>(kind: K): (raw: Wire) => ActualOf<K> & { readonly token?: SecretValue } {
   // Plain arrays and an index loop: this runs for every listed item (100k per kind at scale).
   const names = stateFieldsOf(kind).map(([name]) => name as string);
   const wires = stateFieldsOf(kind).map(([, field]) => field.wire);
@@ -106,7 +106,7 @@ const valueChecks: Record<Exclude<ValueType, 'secret'>, (value: unknown) => bool
   roleIds: isWireRoles,
 };
 
-function checkOf(kind: KindDeclaration): Check {
+export function checkOf(kind: KindDeclaration): Check {
   const wires = stateFieldsOf(kind).map(([, field]) => field.wire);
   const checks = stateFieldsOf(kind).map(([, field]) => valueChecks[field.type as Exclude<ValueType, 'secret'>]);
   const secret = kind.generatedSecret;

@@ -6,7 +6,7 @@ import { apikeyKind, fieldsOf, identityOf, sshUserKind } from '../model/index.js
  * Non-secret values come from the change itself (what was reviewed); a sensitive value (the
  * password) comes from the desired item, the only place a secret lives.
  */
-function bodyOf<K extends KindDeclaration>(kind: K, key: string, changed: FieldChangesOf<K>, item: object | undefined): BodyOf<K> {
+export function bodyOf<K extends KindDeclaration>(kind: K, key: string, changed: FieldChangesOf<K>, item: object | undefined): BodyOf<K> {
   const fields = changed as Readonly<Record<string, { readonly after: unknown }>>;
   const declared = item as Readonly<Record<string, unknown>> | undefined;
   const body: Record<string, unknown> = {};
@@ -25,7 +25,7 @@ function bodyOf<K extends KindDeclaration>(kind: K, key: string, changed: FieldC
 }
 
 /** A create's body: the identity is the change's key, a field the change leaves out takes its declared default. */
-function newOf<K extends KindDeclaration>(kind: K, key: string, body: BodyOf<K>): NewOf<K> {
+export function newOf<K extends KindDeclaration>(kind: K, key: string, body: BodyOf<K>): NewOf<K> {
   const given = body as Readonly<Record<string, unknown>>;
   const out: Record<string, unknown> = {};
   for (const [name, field] of fieldsOf(kind)) {

@@ -176,6 +176,11 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
     });
 }
 
+/** One kind's item schema on its own (a test builds one for a declaration of its own). */
+export function desiredItemSchema<K extends KindDeclaration>(kind: K): z.ZodType<FileItemOf<K>> {
+  return itemSchema(kind, { roleRef: roleRefSchema(), pinnedId: pinnedIdSchema(), ensure: ensureSchema(), targets: buildTargetSelectorSchema() });
+}
+
 function buildDesiredSchemas() {
   const shared: Shared = { roleRef: roleRefSchema(), pinnedId: pinnedIdSchema(), ensure: ensureSchema(), targets: buildTargetSelectorSchema() };
   const policy = policySchema(shared.roleRef);

@@ -147,7 +147,7 @@ function fieldCheck(field: FieldDeclaration): (item: Plain, name: string) => unk
  * A kind's item check, its keys generated from the kind's declaration (model/kinds): the
  * fields, `id` after the identity, `ensure` and `targets`, as desired-schema.ts's itemSchema.
  */
-function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlySet<string>; check: (value: unknown) => FileItemOf<K> } {
+export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlySet<string>; check: (value: unknown) => FileItemOf<K> } {
   const fields = fieldsOf(kind).map(([name, field]) => [name as string, fieldCheck(field), field.identity === true] as const);
   const keys = new Set<string>();
   for (const [name, , isIdentity] of fields) {

@@ -113,7 +113,7 @@ function tailLines(state: DesiredState): string {
  * omitDefaults), then `ensure: absent`. A write-only secret is written as its reference
  * (`<field>Ref`), never a literal; a roleIds field's roles by name (`roleNames`) come first.
  */
-function itemLines<K extends KindDeclaration>(kind: K, item: DesiredSshUser | DesiredApikey, options: StringifyDesiredOptions): string {
+export function itemLines<K extends KindDeclaration>(kind: K, item: DesiredSshUser | DesiredApikey, options: StringifyDesiredOptions): string {
   const values = item as unknown as Readonly<Record<string, unknown>>;
   let out = '';
   for (const [name, field] of fieldsOf(kind)) {

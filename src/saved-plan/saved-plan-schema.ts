@@ -23,11 +23,11 @@ const values: Record<Exclude<ValueType, 'secret'>, z.ZodType> = { text: z.string
 const valueOf = (type: ValueType): z.ZodType => (type === 'secret' ? z.never() : values[type]);
 
 /** A change's `fields`: each declared field at most once; a sensitive one only ever `(sensitive)`. */
-const fieldsSchema = (kind: KindDeclaration) =>
+export const fieldsSchema = (kind: KindDeclaration) =>
   z.strictObject(Object.fromEntries(fieldsOf(kind).map(([name, field]) => [name, change(field.sensitive ? z.literal(SENSITIVE) : valueOf(field.type)).optional()])));
 
 /** A listing snapshot's item: its id and listed fields. */
-const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });
+export const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });
 
 const position = z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() });
 const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), source: position.optional() };

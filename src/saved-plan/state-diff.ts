@@ -50,7 +50,7 @@ function diffKind<K extends KindDeclaration>(declaration: K, before: readonly Ac
 }
 
 /** The listed fields that differ (the fingerprint's fields), in declaration order. */
-function listedFieldChanges<K extends KindDeclaration>(declaration: K, a: ActualOf<K>, b: ActualOf<K>): Record<string, FieldChange> {
+export function listedFieldChanges<K extends KindDeclaration>(declaration: K, a: ActualOf<K>, b: ActualOf<K>): Record<string, FieldChange> {
   const fields: Record<string, FieldChange> = {};
   const x = a as unknown as Readonly<Record<string, unknown>>;
   const y = b as unknown as Readonly<Record<string, unknown>>;
