@@ -23,4 +23,26 @@ export type {
   TokenScope,
   WriteOutcome,
 } from './access-service.js';
-export * from './kinds/index.js';
+export type {
+  ActualOf,
+  ApikeyKind,
+  BodyOf,
+  Comparison,
+  DesiredFieldsOf,
+  FieldChangesOf,
+  FieldDeclaration,
+  FieldName,
+  IdentityFieldName,
+  KindDeclaration,
+  KindOf,
+  NewOf,
+  RequiredOnCreateName,
+  ShownValueOf,
+  SshUserKind,
+  StateFieldName,
+  ValueOf,
+  ValueType,
+  ValueTypes,
+  WriteOnlyFieldName,
+} from './kinds/index.js';
+export { apikeyKind, canonicalValue, fieldsOf, identityOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';
