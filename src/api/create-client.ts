@@ -1,4 +1,5 @@
 import type { AccessService, ApikeyChanges, ActualSshUser, ListedApikey, NewApikey, NewSshUser, SecretValue, SshUserChanges } from '../model/index.js';
+import { apikeyKind, listedItem } from '../model/index.js';
 import { AdaptiveLimiter, defaultConcurrency, type LimiterView } from './adaptive-limiter.js';
 import { checkBaseUrl } from './base-url.js';
 import { checkCaFile } from './ca-file.js';
@@ -328,5 +329,5 @@ function clientOf(
 
 /** A listed key without its token, for a caller with no use for tokens (no token sink). */
 function withoutToken(key: ListedApikey): ListedApikey {
-  return key.token === undefined ? key : { id: key.id, name: key.name, superuser: key.superuser, roles: key.roles };
+  return key.token === undefined ? key : listedItem(apikeyKind, key);
 }

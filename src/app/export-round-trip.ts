@@ -1,6 +1,7 @@
 import { AmsyncError } from '../errors.js';
 import type { DesiredApikey, DesiredSshUser, DesiredState, NamedRole } from '../model/index.js';
-import { parseDesired, resolveRoleNames, type DesiredPiece } from '../desired/index.js';
+import { apikeyKind, sshUserKind } from '../model/index.js';
+import { parseDesired, resolveRoleNames, sameDeclaredItem, type DesiredPiece } from '../desired/index.js';
 
 /**
  * Import-verify, built in: the text must parse as a valid desired-state file and plan zero
@@ -98,14 +99,9 @@ function sameList<T>(read: readonly T[], written: readonly T[], same: (a: T, b: 
   return true;
 }
 
-// What the planner reads of an item; source positions differ by construction.
-function sameSshUser(a: DesiredSshUser, b: DesiredSshUser): boolean {
-  return a.username === b.username && a.id === b.id && a.level === b.level && a.ensure === b.ensure && a.password === undefined && a.passwordRef === undefined && b.passwordRef === undefined;
-}
-
-function sameApikey(a: DesiredApikey, b: DesiredApikey): boolean {
-  return a.name === b.name && a.id === b.id && a.superuser === b.superuser && a.ensure === b.ensure && a.roles.length === b.roles.length && a.roles.every((r, i) => r === b.roles[i]);
-}
+// What the planner reads of an item, by its kind's declaration (source positions differ by construction).
+const sameSshUser = (a: DesiredSshUser, b: DesiredSshUser): boolean => sameDeclaredItem(sshUserKind, a, b);
+const sameApikey = (a: DesiredApikey, b: DesiredApikey): boolean => sameDeclaredItem(apikeyKind, a, b);
 
 function sameSettings(a: DesiredState, b: DesiredState): boolean {
   const sameGlobs = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((g, i) => g === y[i]);

@@ -1,5 +1,5 @@
-import type { AccessService, Change, DesiredApikey, DesiredSshUser, SecretValue, WriteOutcome } from '../model/index.js';
-import { apikeyBody, sshUserBody } from './request-body.js';
+import type { AccessService, Change, ChangeOf, DesiredApikey, DesiredSshUser, SecretValue, WriteOutcome } from '../model/index.js';
+import { apikeyBody, newApikey, newSshUser, sshUserBody } from './request-body.js';
 import type { PasswordRecorder } from './password-recorder.js';
 import type { TouchedIds } from './touched-ids.js';
 
@@ -30,7 +30,7 @@ export class ChangeWriter {
     return change.kind === 'sshUser' ? this.#writeSshUser(change, item as DesiredSshUser | undefined) : this.#writeApikey(change);
   }
 
-  async #writeSshUser(change: Change, user: DesiredSshUser | undefined): Promise<WriteOutcome> {
+  async #writeSshUser(change: ChangeOf<'sshUser'>, user: DesiredSshUser | undefined): Promise<WriteOutcome> {
     const { writer, passwords, touched } = this.#deps;
     if (change.action === 'delete') {
       await writer.deleteSshUser(change.id!);
@@ -40,7 +40,7 @@ export class ChangeWriter {
     const body = sshUserBody(change, user);
     const outcome =
       change.action === 'create'
-        ? await writer.createSshUser({ username: change.key, level: body.level!, password: body.password! })
+        ? await writer.createSshUser(newSshUser(change.key, body))
         : await writer.updateSshUser(change.id!, body);
     const id = outcome.id ?? change.id;
     touched.add('sshUser', id);
@@ -48,7 +48,7 @@ export class ChangeWriter {
     return outcome;
   }
 
-  async #writeApikey(change: Change): Promise<WriteOutcome> {
+  async #writeApikey(change: ChangeOf<'apikey'>): Promise<WriteOutcome> {
     const { writer, onToken, touched } = this.#deps;
     if (change.action === 'delete') {
       await writer.deleteApikey(change.id!);
@@ -57,7 +57,7 @@ export class ChangeWriter {
     const body = apikeyBody(change);
     const outcome =
       change.action === 'create'
-        ? await writer.createApikey({ name: change.key, superuser: body.superuser ?? false, roles: body.roles ?? [] })
+        ? await writer.createApikey(newApikey(change.key, body))
         : await writer.updateApikey(change.id!, body);
     touched.add('apikey', outcome.id);
     if (outcome.token && onToken) await onToken(body.name ?? change.key, outcome.token);

@@ -1,4 +1,5 @@
-import type { ActualState, DesiredApikey, DesiredSshUser, DesiredState, ItemRef } from '../model/index.js';
+import type { ActualOf, ActualState, DesiredApikey, DesiredSshUser, DesiredState, ItemRef, KindDeclaration } from '../model/index.js';
+import { apikeyKind, canonicalValue, identityOf, sshUserKind, stateFieldsOf } from '../model/index.js';
 import { compareStrings } from '../text/index.js';
 
 /** A remote item a desired-state file cannot declare; it stays unmanaged. */
@@ -26,49 +27,76 @@ export interface DesiredFromActual {
  */
 export function desiredFromActual(actual: ActualState): DesiredFromActual {
   const skipped: SkippedItem[] = [];
-  const sshUsers: DesiredSshUser[] = [];
-  const usernameCount = new Map<string, number>();
-  for (const u of actual.sshUsers) usernameCount.set(u.username, (usernameCount.get(u.username) ?? 0) + 1);
-  const seenUsernames = new Set<string>();
-  for (const u of [...actual.sshUsers].sort((a, b) => compareStrings(a.username, b.username) || a.id - b.id)) {
-    const why =
-      nameProblem(u.username) ??
-      (u.level === '' ? 'its level is empty' : undefined) ??
-      (seenUsernames.has(u.username) ? 'another SSH user has the same username (the service should not allow it)' : undefined);
-    if (why) {
-      skipped.push({ kind: 'sshUser', key: u.username, id: u.id, reason: why });
-      continue;
-    }
-    seenUsernames.add(u.username);
-    // Usernames are unique on the service; should two share one anyway, pin the first, or the
-    // name alone would be ambiguous.
-    const shared = (usernameCount.get(u.username) ?? 0) > 1;
-    sshUsers.push({ username: u.username, ...(shared ? { id: u.id } : {}), level: u.level, ensure: 'present' });
-  }
-
-  const nameCount = new Map<string, number>();
-  for (const k of actual.apikeys) nameCount.set(k.name, (nameCount.get(k.name) ?? 0) + 1);
-  const apikeys: DesiredApikey[] = [];
-  let pinned = 0;
-  for (const k of [...actual.apikeys].sort((a, b) => compareStrings(a.name, b.name) || a.id - b.id)) {
-    const shared = (nameCount.get(k.name) ?? 0) > 1;
-    const why =
-      nameProblem(k.name) ??
-      (k.roles.some((r) => !Number.isInteger(r) || r <= 0) ? 'a role id is not a positive integer' : undefined) ??
-      (shared && k.id <= 0 ? 'it shares its name and its id cannot be pinned' : undefined);
-    if (why) {
-      skipped.push({ kind: 'apikey', key: k.name, id: k.id, reason: why });
-      continue;
-    }
-    if (shared) pinned += 1;
-    apikeys.push({ name: k.name, ...(shared ? { id: k.id } : {}), superuser: k.superuser, roles: [...new Set(k.roles)].sort((a, b) => a - b), ensure: 'present' });
-  }
-
+  const users = exportKind(sshUserKind, actual.sshUsers, skipped);
+  const keys = exportKind(apikeyKind, actual.apikeys, skipped);
   return {
-    desired: { sshUsers, apikeys, prune: { sshUsers: false, apikeys: false }, protect: { sshUsers: [], apikeys: [] } },
+    desired: {
+      sshUsers: users.items as unknown as DesiredSshUser[],
+      apikeys: keys.items as unknown as DesiredApikey[],
+      prune: { sshUsers: false, apikeys: false },
+      protect: { sshUsers: [], apikeys: [] },
+    },
     skipped,
-    pinned,
+    pinned: keys.pinned,
   };
+}
+
+/**
+ * One kind's listed items as declared items, by its declaration (model/kinds): the identity,
+ * `id` where it must be pinned, the listed fields (sets sorted and unique), `ensure: present`.
+ * Where the service keeps identities unique, a repeated one is left out (the first is pinned);
+ * where it does not, every item that shares its identity is pinned.
+ */
+function exportKind<K extends KindDeclaration>(kind: K, listed: readonly ActualOf<K>[], skipped: SkippedItem[]): { items: Record<string, unknown>[]; pinned: number } {
+  const identity = identityOf(kind);
+  const keyOf = (item: ActualOf<K>): string => item[identity] as string;
+  const count = new Map<string, number>();
+  for (const item of listed) count.set(keyOf(item), (count.get(keyOf(item)) ?? 0) + 1);
+  const seen = new Set<string>();
+  const items: Record<string, unknown>[] = [];
+  let pinned = 0;
+  for (const item of [...listed].sort((a, b) => compareStrings(keyOf(a), keyOf(b)) || a.id - b.id)) {
+    const key = keyOf(item);
+    const shared = (count.get(key) ?? 0) > 1;
+    const why =
+      nameProblem(key) ??
+      fieldProblem(kind, item) ??
+      (kind.uniqueIdentity
+        ? seen.has(key)
+          ? `another ${kind.noun} has the same ${identity} (the service should not allow it)`
+          : undefined
+        : shared && item.id <= 0
+          ? 'it shares its name and its id cannot be pinned'
+          : undefined);
+    if (why) {
+      skipped.push({ kind: kind.kind, key, id: item.id, reason: why });
+      continue;
+    }
+    seen.add(key);
+    if (shared && !kind.uniqueIdentity) pinned += 1;
+    const values = item as unknown as Readonly<Record<string, unknown>>;
+    const out: Record<string, unknown> = {};
+    for (const [name, field] of stateFieldsOf(kind)) {
+      out[name] = canonicalValue(field, values[name]);
+      // Usernames are unique on the service; should two share one anyway, pin the first, or the
+      // name alone would be ambiguous.
+      if (field.identity && shared) out.id = item.id;
+    }
+    out.ensure = 'present';
+    items.push(out);
+  }
+  return { items, pinned };
+}
+
+/** A listed value the file cannot hold (desired-schema.ts): an empty text, a role id that is not positive. */
+function fieldProblem<K extends KindDeclaration>(kind: K, item: ActualOf<K>): string | undefined {
+  const values = item as unknown as Readonly<Record<string, unknown>>;
+  for (const [name, field] of stateFieldsOf(kind)) {
+    if (field.identity) continue;
+    if (field.type === 'text' && values[name] === '') return `its ${name} is empty`;
+    if (field.type === 'roleIds' && (values[name] as readonly number[]).some((r) => !Number.isInteger(r) || r <= 0)) return 'a role id is not a positive integer';
+  }
+  return undefined;
 }
 
 /** The desired-state file's rules for a username or apikey name (src/desired/desired-schema.ts). */

@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import type { Ensure, FieldDeclaration, KindDeclaration, StateFieldName, WriteOnlyFieldName } from '../model/index.js';
+import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes, quote } from '../yaml/index.js';
 import { noOuterSpaces } from './name-rules.js';
@@ -15,7 +17,7 @@ import { buildTargetSelectorSchema } from './target-selector.js';
  * when each was a module constant.
  */
 
-const secretInputSchema = () =>
+const secretInputSchema = (description: string) =>
   z
     .union([
       z.string().meta({ description: 'A literal password. Accepted with a warning: keep secrets out of the file.' }),
@@ -35,7 +37,7 @@ const secretInputSchema = () =>
         })
         .meta({ title: 'from a file' }),
     ])
-    .meta({ description: 'Write-only password: { env: NAME }, { file: PATH }, or a literal (warned). Needed to create the user; left out, an existing password is left alone.' });
+    .meta({ description });
 
 /** A role by id or by name, as apikeys and the policy's role lists write it. */
 const roleRefSchema = () =>
@@ -62,32 +64,45 @@ interface Shared {
   readonly targets: ReturnType<typeof buildTargetSelectorSchema>;
 }
 
-const sshUserSchema = (shared: Shared) =>
-  z
-    .strictObject({
-      username: z.string().min(1).refine(noOuterSpaces, { error: (issue) => `username ${quote(String(issue.input))} has leading or trailing spaces` }).meta({ description: 'Unique user name: the identity of the SSH user unless `id` is given.' }),
-      id: shared.pinnedId.optional(),
-      level: z.string().min(1).default('n1').meta({ description: 'Permission level. `n1` is the only level the service documents; another value is sent as written, with a warning.' }),
-      password: secretInputSchema().optional(),
-      ensure: shared.ensure,
-      targets: shared.targets.optional(),
-    })
-    .meta({ title: 'SSH user' });
+/** A field's value as the file holds it once defaults are filled in. */
+interface FileValues {
+  readonly text: string;
+  readonly flag: boolean;
+  readonly roleIds: (number | string)[];
+  readonly secret: z.output<ReturnType<typeof secretInputSchema>>;
+}
+type FileValueOf<F extends FieldDeclaration> = FileValues[F['type']];
 
-const apikeySchema = (shared: Shared) =>
-  z
-    .strictObject({
-      name: z.string().min(1).refine(noOuterSpaces, { error: (issue) => `name ${quote(String(issue.input))} has leading or trailing spaces` }).meta({ description: 'Full name of the key: its identity unless `id` is given.' }),
-      id: shared.pinnedId.optional(),
-      superuser: z.boolean().default(false).meta({ description: 'Superuser permissions.' }),
-      roles: z
-        .array(shared.roleRef)
-        .default([])
-        .meta({ description: 'Role ids or names (`[auditor, 7]`): the key gets exactly these roles (compared as a set of ids).' }),
-      ensure: shared.ensure,
-      targets: shared.targets.optional(),
-    })
-    .meta({ title: 'apikey (integration key)' });
+/** An item of a kind as the file holds it (the kind's fields, then `id`, `ensure`, `targets`). */
+export type FileItemOf<K extends KindDeclaration> = { [F in StateFieldName<K>]: FileValueOf<K['fields'][F]> } & {
+  [F in WriteOnlyFieldName<K>]?: FileValueOf<K['fields'][F]>;
+} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']> };
+
+/** One field's schema, from its declaration (model/kinds): type, default, description. */
+function fieldSchema(name: string, field: FieldDeclaration, shared: Shared): z.ZodType {
+  const meta = { description: field.description };
+  if (field.identity) {
+    return z.string().min(1).refine(noOuterSpaces, { error: (issue) => `${name} ${quote(String(issue.input))} has leading or trailing spaces` }).meta(meta);
+  }
+  if (field.type === 'secret') return secretInputSchema(field.description).optional();
+  const value: z.ZodType = field.type === 'text' ? z.string().min(1) : field.type === 'flag' ? z.boolean() : z.array(shared.roleRef);
+  return field.default === undefined ? value.meta(meta) : value.default(field.default as never).meta(meta);
+}
+
+/**
+ * An item's schema, from its kind's declaration: the identity first, then `id`, the other
+ * fields in declaration order, `ensure` and `targets` (the order of the JSON Schema's keys).
+ */
+function itemSchema<K extends KindDeclaration>(kind: K, shared: Shared): z.ZodType<FileItemOf<K>> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of fieldsOf(kind)) {
+    shape[name] = fieldSchema(name, field, shared);
+    if (field.identity) shape.id = shared.pinnedId.optional();
+  }
+  return z
+    .strictObject({ ...shape, ensure: shared.ensure, targets: shared.targets.optional() })
+    .meta({ title: kind.title }) as unknown as z.ZodType<FileItemOf<K>>;
+}
 
 const globSchema = () =>
   z.string().min(1).meta({ description: 'A glob (picomatch) matched against usernames or apikey names.' });
@@ -129,8 +144,8 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
   const glob = globSchema();
   return z
     .strictObject({
-      sshUsers: z.array(sshUserSchema(shared)).nullable().default([]).meta({ description: 'SSH users to keep in the declared state.' }),
-      apikeys: z.array(apikeySchema(shared)).nullable().default([]).meta({ description: 'Integration keys to keep in the declared state. Their tokens are generated by the service.' }),
+      sshUsers: z.array(itemSchema(sshUserKind, shared)).nullable().default([]).meta({ description: 'SSH users to keep in the declared state.' }),
+      apikeys: z.array(itemSchema(apikeyKind, shared)).nullable().default([]).meta({ description: 'Integration keys to keep in the declared state. Their tokens are generated by the service.' }),
       prune: z
         .strictObject({
           sshUsers: z.boolean().default(false).meta({ description: 'Delete remote SSH users that are not declared. Off: they are reported as unmanaged.' }),
@@ -159,6 +174,11 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
       title: 'amsync desired state',
       description: 'SSH users and apikeys that amsync keeps the Access Management Service in. See DESIGN.md §3.',
     });
+}
+
+/** One kind's item schema on its own (a test builds one for a declaration of its own). */
+export function desiredItemSchema<K extends KindDeclaration>(kind: K): z.ZodType<FileItemOf<K>> {
+  return itemSchema(kind, { roleRef: roleRefSchema(), pinnedId: pinnedIdSchema(), ensure: ensureSchema(), targets: buildTargetSelectorSchema() });
 }
 
 function buildDesiredSchemas() {

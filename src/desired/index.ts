@@ -9,6 +9,7 @@ export { renderAccessSchema } from './json-schema.js';
 export { knownLevels } from './check-desired.js';
 export { namesOf, resolveRoleNames, usesRoleNames, type RoleNameResolution } from './resolve-role-names.js';
 export { desiredFromActual } from './desired-from-actual.js';
+export { sameDeclaredItem } from './same-declared-item.js';
 export type { DesiredFromActual, SkippedItem } from './desired-from-actual.js';
 export {
   labelKeyPattern,

@@ -1,11 +1,12 @@
 import { dirname } from 'node:path';
-import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, KindDeclaration, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
 import { checkDesired } from './check-desired.js';
 import { checkTargets } from './check-targets.js';
 import { toTargetSelector, type SelectableTarget } from './target-selector.js';
 import { sortDiagnostics, limits, PositionsNeeded, readPlainYaml, readYaml, type YamlSource, issuesToDiagnostics } from '../yaml/index.js';
 import { diagnosticCodes } from '../model/index.js';
-import { desiredFileSchema, type DesiredFile, type PolicyInput } from './desired-schema.js';
+import { desiredFileSchema, type DesiredFile, type FileItemOf, type PolicyInput } from './desired-schema.js';
 import { desiredWording } from './desired-wording.js';
 import { quickCheckDesired } from './quick-check.js';
 import { resolvePasswords, type ResolvedPassword } from './resolve-passwords.js';
@@ -106,32 +107,8 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
 const noRoles: readonly number[] = Object.freeze([]);
 
 function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassword>, source: YamlSource): DesiredState {
-  const sshUsers = (file.sshUsers ?? []).map((u, i): DesiredSshUser => {
-    const password = u.ensure === 'absent' ? undefined : passwords.get(i);
-    return {
-      username: u.username,
-      ...(u.id !== undefined ? { id: u.id } : {}),
-      level: u.level,
-      ...(password ? { password: password.secret, passwordRef: password.ref } : {}),
-      ensure: u.ensure,
-      source: source.locate(['sshUsers', i]),
-      ...(u.targets === undefined ? {} : { targets: toTargetSelector(u.targets) }),
-    };
-  });
-  const apikeys = (file.apikeys ?? []).map((k, i): DesiredApikey => {
-    const ids = k.roles.filter((r): r is number => typeof r === 'number');
-    const roleNames = roleNamesOf(k.roles, (j) => source.locate(['apikeys', i, 'roles', j]));
-    return {
-      name: k.name,
-      ...(k.id !== undefined ? { id: k.id } : {}),
-      superuser: k.superuser,
-      roles: ids.length === 0 ? noRoles : [...new Set(ids)].sort((a, b) => a - b),
-      ...(roleNames.length > 0 ? { roleNames } : {}),
-      ensure: k.ensure,
-      source: source.locate(['apikeys', i]),
-      ...(k.targets === undefined ? {} : { targets: toTargetSelector(k.targets) }),
-    };
-  });
+  const sshUsers = (file.sshUsers ?? []).map((u, i) => toItem(sshUserKind, u, i, source, passwords) as unknown as DesiredSshUser);
+  const apikeys = (file.apikeys ?? []).map((k, i) => toItem(apikeyKind, k, i, source, passwords) as unknown as DesiredApikey);
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
   const protect = file.protect ?? { sshUsers: [], apikeys: [] };
   const policy = file.policy ? policyOf(file.policy, source) : undefined;
@@ -143,6 +120,40 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
     ...(policy ? { policy } : {}),
     ...(file.targets === undefined ? {} : { targets: toTargetSelector(file.targets) }),
   };
+}
+
+/**
+ * A file item as the model's item, by its kind's declaration (model/kinds): the identity,
+ * `id`, each field (role ids sorted and unique with the roles by name beside them; a secret
+ * as its resolved value and reference), `ensure`, where it is written, `targets`.
+ */
+function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: number, source: YamlSource, passwords: ReadonlyMap<number, ResolvedPassword>): Record<string, unknown> {
+  const values = item as unknown as Readonly<Record<string, unknown>> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of fieldsOf(kind)) {
+    const value = values[name];
+    if (field.type === 'roleIds') {
+      const roles = value as readonly (number | string)[];
+      const ids = roles.filter((r): r is number => typeof r === 'number');
+      const roleNames = roleNamesOf(roles, (j) => source.locate([kind.list, i, name, j]));
+      out[name] = ids.length === 0 ? noRoles : [...new Set(ids)].sort((a, b) => a - b);
+      if (roleNames.length > 0) out.roleNames = roleNames;
+    } else if (field.type === 'secret') {
+      // Resolved by resolve-passwords.ts (by item index); an item to delete needs none.
+      const secret = values.ensure === 'absent' ? undefined : passwords.get(i);
+      if (secret) {
+        out[name] = secret.secret;
+        out[`${name}Ref`] = secret.ref;
+      }
+    } else {
+      out[name] = value;
+    }
+    if (field.identity && values.id !== undefined) out.id = values.id;
+  }
+  out.ensure = values.ensure;
+  out.source = source.locate([kind.list, i]);
+  if (values.targets !== undefined) out.targets = toTargetSelector(values.targets);
+  return out;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { isProxy } from 'node:util/types';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes } from '../yaml/index.js';
-import type { DesiredFile } from './desired-schema.js';
+import type { FieldDeclaration, KindDeclaration } from '../model/index.js';
+import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
+import type { DesiredFile, FileItemOf } from './desired-schema.js';
 import { noOuterSpaces } from './name-rules.js';
 import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-selector.js';
 
@@ -14,10 +16,14 @@ import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-
  * zod accepts it with the same value: test/unit/desired/quick-check.test.ts compares the two
  * on generated files, valid and broken.
  *
- * Why by hand: a cold `amsync validate` spent ~35 ms of its ~130 ms in zod (loading it,
- * building the ~80 schemas of this file and compiling its parser on first use), and a
- * 200k-item plan ~0.2 s in its parse (docs/performance.md, "Cold start"). zod stays the
- * file's definition: the JSON Schema, the error messages and every file this declines.
+ * Why it stays (measured again for issue 28, built CLI, `amsync validate`, wall time, medians,
+ * runs alternated on a shared 2-core machine): a 40-item file 124 ms with it, 138 ms without
+ * (n=30; zod builds the ~80 schemas of this file and compiles its parser on first use, ~10 ms);
+ * a 100k-item file (5 MB) 705 ms with it, 675 ms without (n=6: warm, zod 4's compiled parser
+ * is the faster one, ~34 ms against ~49 ms at 20k items). Most runs (CI, validate, a sync)
+ * read small files cold, where it saves ~10 %; at 100k items it costs ~4 %. Its key sets and
+ * field checks are generated from the kind declarations (model/kinds), as the zod schema is.
+ * zod stays the file's definition: the JSON Schema, the error messages and every file this declines.
  */
 export function quickCheckDesired(raw: unknown): DesiredFile | undefined {
   if (prototypeAltered()) return undefined;
@@ -128,33 +134,51 @@ const ensureValues = ['present', 'absent'] as const;
 // The pieces the schema shares between the two kinds (its `Shared`).
 const pinnedId = (object: Plain) => optional(object, 'id', (id) => intAtLeast(id, 1));
 const ensure = (object: Plain) => withDefault(object, 'ensure', 'present', (e) => oneOf(e, ensureValues));
-const sshUserKeys = new Set(['username', 'id', 'level', 'password', 'ensure', 'targets']);
 
-function sshUser(value: unknown): NonNullable<DesiredFile['sshUsers']>[number] {
-  const user = plainObject(value, sshUserKeys);
-  return {
-    username: identity(user.username),
-    ...pinnedId(user),
-    level: withDefault(user, 'level', 'n1', nonEmpty),
-    ...optional(user, 'password', password),
-    ensure: ensure(user),
-    ...optional(user, 'targets', targets),
-  };
+/** A field's check by its declaration, as desired-schema.ts's fieldSchema builds it for zod. */
+function fieldCheck(field: FieldDeclaration): (item: Plain, name: string) => unknown {
+  if (field.identity) return (item, name) => identity(item[name]);
+  if (field.type === 'secret') return (item, name) => (Object.hasOwn(item, name) ? password(item[name]) : undefined);
+  const check = field.type === 'text' ? nonEmpty : field.type === 'flag' ? bool : roleRefs;
+  const fallback = field.default;
+  if (fallback === undefined) return (item, name) => check(item[name]);
+  // A list default is a new list for each item, as a literal in the schema was.
+  if (Array.isArray(fallback)) return (item, name) => withDefault(item, name, [] as unknown[], check as (v: unknown) => unknown[]);
+  return (item, name) => withDefault(item, name, fallback as unknown, check);
 }
 
-const apikeyKeys = new Set(['name', 'id', 'superuser', 'roles', 'ensure', 'targets']);
-
-function apikey(value: unknown): NonNullable<DesiredFile['apikeys']>[number] {
-  const key = plainObject(value, apikeyKeys);
-  return {
-    name: identity(key.name),
-    ...pinnedId(key),
-    superuser: withDefault(key, 'superuser', false, bool),
-    roles: withDefault(key, 'roles', [], roleRefs),
-    ensure: ensure(key),
-    ...optional(key, 'targets', targets),
+/**
+ * A kind's item check, its keys generated from the kind's declaration (model/kinds): the
+ * fields, `id` after the identity, `ensure` and `targets`, as desired-schema.ts's itemSchema.
+ */
+export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlySet<string>; check: (value: unknown) => FileItemOf<K> } {
+  const fields = fieldsOf(kind).map(([name, field]) => [name as string, fieldCheck(field), field.identity === true] as const);
+  const keys = new Set<string>();
+  for (const [name, , isIdentity] of fields) {
+    keys.add(name);
+    if (isIdentity) keys.add('id');
+  }
+  keys.add('ensure');
+  keys.add('targets');
+  const check = (value: unknown): FileItemOf<K> => {
+    const item = plainObject(value, keys);
+    const out: Record<string, unknown> = {};
+    for (const [name, checkField, isIdentity] of fields) {
+      const checked = checkField(item, name);
+      if (checked !== undefined) out[name] = checked;
+      if (isIdentity) Object.assign(out, pinnedId(item));
+    }
+    out.ensure = ensure(item);
+    Object.assign(out, optional(item, 'targets', targets));
+    return out as FileItemOf<K>;
   };
+  return { keys, check };
 }
+
+const sshUsers = itemCheck(sshUserKind);
+const apikeys = itemCheck(apikeyKind);
+const sshUser = sshUsers.check;
+const apikey = apikeys.check;
 
 const policyKeys = new Set(['superuser', 'forbiddenRoles', 'approveRoles', 'maxSuperuserKeys', 'usernamePattern', 'apikeyNamePattern', 'levels', 'approveDeletesOver']);
 const superuserRules = ['allow', 'forbid', 'approve'] as const;
@@ -191,7 +215,7 @@ function protect(value: unknown): { sshUsers: string[] | null; apikeys: string[]
 }
 
 const fileKeys = new Set(['sshUsers', 'apikeys', 'prune', 'protect', 'policy', 'targets']);
-const allKeys = [...fileKeys, ...sshUserKeys, ...apikeyKeys, ...policyKeys, ...kinds, ...passwordKeys];
+const allKeys = [...fileKeys, ...sshUsers.keys, ...apikeys.keys, ...policyKeys, ...kinds, ...passwordKeys];
 
 function fileOf(raw: unknown): DesiredFile {
   const file = plainObject(raw, fileKeys);

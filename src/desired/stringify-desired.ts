@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
-import type { DesiredApikey, DesiredSshUser, DesiredState, SecretRef } from '../model/index.js';
+import type { DesiredApikey, DesiredSshUser, DesiredState, FieldDeclaration, KindDeclaration, SecretRef } from '../model/index.js';
+import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
 
 export interface StringifyDesiredOptions {
   /**
@@ -39,8 +40,8 @@ const itemsPerChunk = 1000;
 export function* stringifyDesiredChunks(state: DesiredState, options: StringifyDesiredOptions = {}): Generator<string, void, undefined> {
   let chunk = options.schemaUrl === undefined ? '' : `# yaml-language-server: $schema=${options.schemaUrl}\n\n`;
   const kinds: [string, readonly (DesiredSshUser | DesiredApikey)[], (item: never) => string][] = [
-    ['sshUsers', state.sshUsers, (u: DesiredSshUser) => sshUserLines(u, options)],
-    ['apikeys', state.apikeys, (k: DesiredApikey) => apikeyLines(k, options)],
+    ['sshUsers', state.sshUsers, (u: DesiredSshUser) => itemLines(sshUserKind, u, options)],
+    ['apikeys', state.apikeys, (k: DesiredApikey) => itemLines(apikeyKind, k, options)],
   ];
   for (const [kind, items, lines] of kinds) {
     if (items.length === 0) {
@@ -77,8 +78,8 @@ export type DesiredPiece =
  */
 export function* stringifyDesiredPieces(state: DesiredState, options: StringifyDesiredOptions = {}): Generator<DesiredPiece, void, undefined> {
   if (options.schemaUrl !== undefined) yield { kind: 'text', text: `# yaml-language-server: $schema=${options.schemaUrl}\n\n` };
-  yield* listPieces('sshUsers', state.sshUsers, (u) => sshUserLines(u, options));
-  yield* listPieces('apikeys', state.apikeys, (k) => apikeyLines(k, options));
+  yield* listPieces('sshUsers', state.sshUsers, (u) => itemLines(sshUserKind, u, options));
+  yield* listPieces('apikeys', state.apikeys, (k) => itemLines(apikeyKind, k, options));
   const tail = tailLines(state);
   if (tail !== '') yield { kind: 'text', text: tail };
 }
@@ -106,24 +107,48 @@ function tailLines(state: DesiredState): string {
   return out;
 }
 
-function sshUserLines(u: DesiredSshUser, options: StringifyDesiredOptions): string {
-  let out = `  - username: ${scalar(u.username)}\n`;
-  if (u.id !== undefined) out += `    id: ${u.id}\n`;
-  if (!(options.omitDefaults && u.level === 'n1')) out += `    level: ${scalar(u.level)}\n`;
-  if (u.passwordRef && u.passwordRef.kind !== 'literal') out += `    password: ${writtenRef(u.passwordRef, options.baseDir)}\n`;
-  if (u.ensure === 'absent') out += '    ensure: absent\n';
+/**
+ * An item's lines, from its kind's declaration (model/kinds): the identity first, then `id`,
+ * the other fields in declaration order (a value equal to its default left out under
+ * omitDefaults), then `ensure: absent`. A write-only secret is written as its reference
+ * (`<field>Ref`), never a literal; a roleIds field's roles by name (`roleNames`) come first.
+ */
+export function itemLines<K extends KindDeclaration>(kind: K, item: DesiredSshUser | DesiredApikey, options: StringifyDesiredOptions): string {
+  const values = item as unknown as Readonly<Record<string, unknown>>;
+  let out = '';
+  for (const [name, field] of fieldsOf(kind)) {
+    if (field.identity) {
+      out += `  - ${name}: ${scalar(values[name] as string)}\n`;
+      if (item.id !== undefined) out += `    id: ${item.id}\n`;
+      continue;
+    }
+    const text = fieldText(field, values, name, options);
+    if (text !== undefined) out += `    ${name}: ${text}\n`;
+  }
+  if (item.ensure === 'absent') out += '    ensure: absent\n';
   return out;
 }
 
-function apikeyLines(k: DesiredApikey, options: StringifyDesiredOptions): string {
-  let out = `  - name: ${scalar(k.name)}\n`;
-  if (k.id !== undefined) out += `    id: ${k.id}\n`;
-  if (!(options.omitDefaults && !k.superuser)) out += `    superuser: ${k.superuser}\n`;
-  // Roles by name first (export --role-names), then the ids without a unique name.
-  const roles = [...(k.roleNames ?? []).map((r) => scalar(r.name)), ...k.roles.map(String)];
-  if (!(options.omitDefaults && roles.length === 0)) out += `    roles: ${flowList(roles)}\n`;
-  if (k.ensure === 'absent') out += '    ensure: absent\n';
-  return out;
+/** A field's value as written, or undefined to leave the key out. */
+function fieldText(field: FieldDeclaration, values: Readonly<Record<string, unknown>>, name: string, options: StringifyDesiredOptions): string | undefined {
+  const omit = (isDefault: boolean): boolean => options.omitDefaults === true && field.default !== undefined && isDefault;
+  const value = values[name];
+  switch (field.type) {
+    case 'text':
+      return omit(value === field.default) ? undefined : scalar(value as string);
+    case 'flag':
+      return omit(value === field.default) ? undefined : String(value);
+    case 'roleIds': {
+      // Roles by name first (export --role-names), then the ids without a unique name.
+      const names = (values.roleNames as DesiredApikey['roleNames']) ?? [];
+      const roles = [...names.map((r) => scalar(r.name)), ...(value as readonly number[]).map(String)];
+      return omit(roles.length === 0) ? undefined : flowList(roles);
+    }
+    case 'secret': {
+      const ref = values[`${name}Ref`] as SecretRef | undefined;
+      return ref && ref.kind !== 'literal' ? writtenRef(ref, options.baseDir) : undefined;
+    }
+  }
 }
 
 function writtenRef(ref: Exclude<SecretRef, { kind: 'literal' }>, baseDir: string | undefined): string {

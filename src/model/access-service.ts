@@ -1,4 +1,5 @@
 import type { ActualApikey, ActualSshUser, NamedRole } from './actual-state.js';
+import type { ApikeyKind, BodyOf, NewOf, SshUserKind } from './kinds/index.js';
 import type { SecretValue } from './secret-value.js';
 
 /**
@@ -66,29 +67,12 @@ export interface WriteOutcome {
   readonly token?: SecretValue;
 }
 
-export interface NewSshUser {
-  readonly username: string;
-  readonly level: string;
-  /** Revealed only where the request body is serialised. */
-  readonly password: SecretValue;
-}
-
-export interface SshUserChanges {
-  readonly username?: string;
-  readonly level?: string;
-  readonly password?: SecretValue;
-}
-
-export interface NewApikey {
-  readonly name: string;
-  /** Left to the service when omitted (false). */
-  readonly superuser?: boolean;
-  /** Role ids; left to the service when omitted (none). */
-  readonly roles?: readonly number[];
-}
-
-export interface ApikeyChanges {
-  readonly name?: string;
-  readonly superuser?: boolean;
-  readonly roles?: readonly number[];
-}
+/**
+ * Request bodies, typed by the kinds' declarations (model/kinds): a create sends the fields
+ * without a default (the password is revealed only where the body is serialised) and may leave
+ * the others to the service; an update sends the fields that change.
+ */
+export type NewSshUser = NewOf<SshUserKind>;
+export type SshUserChanges = BodyOf<SshUserKind>;
+export type NewApikey = NewOf<ApikeyKind>;
+export type ApikeyChanges = BodyOf<ApikeyKind>;

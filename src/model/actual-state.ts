@@ -1,18 +1,10 @@
-/** An SSH user as listed by the service (normalised; unknown fields dropped). */
-export interface ActualSshUser {
-  readonly id: number;
-  readonly username: string;
-  readonly level: string;
-}
+import type { ActualOf, ApikeyKind, SshUserKind } from './kinds/index.js';
 
-/** An apikey as listed by the service. Its token is not part of the state (see secrets/). */
-export interface ActualApikey {
-  readonly id: number;
-  readonly name: string;
-  readonly superuser: boolean;
-  /** Role ids, sorted and unique. */
-  readonly roles: readonly number[];
-}
+/** An SSH user as listed by the service (normalised; unknown fields dropped): its id and listed fields (kinds/ssh-user.ts). */
+export type ActualSshUser = ActualOf<SshUserKind>;
+
+/** An apikey as listed by the service (kinds/apikey.ts); roles sorted and unique. Its token is not part of the state (see secrets/). */
+export type ActualApikey = ActualOf<ApikeyKind>;
 
 /** A role of the service, as its roles listing names it (used to resolve and show role names). */
 export interface NamedRole {

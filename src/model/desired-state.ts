@@ -1,4 +1,5 @@
-import type { SecretRef, SecretValue } from './secret-value.js';
+import type { ApikeyKind, DesiredFieldsOf, SshUserKind } from './kinds/index.js';
+import type { SecretRef } from './secret-value.js';
 import type { SourcePosition } from './source-position.js';
 
 export type Ensure = 'present' | 'absent';
@@ -10,14 +11,13 @@ export type Ensure = 'present' | 'absent';
  */
 export type TargetSelector = { readonly names: readonly string[] } | { readonly labels: Readonly<Record<string, string>> };
 
-export interface DesiredSshUser {
-  readonly username: string;
+/**
+ * A declared SSH user: the fields of kinds/ssh-user.ts (defaults filled in; the password,
+ * needed to create, optional: left out for an existing user, its password is left alone).
+ */
+export interface DesiredSshUser extends DesiredFieldsOf<SshUserKind> {
   /** Pins identity: adopt the item with this id, or rename it by id. */
   readonly id?: number;
-  /** Defaults to `n1`, the only level the service documents. */
-  readonly level: string;
-  /** Needed to create; left out for an existing user, its password is left alone. */
-  readonly password?: SecretValue;
   readonly passwordRef?: SecretRef;
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
@@ -31,16 +31,12 @@ export interface RoleNameRef {
   readonly source?: SourcePosition;
 }
 
-export interface DesiredApikey {
-  readonly name: string;
+/**
+ * A declared apikey: the fields of kinds/apikey.ts, defaults filled in. `roles` are ids,
+ * sorted and unique: exactly these roles, together with `roleNames` once they are resolved.
+ */
+export interface DesiredApikey extends DesiredFieldsOf<ApikeyKind> {
   readonly id?: number;
-  /** @default false */
-  readonly superuser: boolean;
-  /**
-   * Role ids, sorted and unique. Exactly these roles, together with `roleNames` once they are
-   * resolved. @default []
-   */
-  readonly roles: readonly number[];
   /**
    * Roles given by name, in file order. Resolved to ids through the service's roles listing
    * before planning (the planner sees ids only); absent when the file names none.

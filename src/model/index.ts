@@ -6,8 +6,8 @@ export { noReview } from './approval.js';
 export { approvalHint, type ApprovalHint } from './approval-hint.js';
 export { emptyDesiredState } from './desired-state.js';
 export type { ActualApikey, ActualSshUser, ActualState, NamedRole } from './actual-state.js';
-export type { Action, Change, ChangeResult, FieldChange, ItemRef, Kind, Plan, PlanProblem, PlanSummary, ResultStatus } from './plan.js';
-export { SENSITIVE } from './plan.js';
+export type { Action, Change, ChangeOf, ChangeResult, FieldChange, ItemRef, Kind, Plan, PlanProblem, PlanSummary, ResultStatus } from './plan.js';
+export { fieldEntries, SENSITIVE } from './plan.js';
 export { diagnosticCodes } from './diagnostic-codes.js';
 export { secretCodes } from './diagnostic-codes.js';
 export { notifyEventNames, type NotifyChange, type NotifyEvent, type NotifyEventName, type NotifySummary } from './notify-event.js';
@@ -23,3 +23,26 @@ export type {
   TokenScope,
   WriteOutcome,
 } from './access-service.js';
+export type {
+  ActualOf,
+  ApikeyKind,
+  BodyOf,
+  Comparison,
+  DesiredFieldsOf,
+  FieldChangesOf,
+  FieldDeclaration,
+  FieldName,
+  IdentityFieldName,
+  KindDeclaration,
+  KindOf,
+  NewOf,
+  RequiredOnCreateName,
+  ShownValueOf,
+  SshUserKind,
+  StateFieldName,
+  ValueOf,
+  ValueType,
+  ValueTypes,
+  WriteOnlyFieldName,
+} from './kinds/index.js';
+export { apikeyKind, canonicalValue, fieldsOf, identityOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';

@@ -1,25 +1,42 @@
+import type { FieldChange, FieldChangesOf, KindOf, kinds } from './kinds/index.js';
 import type { SourcePosition } from './source-position.js';
 
-export type Kind = 'sshUser' | 'apikey';
+export type Kind = keyof typeof kinds;
 export type Action = 'create' | 'update' | 'delete';
 
 /** Shown in place of every secret value in plans, logs and reports. */
 export const SENSITIVE = '(sensitive)';
 
-export interface FieldChange {
-  readonly before: unknown;
-  readonly after: unknown;
+export type { FieldChange } from './kinds/index.js';
+
+/**
+ * One planned write of a kind. `fields` is typed by the kind's declaration (kinds/): a field
+ * added there is a field every change of that kind may carry, and the compiler finds the code
+ * that builds or reads them.
+ */
+export type ChangeOf<N extends Kind> = ChangeCommon & {
+  readonly kind: N;
+  /** Field-level before/after; secrets appear as SENSITIVE. */
+  readonly fields: FieldChangesOf<KindOf<N>>;
+};
+
+/** A change of either kind; narrow on `kind` to read its fields. */
+export type Change = { readonly [N in Kind]: ChangeOf<N> }[Kind];
+
+/**
+ * A change's fields as name and before/after, in the change's order: for what treats every
+ * field alike (renderers, hashes). Code that means one field narrows on `kind` instead.
+ */
+export function fieldEntries(change: Change): (readonly [string, FieldChange])[] {
+  return Object.entries(change.fields as Readonly<Record<string, FieldChange>>);
 }
 
-export interface Change {
-  readonly kind: Kind;
+interface ChangeCommon {
   readonly action: Action;
   /** username or apikey name (the desired one for a rename). */
   readonly key: string;
   /** Remote id; null for a create. */
   readonly id: number | null;
-  /** Field-level before/after; secrets appear as SENSITIVE. */
-  readonly fields: Readonly<Record<string, FieldChange>>;
   /** Why, in a few words, when it is not obvious: "rename by id", "password changed". */
   readonly reason?: string;
   /**

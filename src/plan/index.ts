@@ -4,5 +4,4 @@ export { noFingerprints } from './policy.js';
 export { checkSafety } from './safety.js';
 export type { SafetyOptions } from './safety.js';
 export { summarize } from './summary.js';
-export { sortedUnique } from './apikey-spec.js';
 export { kindsWithoutWriteScope } from './scope-check.js';

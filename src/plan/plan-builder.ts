@@ -1,7 +1,7 @@
-import type { Change, ItemRef, Kind, PlanProblem } from '../model/index.js';
+import type { Change, ChangeOf, ItemRef, Kind, PlanProblem } from '../model/index.js';
 
 /** Accumulates one kind's part of a plan. */
-export class PlanBuilder {
+export class PlanBuilder<N extends Kind = Kind> {
   readonly changes: Change[] = [];
   readonly unmanaged: ItemRef[] = [];
   readonly protected: ItemRef[] = [];
@@ -12,10 +12,10 @@ export class PlanBuilder {
   /** Existing users with a declared password that is not compared (no state file). */
   uncomparedPasswords = 0;
 
-  constructor(readonly kind: Kind) {}
+  constructor(readonly kind: N) {}
 
-  change(change: Omit<Change, 'kind'>): void {
-    this.changes.push({ kind: this.kind, ...change });
+  change(change: Omit<ChangeOf<N>, 'kind'>): void {
+    this.changes.push({ kind: this.kind, ...change } as ChangeOf<N> as Change);
   }
 
   problem(problem: Omit<PlanProblem, 'kind'>): void {

@@ -1,10 +1,13 @@
-import type { Ensure, FieldChange, Kind, PlanProblem, SourcePosition } from '../model/index.js';
+import type { ChangeOf, Ensure, Kind, PlanProblem, SourcePosition } from '../model/index.js';
 import { indexActual, type ActualIndex } from './index-actual.js';
 import type { PlanBuilder } from './plan-builder.js';
 
 /** What the generic matcher needs to know about one kind. */
-export interface KindSpec<D extends DesiredItem, A extends { id: number }> {
-  readonly kind: Kind;
+/** A change's fields, typed by its kind's declaration. */
+type Fields<N extends Kind> = ChangeOf<N>['fields'];
+
+export interface KindSpec<N extends Kind, D extends DesiredItem, A extends { id: number }> {
+  readonly kind: N;
   readonly noun: string;
   /** Usernames are unique on the service; apikey names are not. */
   readonly uniqueKeys: boolean;
@@ -12,10 +15,10 @@ export interface KindSpec<D extends DesiredItem, A extends { id: number }> {
   /** The identity a declared item claims (username, name). */
   desiredKeyOf(item: D): string;
   /** Fields of a create, or a problem when the item cannot be created as declared. */
-  createFields(item: D): { fields: Record<string, FieldChange> } | { problem: Omit<PlanProblem, 'kind'> };
+  createFields(item: D): { fields: Fields<N> } | { problem: Omit<PlanProblem, 'kind'> };
   /** Field changes needed to make `actual` match `item`; empty when it matches. */
-  updateFields(item: D, actual: A): { fields: Record<string, FieldChange>; reason?: string };
-  deleteFields(actual: A): Record<string, FieldChange>;
+  updateFields(item: D, actual: A): { fields: Fields<N>; reason?: string };
+  deleteFields(actual: A): Fields<N>;
 }
 
 export interface DesiredItem {
@@ -37,13 +40,13 @@ const idNotFound = { kind: 'id_not_found' } as const;
  * Plans one kind: pinned ids claim their remote items first, then declared keys claim the
  * remaining items that carry them; whatever is left is unmanaged, or deleted under prune.
  */
-export function planKind<D extends DesiredItem, A extends { id: number }>(
-  spec: KindSpec<D, A>,
+export function planKind<N extends Kind, D extends DesiredItem, A extends { id: number }>(
+  spec: KindSpec<N, D, A>,
   desired: readonly D[],
   actual: readonly A[],
   prune: boolean,
   isProtected: (key: string) => boolean,
-  out: PlanBuilder,
+  out: PlanBuilder<N>,
   deleteDuplicates = false,
   pruneSource?: SourcePosition,
 ): void {
@@ -72,7 +75,7 @@ interface PlannerOptions {
 const from = (source: SourcePosition | undefined) => (source === undefined ? {} : { source });
 
 /** The phases of planKind, in order, over the state they share. */
-class KindPlanner<D extends DesiredItem, A extends { id: number }> {
+class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number }> {
   readonly #index: ActualIndex<A>;
   /** Remote ids some declaration (or twin resolution) claimed: never unmanaged, never pruned. */
   readonly #claimed = new Set<number>();
@@ -92,7 +95,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
   readonly #blocked = new Map<number, string>();
 
   constructor(
-    private readonly spec: KindSpec<D, A>,
+    private readonly spec: KindSpec<N, D, A>,
     private readonly desired: readonly D[],
     private readonly actual: readonly A[],
     private readonly options: PlannerOptions,
@@ -208,7 +211,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     }
   }
 
-  emitDeclared(out: PlanBuilder): void {
+  emitDeclared(out: PlanBuilder<N>): void {
     this.desired.forEach((item, i) => {
       const match = this.#matches[i]!;
       if (match.kind === 'ambiguous') this.#emitAmbiguous(item, match.ids, out);
@@ -220,12 +223,12 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     });
   }
 
-  #emitAmbiguous(item: D, ids: readonly number[], out: PlanBuilder): void {
+  #emitAmbiguous(item: D, ids: readonly number[], out: PlanBuilder<N>): void {
     const key = this.spec.desiredKeyOf(item);
     out.problem({ key, code: 'ambiguous', source: item.source, message: `${ids.length} remote ${this.spec.noun}s are named "${key}" (ids ${ids.join(', ')}); pin the one to manage with \`id:\`` });
   }
 
-  #emitAbsent(item: D, match: Match<A>, out: PlanBuilder): void {
+  #emitAbsent(item: D, match: Match<A>, out: PlanBuilder<N>): void {
     if (match.kind !== 'found') {
       out.unchanged += 1;
       return;
@@ -238,7 +241,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent', ...from(item.source) });
   }
 
-  #emitCreate(item: D, out: PlanBuilder): void {
+  #emitCreate(item: D, out: PlanBuilder<N>): void {
     const key = this.spec.desiredKeyOf(item);
     const taken = this.spec.uniqueKeys ? this.#renameBlocker(null, key) : undefined;
     if (taken !== undefined) {
@@ -250,7 +253,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     else out.change({ action: 'create', key, id: null, fields: created.fields, ...from(item.source) });
   }
 
-  #emitUpdate(item: D, remote: A, out: PlanBuilder): void {
+  #emitUpdate(item: D, remote: A, out: PlanBuilder<N>): void {
     const key = this.spec.desiredKeyOf(item);
     const { fields, reason } = this.spec.updateFields(item, remote);
     if (Object.keys(fields).length === 0) {
@@ -270,7 +273,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
     out.change({ action: 'update', key, id: remote.id, fields, reason, ...from(item.source) });
   }
 
-  emitTwins(out: PlanBuilder): void {
+  emitTwins(out: PlanBuilder<N>): void {
     for (const { twin, kept, source } of this.#twins) {
       const key = this.spec.keyOf(twin);
       if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: twin.id });
@@ -279,7 +282,7 @@ class KindPlanner<D extends DesiredItem, A extends { id: number }> {
   }
 
   /** What no declaration claimed: unmanaged, or deleted under prune (protect globs aside). */
-  emitUndeclared(out: PlanBuilder): void {
+  emitUndeclared(out: PlanBuilder<N>): void {
     for (const a of this.actual) {
       if (this.#claimed.has(a.id)) continue;
       this.#claimed.add(a.id); // an item listed twice counts once

@@ -1,18 +1,19 @@
-import type { ActualSshUser, DesiredSshUser, FieldChange } from '../model/index.js';
-import { SENSITIVE } from '../model/index.js';
+import type { ActualSshUser, DesiredSshUser } from '../model/index.js';
+import { SENSITIVE, sshUserKind } from '../model/index.js';
+import { createFieldChanges, deleteFieldChanges, updateFieldChanges } from './field-changes.js';
 import type { KindSpec } from './plan-kind.js';
 import type { PasswordFingerprints, PasswordPolicy } from './policy.js';
 import type { PlanBuilder } from './plan-builder.js';
 
 /**
- * SSH users. The password is write-only: the service never returns it, so whether it must be
+ * SSH users (model/kinds/ssh-user.ts). The password is write-only: the service never returns it, so whether it must be
  * sent is decided from fingerprints (mode `state`), always (`rotate`), or on create only.
  */
-export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFingerprints, out: PlanBuilder): KindSpec<DesiredSshUser, ActualSshUser> {
+export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFingerprints, out: PlanBuilder<'sshUser'>): KindSpec<'sshUser', DesiredSshUser, ActualSshUser> {
   return {
     kind: 'sshUser',
-    noun: 'SSH user',
-    uniqueKeys: true,
+    noun: sshUserKind.noun,
+    uniqueKeys: sshUserKind.uniqueIdentity,
     keyOf: (a) => a.username,
     desiredKeyOf: (d) => d.username,
     createFields(item) {
@@ -26,22 +27,13 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
           },
         };
       }
-      return {
-        fields: {
-          username: { before: null, after: item.username },
-          level: { before: null, after: item.level },
-          password: { before: null, after: SENSITIVE },
-        },
-      };
+      return { fields: createFieldChanges(sshUserKind, item) };
     },
     updateFields(item, actual) {
-      const fields: Record<string, FieldChange> = {};
-      let reason: string | undefined;
-      if (actual.username !== item.username) {
-        fields.username = { before: actual.username, after: item.username };
-        reason = 'rename by id';
-      }
-      if (actual.level !== item.level) fields.level = { before: actual.level, after: item.level };
+      const changed = updateFieldChanges(sshUserKind, item, actual);
+      const fields = { ...changed.fields };
+      let reason: string | undefined = changed.renamed ? 'rename by id' : undefined;
+      // The password is write-only: never listed, so compared through fingerprints, not values.
       if (item.password) {
         const why = passwordReason(item, actual, passwords, fingerprints, out);
         if (why) {
@@ -51,10 +43,7 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
       }
       return { fields, reason };
     },
-    deleteFields: (a) => ({
-      username: { before: a.username, after: null },
-      level: { before: a.level, after: null },
-    }),
+    deleteFields: (a) => deleteFieldChanges(sshUserKind, a),
   };
 }
 
@@ -63,7 +52,7 @@ function passwordReason(
   actual: ActualSshUser,
   passwords: PasswordPolicy,
   fingerprints: PasswordFingerprints,
-  out: PlanBuilder,
+  out: PlanBuilder<'sshUser'>,
 ): string | undefined {
   if (passwords.mode === 'rotate') return 'password rotation';
   if (passwords.mode === 'create-only') {

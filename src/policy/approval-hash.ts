@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Change } from '../model/index.js';
+import type { Change, FieldDeclaration } from '../model/index.js';
+import { fieldEntries, kinds } from '../model/index.js';
 
 /**
  * Hex digits of an approval hash: 64 bits. Twelve (48 bits) would be easier to type, but a
@@ -31,10 +32,12 @@ export function approvalSetHash(changes: readonly Change[]): string {
 }
 
 function digest(change: Change): string {
-  const fields = Object.keys(change.fields)
-    .filter((name) => name !== 'password')
-    .sort()
-    .map((name) => [name, change.fields[name]!.before, change.fields[name]!.after]);
+  // Sensitive fields (the password) are left out; the rest sorted by name, whatever the declaration's order.
+  const declared: Readonly<Record<string, FieldDeclaration>> = kinds[change.kind].fields;
+  const fields = fieldEntries(change)
+    .filter(([name]) => declared[name]?.sensitive !== true)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, f]) => [name, f.before, f.after]);
   return sha256(JSON.stringify([scheme, change.kind, change.key, change.id, change.action, fields]));
 }
 

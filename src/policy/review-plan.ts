@@ -50,16 +50,16 @@ export function reviewPlan(plan: Plan, actual: ActualState, policy: AccessPolicy
 }
 
 function grantsSuperuser(change: Change): boolean {
-  const f = change.fields.superuser;
+  const f = change.kind === 'apikey' ? change.fields.superuser : undefined;
   return f !== undefined && f.after === true && f.before !== true;
 }
 
 /** Role ids the change gives the key that it did not have. */
 function addedRoles(change: Change): number[] {
-  const f = change.fields.roles;
+  const f = change.kind === 'apikey' ? change.fields.roles : undefined;
   if (f === undefined || !Array.isArray(f.after)) return [];
-  const before = new Set(Array.isArray(f.before) ? (f.before as number[]) : []);
-  return (f.after as number[]).filter((id) => !before.has(id));
+  const before = new Set(Array.isArray(f.before) ? f.before : []);
+  return f.after.filter((id) => !before.has(id));
 }
 
 /** The superuser keys before and after the plan, when the policy counts them and the count is over. */

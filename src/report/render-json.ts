@@ -40,7 +40,7 @@ function namedRoles(changes: readonly Change[], names: ReadonlyMap<number, strin
   if (names === undefined || names.size === 0) return undefined;
   const out: Record<string, string> = {};
   for (const c of changes) {
-    const roles = c.fields.roles;
+    const roles = c.kind === 'apikey' ? c.fields.roles : undefined;
     if (roles === undefined) continue;
     for (const value of [roles.before, roles.after]) {
       if (!Array.isArray(value)) continue;

@@ -1,4 +1,4 @@
-import { approvalHint, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
+import { approvalHint, fieldEntries, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
 import { positionText, type Report } from './report.js';
 import { quoteKey, renderField, safeText } from './render-value.js';
 import { summarize } from '../plan/index.js';
@@ -114,10 +114,9 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${safeText(change.reason)})` : '';
   const head = `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`;
-  const names = Object.keys(change.fields);
-  const width = Math.max(0, ...names.map((n) => n.length));
-  const body = names.map((name) => {
-    const f = change.fields[name]!;
+  const fields = fieldEntries(change);
+  const width = Math.max(0, ...fields.map(([n]) => n.length));
+  const body = fields.map(([name, f]) => {
     const pad = name.padEnd(width);
     const show = (value: unknown) => renderField(name, value, roleNames);
     if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(f.after)}`;

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/index.js';
-import { SENSITIVE } from '../model/index.js';
+import type { Diagnostic, KindDeclaration, ValueType } from '../model/index.js';
+import { apikeyKind, fieldsOf, SENSITIVE, sshUserKind, stateFieldsOf } from '../model/index.js';
 import { savedPlanFormatVersion, savedPlanKind, type SavedPlan } from './saved-plan.js';
 
 /**
@@ -16,20 +16,25 @@ const kind = z.enum(['sshUser', 'apikey']);
 const action = z.enum(['create', 'update', 'delete']);
 
 const change = <T extends z.ZodType>(value: T) => z.strictObject({ before: value.nullable(), after: value.nullable() });
-const text = change(z.string());
-const sensitive = change(z.literal(SENSITIVE));
 const roleIds = z.array(positiveId);
+
+// Each field's value as the file holds it, from the kinds' declarations (model/kinds).
+const values: Record<Exclude<ValueType, 'secret'>, z.ZodType> = { text: z.string(), flag: z.boolean(), roleIds };
+const valueOf = (type: ValueType): z.ZodType => (type === 'secret' ? z.never() : values[type]);
+
+/** A change's `fields`: each declared field at most once; a sensitive one only ever `(sensitive)`. */
+export const fieldsSchema = (kind: KindDeclaration) =>
+  z.strictObject(Object.fromEntries(fieldsOf(kind).map(([name, field]) => [name, change(field.sensitive ? z.literal(SENSITIVE) : valueOf(field.type)).optional()])));
+
+/** A listing snapshot's item: its id and listed fields. */
+export const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });
 
 const position = z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() });
 const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), source: position.optional() };
 const changeSchema = z
   .discriminatedUnion('kind', [
-    z.strictObject({ kind: z.literal('sshUser'), ...changeBase, fields: z.strictObject({ username: text.optional(), level: text.optional(), password: sensitive.optional() }) }),
-    z.strictObject({
-      kind: z.literal('apikey'),
-      ...changeBase,
-      fields: z.strictObject({ name: text.optional(), superuser: change(z.boolean()).optional(), roles: change(roleIds).optional() }),
-    }),
+    z.strictObject({ kind: z.literal(sshUserKind.kind), ...changeBase, fields: fieldsSchema(sshUserKind) }),
+    z.strictObject({ kind: z.literal(apikeyKind.kind), ...changeBase, fields: fieldsSchema(apikeyKind) }),
   ])
   .superRefine((c, ctx) => {
     if ((c.action === 'create') !== (c.id === null)) ctx.addIssue({ code: 'custom', path: ['id'], message: c.action === 'create' ? 'a create has id null' : `an ${c.action} needs the remote id` });
@@ -99,8 +104,8 @@ export const savedPlanSchema = z.strictObject({
     .optional(),
   passwords: z.array(passwordReference),
   actual: z.strictObject({
-    sshUsers: z.array(z.strictObject({ id: positiveId, username: z.string(), level: z.string() })),
-    apikeys: z.array(z.strictObject({ id: positiveId, name: z.string(), superuser: z.boolean(), roles: roleIds })),
+    sshUsers: z.array(listedSchema(sshUserKind)),
+    apikeys: z.array(listedSchema(apikeyKind)),
   }),
 });
 
@@ -144,7 +149,8 @@ export function parseSavedPlan(text: string, shownPath: string): SavedPlan {
   }
   // The summary is for people reading the file; the changes are what counts.
   const { summary: _summary, ...plan } = parsed.data.plan;
-  return { ...parsed.data, plan } as SavedPlan;
+  // Field values are typed by the schema built from the declarations, which the compiler cannot follow.
+  return { ...parsed.data, plan } as unknown as SavedPlan;
 }
 
 function invalid(code: string, message: string, diagnostics: Diagnostic[]): InvalidInputError {

@@ -1,4 +1,5 @@
 import type { ActualState, Change, DesiredState, GateRule, PerKind, Plan } from '../model/index.js';
+import { apikeyKind, listedItem, sshUserKind } from '../model/index.js';
 import type { PasswordPolicy } from '../plan/index.js';
 import { summarize } from '../plan/index.js';
 
@@ -99,10 +100,8 @@ export function toSavedPlan(input: SavedPlanInput): SavedPlan {
     ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
     passwords: input.passwords,
     actual: {
-      sshUsers: [...input.actual.sshUsers].sort((a, b) => a.id - b.id).map((u) => ({ id: u.id, username: u.username, level: u.level })),
-      apikeys: [...input.actual.apikeys]
-        .sort((a, b) => a.id - b.id)
-        .map((k) => ({ id: k.id, name: k.name, superuser: k.superuser, roles: [...k.roles].sort((x, y) => x - y) })),
+      sshUsers: [...input.actual.sshUsers].sort((a, b) => a.id - b.id).map((u) => listedItem(sshUserKind, u, true)),
+      apikeys: [...input.actual.apikeys].sort((a, b) => a.id - b.id).map((k) => listedItem(apikeyKind, k, true)),
     },
   };
 }

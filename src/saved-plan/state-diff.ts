@@ -1,6 +1,6 @@
-import type { ActualApikey, ActualSshUser, ActualState, FieldChange, Kind } from '../model/index.js';
+import type { ActualOf, ActualState, FieldChange, Kind, KindDeclaration } from '../model/index.js';
+import { apikeyKind, canonicalValue, identityOf, sameValue, sshUserKind, stateFieldsOf } from '../model/index.js';
 import { compareStrings } from '../text/index.js';
-import { sortedUnique } from '../plan/index.js';
 
 /** One difference between two listings of the service, by remote id. */
 export interface ServiceChange {
@@ -23,21 +23,18 @@ const changeOrder = { deleted: 0, changed: 1, created: 2 } as const;
  */
 export function diffActualStates(before: ActualState, after: ActualState): ServiceChange[] {
   const out: ServiceChange[] = [];
-  diffKind('sshUser', before.sshUsers, after.sshUsers, (u) => u.username, sshUserFields, out);
-  diffKind('apikey', before.apikeys, after.apikeys, (k) => k.name, apikeyFields, out);
+  diffKind(sshUserKind, before.sshUsers, after.sshUsers, out);
+  diffKind(apikeyKind, before.apikeys, after.apikeys, out);
   return out.sort(
     (a, b) => kindOrder[a.kind] - kindOrder[b.kind] || compareStrings(a.key, b.key) || a.id - b.id || changeOrder[a.change] - changeOrder[b.change],
   );
 }
 
-function diffKind<T extends { id: number }>(
-  kind: Kind,
-  before: readonly T[],
-  after: readonly T[],
-  keyOf: (item: T) => string,
-  fieldsOf: (a: T, b: T) => Record<string, FieldChange>,
-  out: ServiceChange[],
-): void {
+function diffKind<K extends KindDeclaration>(declaration: K, before: readonly ActualOf<K>[], after: readonly ActualOf<K>[], out: ServiceChange[]): void {
+  const kind: Kind = declaration.kind;
+  const identity = identityOf(declaration);
+  const keyOf = (item: ActualOf<K>): string => item[identity] as string;
+  const fieldsOf = (a: ActualOf<K>, b: ActualOf<K>) => listedFieldChanges(declaration, a, b);
   const earlier = byId(before);
   const later = byId(after);
   for (const [id, a] of earlier) {
@@ -52,20 +49,14 @@ function diffKind<T extends { id: number }>(
   for (const [id, b] of later) if (!earlier.has(id)) out.push({ kind, change: 'created', id, key: keyOf(b), fields: {} });
 }
 
-function sshUserFields(a: ActualSshUser, b: ActualSshUser): Record<string, FieldChange> {
+/** The listed fields that differ (the fingerprint's fields), in declaration order. */
+export function listedFieldChanges<K extends KindDeclaration>(declaration: K, a: ActualOf<K>, b: ActualOf<K>): Record<string, FieldChange> {
   const fields: Record<string, FieldChange> = {};
-  if (a.username !== b.username) fields.username = { before: a.username, after: b.username };
-  if (a.level !== b.level) fields.level = { before: a.level, after: b.level };
-  return fields;
-}
-
-function apikeyFields(a: ActualApikey, b: ActualApikey): Record<string, FieldChange> {
-  const fields: Record<string, FieldChange> = {};
-  if (a.name !== b.name) fields.name = { before: a.name, after: b.name };
-  if (a.superuser !== b.superuser) fields.superuser = { before: a.superuser, after: b.superuser };
-  const ra = sortedUnique(a.roles);
-  const rb = sortedUnique(b.roles);
-  if (ra.length !== rb.length || ra.some((r, i) => r !== rb[i])) fields.roles = { before: ra, after: rb };
+  const x = a as unknown as Readonly<Record<string, unknown>>;
+  const y = b as unknown as Readonly<Record<string, unknown>>;
+  for (const [name, field] of stateFieldsOf(declaration)) {
+    if (!sameValue(field, x[name], y[name])) fields[name] = { before: canonicalValue(field, x[name]), after: canonicalValue(field, y[name]) };
+  }
   return fields;
 }
 

@@ -1,5 +1,6 @@
 import { AmsyncError } from '../errors.js';
 import type { AccessService, ActualApikey, ActualState, ListedApikey, SecretValue } from '../model/index.js';
+import { apikeyKind, listedItem } from '../model/index.js';
 
 /** What reading the state needs of the service: its two listings. */
 export type StateSource = Pick<AccessService, 'listSshUsers' | 'listApikeys'>;
@@ -52,7 +53,7 @@ export function withoutTokens(keys: readonly ListedApikey[]): readonly ActualApi
       continue;
     }
     out ??= keys.slice(0, i);
-    out.push({ id: k.id, name: k.name, superuser: k.superuser, roles: k.roles });
+    out.push(listedItem(apikeyKind, k));
   }
   return out ?? keys;
 }

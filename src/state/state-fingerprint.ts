@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ActualState } from '../model/index.js';
+import { apikeyKind, listedRow, sshUserKind } from '../model/index.js';
 
 /**
  * A hash of the normalised listing, independent of listing order. A saved plan carries it;
  * `amsync apply` re-lists and refuses when it differs (the world moved since the review).
  *
- * The hashed bytes are `JSON.stringify({ users, keys })` of the tuples below sorted by id,
+ * The hashed bytes are `JSON.stringify({ users, keys })` of each item's `[id, ...listed fields]`
+ * (in its kind's declaration order, sets sorted: model/kinds) sorted by id,
  * streamed into the hash a chunk at a time rather than built as one document (at 100k items
  * per kind that document and its tuples were ~30 MB at the peak of a sync).
  */
@@ -21,11 +23,11 @@ export function stateFingerprint(state: ActualState): string {
   };
   [...state.sshUsers]
     .sort((a, b) => a.id - b.id)
-    .forEach((u, i) => add((i === 0 ? '' : ',') + JSON.stringify([u.id, u.username, u.level])));
+    .forEach((u, i) => add((i === 0 ? '' : ',') + JSON.stringify(listedRow(sshUserKind, u))));
   add('],"keys":[');
   [...state.apikeys]
     .sort((a, b) => a.id - b.id)
-    .forEach((k, i) => add((i === 0 ? '' : ',') + JSON.stringify([k.id, k.name, k.superuser, [...k.roles].sort((x, y) => x - y)])));
+    .forEach((k, i) => add((i === 0 ? '' : ',') + JSON.stringify(listedRow(apikeyKind, k))));
   hash.update(`${chunk}]}`);
   return hash.digest('hex');
 }

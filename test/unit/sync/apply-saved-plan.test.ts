@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { applySavedPlan, checkSavedPlan, runSync, type ApplySavedInput } from '../../../src/sync/index.js';
 import { StalePlanError, passwordReferences, toSavedPlan, type SavedPlan } from '../../../src/saved-plan/index.js';
 import { InvalidInputError, SafetyError } from '../../../src/errors.js';
-import type { DesiredState } from '../../../src/model/index.js';
+import type { ChangeOf, DesiredState } from '../../../src/model/index.js';
 import { stateFingerprint } from '../../../src/state/index.js';
 import { StoreService } from '../../helpers/store-service.js';
 import { desired, key, secret, user } from '../../helpers/plan-fixtures.js';
@@ -142,7 +142,7 @@ describe('a saved plan of a file that names roles', () => {
   it('resolves the names again at apply, and applies the ids they named', async () => {
     const service = withRoles([{ id: 1, name: 'reader' }, { id: 2, name: 'deployer' }]);
     const saved = await savedPlanOf(service, named);
-    expect(saved.plan.changes.find((c) => c.key === 'ci')?.fields.roles).toEqual({ before: [1], after: [1, 2] });
+    expect((saved.plan.changes.find((c) => c.key === 'ci') as ChangeOf<'apikey'> | undefined)?.fields.roles).toEqual({ before: [1], after: [1, 2] });
     const applied = await applySavedPlan(input(saved, service, { desired: named }));
     expect(applied.roleNames).toEqual(new Map([[1, 'reader'], [2, 'deployer']]));
     expect(service.keys.get(101)!.roles).toEqual([1, 2]);
