@@ -47,3 +47,4 @@ export { applyFleetTargets, fleetExportSettings, fleetLogger, readFleetPlanCheck
 export { publishFleetReport, renderFleetReport } from './fleet-report.js';
 export { runDemo, type DemoRun, type DemoService } from './run-demo.js';
 export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from './validate-files.js';
+export { readAudit, type ReadAuditRequest } from './read-audit.js';

@@ -9,3 +9,4 @@ export { quoteKey } from './render-value.js';
 export { renderValue } from './render-value.js';
 export { markdownMaxChars, renderReport, type RenderOptions, type ReportFormat } from './render-report.js';
 export { plural, validateSummaryLine, type ValidateCounts, type ValidateReport } from './validate-summary.js';
+export { auditReadWarning, renderAuditTable } from './render-audit.js';
