@@ -27,3 +27,12 @@ export async function publishFleetReport(outcomes: readonly TargetOutcome[], con
   const { formatVersion, ...rest } = toFleetJsonDocument(outcomes, context);
   await writeReportFile(reportFile, { formatVersion, timestamp: new Date().toISOString(), ...rest });
 }
+
+/** "error: of 5 targets, 1 failed (sp-2), 2 refused (…): see each target's section above", or nothing when none failed or was refused. */
+export function fleetFailureLine(outcomes: readonly TargetOutcome[]): string {
+  const summary = summarizeFleet(outcomes);
+  const names = (status: TargetOutcome['status']) => outcomes.filter((o) => o.status === status).map((o) => o.name);
+  const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
+  const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
+  return parts.length > 0 ? `error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n` : '';
+}

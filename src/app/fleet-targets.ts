@@ -20,7 +20,8 @@ import { resolveSettings, type DesiredPaths, type FlagValues, type Settings } fr
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
 import type { ServiceContext } from './app-context.js';
 import { fileHashIfReadable, loadFleet, logTargetDone, runInTarget, type FleetSelection, type LoadedFleet } from './fleet-run.js';
-import { createServiceContext, type LogStream } from './service-context.js';
+import { notifyGraceMs } from './notify-run.js';
+import { createNotifier, createServiceContext, type LogStream } from './service-context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -48,6 +49,19 @@ export interface FleetTargetsRun {
 /** The fleet's logger: the run's level, to stderr. */
 export function fleetLogger(settings: Settings, stderr: LogStream, env: Env): Logger {
   return createLogger({ level: settings.logLevel, destination: stderr, pretty: stderr.isTTY === true, colorize: !env.NO_COLOR });
+}
+
+/** A fleet command's run: its logger, its one notifier, no context open yet. */
+export function fleetTargetsRun(given: Omit<FleetTargetsRun, 'logger' | 'notifier' | 'open' | 'signal'>): FleetTargetsRun {
+  const logger = fleetLogger(given.base, given.stderr, given.env);
+  return { ...given, logger, notifier: createNotifier(given.base, given.env, logger), open: new Set<ServiceContext>() };
+}
+
+/** The notifications still queued get a bounded moment to go out. */
+export async function closeFleetNotifier({ notifier }: Pick<FleetTargetsRun, 'notifier'>): Promise<void> {
+  if (!notifier) return;
+  await notifier.flush(notifyGraceMs);
+  await notifier.close();
 }
 
 /** One target's context: its own settings over the run's, its logger, the fleet's notifier. */

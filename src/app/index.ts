@@ -43,8 +43,9 @@ export {
   type FleetSelection,
   type LoadedFleet,
 } from './fleet-run.js';
-export { applyFleetTargets, fleetExportSettings, fleetLogger, readFleetPlanChecked, syncFleetTargets, type FleetPlanRequest, type FleetSyncRequest, type FleetTargetsRun } from './fleet-targets.js';
-export { publishFleetReport, renderFleetReport } from './fleet-report.js';
+export { applyFleetTargets, closeFleetNotifier, fleetExportSettings, fleetLogger, fleetTargetsRun, readFleetPlanChecked, syncFleetTargets, type FleetPlanRequest, type FleetSyncRequest, type FleetTargetsRun } from './fleet-targets.js';
+export { fleetFailureLine, publishFleetReport, renderFleetReport } from './fleet-report.js';
 export { runDemo, type DemoRun, type DemoService } from './run-demo.js';
 export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from './validate-files.js';
 export { readAudit, type ReadAuditRequest } from './read-audit.js';
+export { savedPlanReport, syncReport } from './run-report.js';

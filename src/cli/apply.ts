@@ -2,8 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SavedPlan } from '../saved-plan/index.js';
 import { InvalidInputError, SafetyError, UsageError } from '../errors.js';
-import type { Report } from '../report/index.js';
-import { applySaved, confirmPlanService, finishRun, hashIfReadable, notifyGraceMs, publishRefusal, publishReport, savedPlanSource, throwOnAuditFailure, throwOnFailures, type BodyEnd } from '../app/index.js';
+import { applySaved, confirmPlanService, finishRun, hashIfReadable, notifyGraceMs, publishRefusal, publishReport, savedPlanReport, savedPlanSource, throwOnAuditFailure, throwOnFailures, type BodyEnd } from '../app/index.js';
 import type { ChangeResult, Diagnostic } from '../model/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
@@ -140,17 +139,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     };
     const request = { saved, planFile, desiredFile, reportFile: opts.report, stop: interrupts.signal, observer: live, onResult: (r: ChangeResult) => live.onResult(r), onLoaded };
     const { loaded, outcome } = await applySaved(context, request).finally(() => live.close());
-    const report: Report = {
-      plan: outcome.plan,
-      dryRun: false,
-      results: outcome.results,
-      file: desiredFile,
-      command: 'apply',
-      planFile,
-      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
-      ...(loaded.files.length > 1 ? { sources: true } : {}),
-      approval: outcome.approval,
-    };
+    const report = savedPlanReport(outcome, { file: desiredFile, planFile, sources: loaded.files.length > 1 });
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);

@@ -4,10 +4,10 @@ import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 import {
   applyFleetTargets,
   checkFleetOutputs,
-  createNotifier,
-  fleetLogger,
+  closeFleetNotifier,
+  fleetFailureLine,
+  fleetTargetsRun,
   loadFleet as loadFleetOf,
-  notifyGraceMs,
   onWire,
   publishFleetReport,
   readFleetPlanChecked,
@@ -17,7 +17,6 @@ import {
   syncFleetTargets,
   type FleetTargetsRun,
   type LoadedFleet,
-  type ServiceContext,
 } from '../app/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
@@ -45,18 +44,8 @@ export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
   readonly autoApprove?: boolean;
 }
 
-/** What a fleet command hands the application layer, besides the interrupt; one notifier for the whole fleet. */
 function runOf(opts: ServiceOptions & FleetOptions, io: CliIo, at: Pick<FleetTargetsRun, 'base' | 'fleet' | 'onTargetDone'>): FleetTargetsRun {
-  const logger = fleetLogger(at.base, io.stderr, io.env);
-  const notifier = createNotifier(at.base, io.env, logger);
-  return { ...at, source: resolveDesiredSource(opts, io.env), env: io.env, stderr: io.stderr, logger, notifier, open: new Set<ServiceContext>(), concurrency: opts.targetConcurrency ?? defaultTargetConcurrency };
-}
-
-/** The notifications still queued get a bounded moment to go out. */
-async function closeNotifier({ notifier }: FleetTargetsRun): Promise<void> {
-  if (!notifier) return;
-  await notifier.flush(notifyGraceMs);
-  await notifier.close();
+  return fleetTargetsRun({ ...at, source: resolveDesiredSource(opts, io.env), env: io.env, stderr: io.stderr, concurrency: opts.targetConcurrency ?? defaultTargetConcurrency });
 }
 
 /**
@@ -102,7 +91,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
     finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts);
   } finally {
     interrupts?.dispose();
-    await closeNotifier(run);
+    await closeFleetNotifier(run);
   }
 }
 
@@ -112,13 +101,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
  * were refused. An interrupt wins: 130 / 143, as for a single service.
  */
 function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupts: Interrupts | undefined): void {
-  const summary = summarizeFleet(outcomes);
-  const names = (status: TargetOutcome['status']) => outcomes.filter((o) => o.status === status).map((o) => o.name);
-  const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
-  const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
   if (interrupts?.received) throw new InterruptedError(interrupts.received, fleetInterrupted(outcomes, interrupts));
-  if (parts.length > 0) ctx.io.stderr.write(`error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n`);
-  const code = fleetExitCode(summary, options);
+  const failures = fleetFailureLine(outcomes);
+  if (failures !== '') ctx.io.stderr.write(failures);
+  const code = fleetExitCode(summarizeFleet(outcomes), options);
   if (code !== 0) ctx.setExitCode(code);
 }
 
@@ -163,7 +149,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
     await publishFleetReport(outcomes, context, env, opts.report);
     finish(outcomes, ctx, { dryRun: false }, interrupts);
   } finally {
-    await closeNotifier(run);
+    await closeFleetNotifier(run);
     interrupts.dispose();
   }
 }

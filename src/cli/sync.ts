@@ -4,8 +4,7 @@ import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy
 import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import type { ApprovalStatus, Plan } from '../model/index.js';
-import type { Report } from '../report/index.js';
-import { finishRun, planAndApply, planFileFor, publishReport, savePlan, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
+import { finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
@@ -232,16 +231,7 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   const io = run.ctx.io;
   const planFile = planFileFor(outcome, opts.out);
   if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts, version);
-  const report: Report = {
-    plan: outcome.plan,
-    dryRun: dryRun || outcome.refusal !== undefined,
-    results: outcome.results,
-    file: context.file,
-    planFile,
-    ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
-    ...(how.sources ? { sources: true } : {}),
-    ...(outcome.approval ? { approval: outcome.approval } : {}),
-  };
+  const report = syncReport(outcome, { dryRun, file: context.file, planFile, sources: how.sources });
   // The plan and each result are out already; what is left is the apply's summary line.
   if (how.shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? run.reports.applySummary(outcome.results) : '');
   else io.stdout.write(run.reports.renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
