@@ -10,3 +10,4 @@ export { renderValue } from './render-value.js';
 export { markdownMaxChars, renderReport, type RenderOptions, type ReportFormat } from './render-report.js';
 export { plural, validateSummaryLine, type ValidateCounts, type ValidateReport } from './validate-summary.js';
 export { auditReadWarning, renderAuditTable } from './render-audit.js';
+export { applyingProgress, elapsed, listingProgress, stillLine } from './progress-text.js';
