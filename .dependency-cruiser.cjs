@@ -21,7 +21,8 @@ const allowed = {
   policy: ['model', 'glob', 'yaml', 'text'],
   desired: ['model', 'errors', 'yaml', 'secrets', 'glob', 'text', 'policy'],
   plan: ['model', 'errors', 'text'],
-  report: ['model', 'plan', 'text'],
+  // Pure renderers; `audit` for the audit log's line type (the `amsync audit` table).
+  report: ['model', 'plan', 'text', 'audit'],
   'saved-plan': ['model', 'errors', 'plan', 'report', 'secrets', 'text'],
   api: ['model', 'errors', 'secrets', 'settings', 'time'],
   state: ['model', 'errors'],

@@ -27,6 +27,7 @@ export { exportState, writeWithBackpressure, type ChunkStream, type ExportReques
 export { exportHeader, schemaFileName, schemaRefFor } from './export-header.js';
 export { verifyRoundTrip } from './export-round-trip.js';
 export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
+export { appendStepSummary, publishRefusal, publishReport, reportDocument, writeReportFile, type PublishOptions } from './publish-report.js';
 export { savePlan, type PlanShape } from './save-plan.js';
 export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
 export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
@@ -42,3 +43,9 @@ export {
   type FleetSelection,
   type LoadedFleet,
 } from './fleet-run.js';
+export { applyFleetTargets, closeFleetNotifier, fleetExportSettings, fleetLogger, fleetTargetsRun, readFleetPlanChecked, syncFleetTargets, type FleetPlanRequest, type FleetSyncRequest, type FleetTargetsRun } from './fleet-targets.js';
+export { fleetFailureLine, publishFleetReport, renderFleetReport } from './fleet-report.js';
+export { runDemo, type DemoRun, type DemoService } from './run-demo.js';
+export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from './validate-files.js';
+export { readAudit, type ReadAuditRequest } from './read-audit.js';
+export { savedPlanReport, syncReport } from './run-report.js';

@@ -2,19 +2,17 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SavedPlan } from '../saved-plan/index.js';
 import { InvalidInputError, SafetyError, UsageError } from '../errors.js';
-import type { Report } from '../report/index.js';
-import { applySaved, confirmPlanService, finishRun, hashIfReadable, notifyGraceMs, savedPlanSource, throwOnAuditFailure, throwOnFailures, type BodyEnd } from '../app/index.js';
+import { applySaved, confirmPlanService, finishRun, hashIfReadable, notifyGraceMs, publishRefusal, publishReport, savedPlanReport, savedPlanSource, throwOnAuditFailure, throwOnFailures, type BodyEnd } from '../app/index.js';
 import type { ChangeResult, Diagnostic } from '../model/index.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, interruptedInstead, throwAfterReport } from './interrupts.js';
 import { useColor, type CliIo, type Env } from './io.js';
 import type { DesiredSource } from '../desired/index.js';
+import { describeSource, resolveDesiredSource } from '../settings/index.js';
 import {
   addConnectionOptions,
   addFileOption,
-  describeSource,
-  resolveDesiredSource,
   addLocalStateOptions,
   addWriterOptions,
   addOutputOptions,
@@ -99,18 +97,17 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
   } catch (error) {
     // A refusal also goes to the step summary and the report: a CI run's page says why
     // nothing was applied.
-    if (error instanceof SafetyError) await reportRefusal(error, saved, planFile, opts, env);
+    if (error instanceof SafetyError) await publishRefusal(error, saved, { env, planFile, desiredFile: describeSource(desiredSourceOf(saved, opts, env)), reportFile: opts.report });
     throw error;
   }
 }
 
 async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
   const env = io.env;
-  const [{ checkDesiredFileHash, checkSavedPlan }, { LiveOutput }, { renderReport }, { publishReport }, { createServiceContext }] = await Promise.all([
+  const [{ checkDesiredFileHash, checkSavedPlan }, { LiveOutput }, { renderReport }, { createServiceContext }] = await Promise.all([
     import('../sync/index.js'),
     import('./live-output.js'),
-    import('./render-report.js'),
-    import('./report-outputs.js'),
+    import('../report/index.js'),
     import('./service-context.js'),
   ]);
   checkSavedPlan(saved, planFile, version);
@@ -142,17 +139,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     };
     const request = { saved, planFile, desiredFile, reportFile: opts.report, stop: interrupts.signal, observer: live, onResult: (r: ChangeResult) => live.onResult(r), onLoaded };
     const { loaded, outcome } = await applySaved(context, request).finally(() => live.close());
-    const report: Report = {
-      plan: outcome.plan,
-      dryRun: false,
-      results: outcome.results,
-      file: desiredFile,
-      command: 'apply',
-      planFile,
-      ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
-      ...(loaded.files.length > 1 ? { sources: true } : {}),
-      approval: outcome.approval,
-    };
+    const report = savedPlanReport(outcome, { file: desiredFile, planFile, sources: loaded.files.length > 1 });
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
     throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);
@@ -171,21 +158,6 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
   // A key renewal the last request started is waited for: a rotated key lost fails the run
   // (after an interrupt: added to its line, the exit stays 130 / 143).
   await finishRun(context, notifyGraceMs, ended, interrupts.received !== undefined);
-}
-
-/** The refusal as Markdown in the step summary, and in the report file with what moved. */
-async function reportRefusal(error: SafetyError, saved: SavedPlan, planFile: string, opts: ApplyCommandOptions, env: Env): Promise<void> {
-  const [{ StalePlanError, renderStaleMarkdown }, { mdText }, { appendStepSummary, reportDocument, writeReportFile }] = await Promise.all([
-    import('../saved-plan/index.js'),
-    import('../report/index.js'),
-    import('./report-outputs.js'),
-  ]);
-  if (error instanceof StalePlanError) await appendStepSummary(env, renderStaleMarkdown(planFile, error.staleness));
-  else await appendStepSummary(env, `### amsync apply: refused\n\n${mdText(error.message)} **Nothing was written.**\n`);
-  if (opts.report === undefined) return;
-  const detail = error instanceof StalePlanError && error.staleness.reason === 'service' ? { serviceChanges: error.staleness.changes } : {};
-  const report: Report = { plan: saved.plan, dryRun: true, file: describeSource(desiredSourceOf(saved, opts, env)), command: 'apply', planFile };
-  await writeReportFile(opts.report, reportDocument(report, new Date(), { code: error.code, message: error.message, ...detail }));
 }
 
 /** The desired state to apply the plan with: -f where the files are now, else the plan's own. */

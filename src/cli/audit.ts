@@ -1,14 +1,12 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import { filterAuditLines, parseTimeBound, type AuditFilter, readAuditLog } from '../audit/index.js';
-import type { AuditLine } from '../audit/index.js';
+import { parseTimeBound, type AuditFilter } from '../audit/index.js';
 import { UsageError } from '../errors.js';
 import type { Action } from '../model/index.js';
-import { loadSettings } from '../settings/index.js';
-import { escapeControls, jsonSafe } from '../text/index.js';
+import { badFlag } from '../settings/index.js';
+import { jsonSafe } from '../text/index.js';
 import type { CommandContext } from './command-context.js';
 import type { CliIo } from './io.js';
-import { badFlag } from './shared-options.js';
 
 export interface AuditOptions {
   readonly key?: string;
@@ -49,25 +47,16 @@ export function registerAuditCommand(program: Command, ctx: CommandContext): voi
     });
 }
 
-async function printAudit(given: string | undefined, opts: AuditOptions, io: CliIo): Promise<void> {
+async function printAudit(file: string | undefined, opts: AuditOptions, io: CliIo): Promise<void> {
   const filter = auditFilter(opts, io.timers.wallNow());
-  const file = given ?? (await settingsAuditLog(opts, io));
-  const read = await readAuditLog(file, { includeRotated: opts.includeRotated === true });
-  const lines = filterAuditLines(read.lines, filter);
-  if (opts.json === true) {
-    // One line each, as written; jsonSafe keeps bidi and C1 characters from restyling a terminal.
-    for (const line of lines) io.stdout.write(`${jsonSafe(JSON.stringify(line))}\n`);
-  } else {
-    io.stdout.write(renderAuditTable(lines));
-  }
-  if (read.partialLines > 0 || read.invalidLines > 0) {
-    const where = read.firstProblem ? ` (first: ${escapeControls(read.firstProblem.file)}:${read.firstProblem.line})` : '';
-    const parts = [
-      ...(read.partialLines > 0 ? [`${read.partialLines} partial last line${read.partialLines === 1 ? '' : 's'} (a write cut short by a crash or a full disk)`] : []),
-      ...(read.invalidLines > 0 ? [`${read.invalidLines} line${read.invalidLines === 1 ? '' : 's'} that are not audit lines`] : []),
-    ];
-    io.stderr.write(`warning: passed over ${parts.join(' and ')}${where}\n`);
-  }
+  // Deep modules, loaded here: reading the log needs neither the service client nor the plan's reports.
+  const [{ readAudit }, { auditReadWarning, renderAuditTable }] = await Promise.all([import('../app/read-audit.js'), import('../report/render-audit.js')]);
+  const read = await readAudit({ file, settingsFile: opts.settings, includeRotated: opts.includeRotated === true, filter }, io.env);
+  // --json: one line each, as written; jsonSafe keeps bidi and C1 characters from restyling a terminal.
+  if (opts.json === true) for (const line of read.lines) io.stdout.write(`${jsonSafe(JSON.stringify(line))}\n`);
+  else io.stdout.write(renderAuditTable(read.lines));
+  const warning = auditReadWarning(read);
+  if (warning !== undefined) io.stderr.write(warning);
 }
 
 /** The flags -> a filter; a bad value is exit 64 naming the flag. */
@@ -88,30 +77,4 @@ export function auditFilter(opts: AuditOptions, nowMs: number): AuditFilter {
     ...(since !== undefined ? { since } : {}),
     ...(until !== undefined ? { until } : {}),
   };
-}
-
-async function settingsAuditLog(opts: AuditOptions, io: CliIo): Promise<string> {
-  const settings = await loadSettings({ ...(opts.settings !== undefined ? { settingsFile: opts.settings } : {}), env: io.env });
-  if (settings.auditLog === undefined) throw new UsageError('name the audit log: amsync audit FILE, or set AMSYNC_AUDIT_LOG (or auditLog in --settings FILE)', 'no_audit_log');
-  return settings.auditLog;
-}
-
-const columns = ['time', 'action', 'kind', 'key', 'id', 'status', 'trigger', 'revision'] as const;
-
-/** The lines as an aligned text table; names escaped (they come from files others write). */
-export function renderAuditTable(lines: readonly AuditLine[]): string {
-  if (lines.length === 0) return 'no matching audit lines\n';
-  const rows = lines.map((line) => [
-    line.time,
-    line.action,
-    line.kind,
-    escapeControls(line.key),
-    line.id === null ? '-' : String(line.id),
-    line.phase === 'attempt' ? 'attempt' : `${line.status ?? '?'}${line.error ? ` (${escapeControls(line.error)})` : ''}`,
-    line.trigger,
-    line.revision === null ? '-' : escapeControls(line.revision.slice(0, 12)),
-  ]);
-  const widths = columns.map((name, i) => rows.reduce((width, row) => Math.max(width, row[i]!.length), name.length));
-  const format = (cells: readonly string[]) => `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`;
-  return [format(columns), ...rows.map(format)].join('');
 }

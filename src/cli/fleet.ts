@@ -1,40 +1,22 @@
-import { resolve } from 'node:path';
 import { InterruptedError, UsageError } from '../errors.js';
-import type { Logger } from '../obs/index.js';
-import { createLogger } from '../obs/index.js';
+import { fleetExitCode, renderTargetText, summarizeFleet, type FleetReportContext, type TargetOutcome } from '../fleet/index.js';
+import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 import {
-  applyFleetPlan,
-  desiredForTarget,
-  fleetExitCode,
-  fleetSummaryLine,
-  loadTargets,
-  readFleetPlan,
-  renderFleetJson,
-  renderFleetMarkdown,
-  renderTargetText,
-  runFleetSync,
-  selectTargets,
-  summarizeFleet,
-  targetSettings,
-  toFleetJsonDocument,
-  type FleetReportContext,
-  type TargetOutcome,
-} from '../fleet/index.js';
-import { StalePlanError } from '../saved-plan/index.js';
-import type { Settings } from '../settings/index.js';
-import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
-import {
+  applyFleetTargets,
   checkFleetOutputs,
-  fileHashIfReadable,
+  closeFleetNotifier,
+  fleetFailureLine,
+  fleetTargetsRun,
   loadFleet as loadFleetOf,
-  logTargetDone,
-  notifyGraceMs,
   onWire,
-  runInTarget,
+  publishFleetReport,
+  readFleetPlanChecked,
+  renderFleetReport,
   savable,
   saveFleetPlan,
+  syncFleetTargets,
+  type FleetTargetsRun,
   type LoadedFleet,
-  type ServiceContext,
 } from '../app/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
@@ -43,20 +25,14 @@ import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
-import { markdownMaxChars } from './render-report.js';
-import { appendStepSummary, writeReportFile } from './report-outputs.js';
-import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
+import { resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
 /** Reads the targets file, then the desired file (-f, else the default) against it; exit 65 for either, nothing sent. */
-export { validateFleet } from '../app/index.js';
+export { validateFleet, fleetExportSettings } from '../app/index.js';
 
 export async function loadFleet(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<LoadedFleet> {
   return loadFleetOf({ desiredFile: fleetDesiredFile(opts, env), ...(opts.target ? { target: opts.target } : {}), ...(opts.selector ? { selector: opts.selector } : {}) }, env, targetsFile);
-}
-
-function fleetLogger(settings: Settings, io: Pick<CliIo, 'env' | 'stderr'>): Logger {
-  return createLogger({ level: settings.logLevel, destination: io.stderr, pretty: io.stderr.isTTY === true, colorize: !io.env.NO_COLOR });
 }
 
 /** The options of `plan` and `sync` a fleet run reads (sync.ts's FleetSyncOptions has them all). */
@@ -66,6 +42,10 @@ export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
   readonly deleteDuplicateApikeys?: boolean;
   readonly report?: string;
   readonly autoApprove?: boolean;
+}
+
+function runOf(opts: ServiceOptions & FleetOptions, io: CliIo, at: Pick<FleetTargetsRun, 'base' | 'fleet' | 'onTargetDone'>): FleetTargetsRun {
+  return fleetTargetsRun({ ...at, source: resolveDesiredSource(opts, io.env), env: io.env, stderr: io.stderr, concurrency: opts.targetConcurrency ?? defaultTargetConcurrency });
 }
 
 /**
@@ -91,71 +71,28 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
   annotateDiagnostics(io, fleet.warnings);
   await checkFleetOutputs(base, fleet.selected, env, { writes: !dryRun, reportFile: opts.report, planFile: opts.out, stepSummary: true }, fleet.targetsFile, io.stderr);
-  const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
-  const open = new Set<ServiceContext>();
-  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(open));
-  const { createNotifier, createServiceContext } = await import('./service-context.js');
-  // One notifier for the whole fleet: each target's events name it; one grace period at the end.
-  const notifier = createNotifier(base, env, logger);
+  const onTargetDone = (outcome: TargetOutcome) => {
+    if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
+  };
+  const run = runOf(opts, io, { base, fleet, onTargetDone });
+  const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(run.open));
   try {
-    const { outcomes, syncs } = await runFleetSync({
-      targets: fleet.selected,
-      desired: fleet.desired,
-      concurrency: opts.targetConcurrency ?? defaultTargetConcurrency,
-      ...(interrupts ? { signal: interrupts.signal } : {}),
-      stateFileOf: (target) => targetSettings(base, target).stateFile,
-      syncTarget: async (target, desired) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
-        return runInTarget(service, dryRun, open, async () => {
-          service.client(); // an unsendable token is this target's failure, before any request
-          return service.sync(desired, {
-            dryRun,
-            rotatePasswords: opts.rotatePasswords,
-            pruneAll: opts.prune,
-            allowEmptyPrune: opts.allowEmptyPrune,
-            deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
-            ...(interrupts ? { stopWrites: interrupts.signal } : {}),
-          });
-        });
-      },
-      onTargetDone: (outcome) => {
-        if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
-        logTargetDone(logger, outcome);
-      },
-    });
-
+    const request = { dryRun, rotatePasswords: opts.rotatePasswords, prune: opts.prune, allowEmptyPrune: opts.allowEmptyPrune, deleteDuplicateApikeys: opts.deleteDuplicateApikeys };
+    const { outcomes, syncs } = await syncFleetTargets({ ...run, signal: interrupts?.signal }, request);
     const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
     if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts, version);
     const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
-    io.stdout.write(renderFleet(outcomes, withPlan, format, { color, reportFile: opts.report }));
+    io.stdout.write(renderFleetReport(outcomes, withPlan, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, withPlan, env, opts.report);
     if (planFile !== undefined) io.stderr.write(`Saved the fleet plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile} --targets ${fleet.targetsFile}\n`);
     if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: not every target could be planned (a fleet plan holds every target's; narrow the run with --target or --selector to leave one out).\n`);
     finish(outcomes, ctx, { dryRun, detailedExitcode: opts.detailedExitcode === true }, interrupts);
   } finally {
     interrupts?.dispose();
-    if (notifier) {
-      await notifier.flush(notifyGraceMs);
-      await notifier.close();
-    }
+    await closeFleetNotifier(run);
   }
-}
-
-function renderFleet(outcomes: readonly TargetOutcome[], context: FleetReportContext, format: OutputFormat, options: { color: boolean; reportFile?: string | undefined }): string {
-  if (format === 'json') return renderFleetJson(outcomes, context);
-  if (format === 'markdown') return renderFleetMarkdown(outcomes, context, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) });
-  // The sections streamed already: the summary line is what is left.
-  return fleetSummaryLine(summarizeFleet(outcomes));
-}
-
-/** GITHUB_STEP_SUMMARY and `--report FILE`, as for a single service. */
-async function publishFleetReport(outcomes: readonly TargetOutcome[], context: FleetReportContext, env: CliIo['env'], reportFile: string | undefined): Promise<void> {
-  await appendStepSummary(env, renderFleetMarkdown(outcomes, context, { maxChars: markdownMaxChars, ...(reportFile === undefined ? {} : { reportFile }) }));
-  if (reportFile === undefined) return;
-  const { formatVersion, ...rest } = toFleetJsonDocument(outcomes, context);
-  await writeReportFile(reportFile, { formatVersion, timestamp: new Date().toISOString(), ...rest });
 }
 
 /**
@@ -164,13 +101,10 @@ async function publishFleetReport(outcomes: readonly TargetOutcome[], context: F
  * were refused. An interrupt wins: 130 / 143, as for a single service.
  */
 function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupts: Interrupts | undefined): void {
-  const summary = summarizeFleet(outcomes);
-  const names = (status: TargetOutcome['status']) => outcomes.filter((o) => o.status === status).map((o) => o.name);
-  const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
-  const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
   if (interrupts?.received) throw new InterruptedError(interrupts.received, fleetInterrupted(outcomes, interrupts));
-  if (parts.length > 0) ctx.io.stderr.write(`error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n`);
-  const code = fleetExitCode(summary, options);
+  const failures = fleetFailureLine(outcomes);
+  if (failures !== '') ctx.io.stderr.write(failures);
+  const code = fleetExitCode(summarizeFleet(outcomes), options);
   if (code !== 0) ctx.setExitCode(code);
 }
 
@@ -195,84 +129,27 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
   const { io } = ctx;
   const env = io.env;
   const format = resolveFormat(opts);
-  const saved = await readFleetPlan(resolve(planFile), planFile);
-  for (const t of saved.targets) checkSavedPlan(t.plan, `${planFile} (target ${t.name})`, version);
-  const desiredFile = opts.file === undefined ? saved.desiredFile : fleetDesiredFile(opts, env);
-  const before = await fileHashIfReadable(desiredFile);
-  if (before !== undefined && before !== saved.desiredFileHash) throw new StalePlanError(planFile, { reason: 'desired_file', desiredFile });
-  const base = await resolveSettings(opts, env);
-  const fleet = await loadFleet({ ...opts, file: desiredFile }, env, targetsFile);
-  checkDesiredFileHash(saved.targets[0]!.plan, planFile, desiredFile, fleet.desiredFileHash);
+  const selection = { ...(opts.target ? { target: opts.target } : {}), ...(opts.selector ? { selector: opts.selector } : {}) };
+  const desiredFileOf = opts.file === undefined ? undefined : () => fleetDesiredFile(opts, env);
+  const { saved, base, fleet, desiredFile } = await readFleetPlanChecked({ planFile, flags: opts, desiredFile: desiredFileOf, fleetFile: (file) => fleetDesiredFile({ ...opts, file }, env), selection, targetsFile, version }, env);
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
   // Only the targets this plan writes to are contacted: their paths, and the fleet's report.
   const contacted = fleet.targets.filter((t) => saved.targets.some((p) => p.name === t.name && p.plan.plan.changes.length > 0));
   await checkFleetOutputs(base, contacted, env, { writes: true, reportFile: opts.report, stepSummary: true }, fleet.targetsFile, io.stderr);
-  const logger = fleetLogger(base, io);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: 'apply', dryRun: false, file: desiredFile, planFile };
-  const open = new Set<ServiceContext>();
-  const interrupts = catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(open));
-  const { createNotifier, createServiceContext } = await import('./service-context.js');
-  // One notifier for the whole fleet, as for a fleet sync.
-  const notifier = createNotifier(base, env, logger);
+  const onTargetDone = (outcome: TargetOutcome) => {
+    if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
+  };
+  const run = runOf(opts, io, { base, fleet, onTargetDone });
+  const interrupts = catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(run.open));
   try {
-    const outcomes = await applyFleetPlan({
-      saved,
-      planFile,
-      targets: fleet.targets,
-      concurrency: opts.targetConcurrency ?? defaultTargetConcurrency,
-      partial: opts.partial === true,
-      signal: interrupts.signal,
-      stateFileOf: (target) => targetSettings(base, target).stateFile,
-      applyTarget: async (target, plan, beforeApply) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
-        return runInTarget(service, false, open, async () => {
-          service.client();
-          // Opened before the first write, as for one service: a log that cannot be opened stops this target.
-          const audit = plan.plan.changes.length > 0 ? service.auditTrail()?.hooks(plan.plan, 'saved-plan') : undefined;
-          const outcome = await applySavedPlan({
-            saved: plan,
-            planFile,
-            desiredFile,
-            desired: desiredForTarget(fleet.desired, target),
-            desiredFileHash: fleet.desiredFileHash,
-            // The interrupt stops this target's client too: writes waiting in its queue are never sent.
-            service: service.service(undefined, undefined, interrupts.signal),
-            passwordState: () => service.passwordState(),
-            tokenSink: service.tokenSink(),
-            acquireLock: service.writerLock,
-            maxInFlight: service.settings.concurrency,
-            lateCreate: service.lateCreate(),
-            signal: interrupts.signal,
-            beforeApply,
-            ...(audit ? { onAttempt: audit.onAttempt, onResult: audit.onResult } : {}),
-          });
-          return outcome;
-        });
-      },
-      onTargetDone: (outcome) => {
-        if (format === 'text') io.stdout.write(renderTargetText(outcome, context, { color }));
-        logTargetDone(logger, outcome);
-      },
-    });
-    io.stdout.write(renderFleet(outcomes, context, format, { color, reportFile: opts.report }));
+    const outcomes = await applyFleetTargets({ ...run, signal: interrupts.signal }, { saved, planFile, desiredFile, partial: opts.partial === true });
+    io.stdout.write(renderFleetReport(outcomes, context, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, context, env, opts.report);
     finish(outcomes, ctx, { dryRun: false }, interrupts);
   } finally {
-    if (notifier) {
-      await notifier.flush(notifyGraceMs);
-      await notifier.close();
-    }
+    await closeFleetNotifier(run);
     interrupts.dispose();
   }
 }
-
-/** `export --targets FILE --target NAME`: the one target's settings, for the export's service context. */
-export async function fleetExportSettings(opts: ServiceOptions & FleetOptions, env: CliIo['env'], targetsFile: string): Promise<Settings> {
-  const names = opts.target ?? [];
-  if (names.length !== 1) throw new UsageError(`export writes one service's state: with --targets, name exactly one target with --target NAME${names.length > 1 ? ` (got ${names.length})` : ''}`, 'conflicting_flags');
-  const targets = await loadTargets(targetsFile, env);
-  const [target] = selectTargets(targets.targets, { names }, targetsFile);
-  return targetSettings(await resolveSettings(opts, env), target!);
-}
-

@@ -1,6 +1,6 @@
 import type { Timers } from '../time/index.js';
 import type { Action, Change, ChangeResult, Kind, Plan } from '../model/index.js';
-import { renderNotStarted, renderResultLine, quoteKey } from '../report/index.js';
+import { applyingProgress, listingProgress, renderNotStarted, renderResultLine, stillLine } from '../report/index.js';
 import type { ServiceObserver, WriteStart } from '../app/index.js';
 import type { CliIo, OutputStream } from './io.js';
 import { StatusLine } from './status-line.js';
@@ -16,9 +16,6 @@ export const stillEvery = 10_000;
 /** The progress line appears once a phase has lasted this long: a quick run shows none. */
 const showAfterMs = 1_000;
 const tickMs = 1_000;
-
-const still: Record<Action, string> = { create: 'still creating', update: 'still updating', delete: 'still deleting' };
-const kindNames: Record<Kind, string> = { sshUser: 'SSH users', apikey: 'apikeys' };
 
 interface InFlight {
   readonly change: Change;
@@ -134,12 +131,8 @@ export class LiveOutput implements ServiceObserver {
     const elapsedMs = this.#timers.now() - this.#phaseStart;
     if (this.#phase === 'idle' || elapsedMs < showAfterMs) return '';
     const seconds = elapsedMs / 1000;
-    if (this.#phase === 'listing') {
-      const pages = [...this.#listed.values()].reduce((n, k) => n + k.pages, 0);
-      const kinds = [...this.#listed].map(([kind, k]) => `${count(k.items)} ${kindNames[kind]}`);
-      return `Listing: ${kinds.length > 0 ? kinds.join(', ') : 'nothing yet'} in ${count(pages)} page${pages === 1 ? '' : 's'} · ${rate(pages, seconds)} pages/s`;
-    }
-    return `Applying: ${count(this.#done)} of ${count(this.#total)} done, ${count(this.#total - this.#done)} left · ${rate(this.#done, seconds)}/s · ${this.#inFlight.size} under way`;
+    if (this.#phase === 'listing') return listingProgress(this.#listed, seconds);
+    return applyingProgress(this.#done, this.#total, this.#inFlight.size, seconds);
   }
 
   #printResult(line: string): void {
@@ -174,7 +167,7 @@ export class LiveOutput implements ServiceObserver {
       const due = Math.floor((now - f.since) / stillEvery);
       if (due <= f.reported) continue;
       f.reported = due;
-      this.print(`${still[f.change.action]} ${f.change.kind} ${quoteKey(f.change.key)}… [${elapsed(due * stillEvery)} elapsed]\n`);
+      this.print(stillLine(f.change, due * stillEvery));
     }
   }
 }
@@ -186,18 +179,4 @@ function refOf(kind: Kind, action: Action, keyOrId: string | number): string {
 /** One change while it is under way: its result carries the same kind, action and key. */
 function itemId(item: Pick<Change, 'kind' | 'action' | 'key'>): string {
   return `${item.kind}\u0000${item.action}\u0000${item.key}`;
-}
-
-function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function rate(n: number, seconds: number): string {
-  return seconds <= 0 ? '0' : (n / seconds).toFixed(n / seconds >= 10 ? 0 : 1);
-}
-
-/** `10s`, `1m20s`, as Terraform writes it. */
-export function elapsed(ms: number): string {
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60}s`;
 }

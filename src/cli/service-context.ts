@@ -1,7 +1,7 @@
 import { createServiceContext as contextOf, type ContextOverrides, type ServiceContext } from '../app/index.js';
-import type { Settings } from '../settings/index.js';
+import { resolveDesiredSource, resolveSettings, type Settings } from '../settings/index.js';
 import type { CliIo } from './io.js';
-import { resolveDesiredSource, resolveSettings, type ServiceOptions } from './shared-options.js';
+import type { ServiceOptions } from './shared-options.js';
 
 export { createNotifier, noUrlMessage, renewalGraceMs, type ContextOverrides, type LoadedDesiredState, type ServiceContext, type SyncOptions } from '../app/index.js';
 

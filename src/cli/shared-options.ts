@@ -1,16 +1,14 @@
-import { delimiter } from 'node:path';
 import { Option, type Command } from 'commander';
-import type { DesiredSource } from '../desired/index.js';
 import * as z from 'zod';
 import { UsageError } from '../errors.js';
-import { quote } from '../yaml/index.js';
-import { checkValue, lazyRule, parseText, rules, settingOptions, type FieldRule, loadSettings, logLevels, setIn } from '../settings/index.js';
-import type { DaemonMode, LogLevel, Settings, SettingsLayer } from '../settings/index.js';
+import { badFlag, lazyRule, parseText, refreshTokenFlagError, rules, tokenFlagError, type FieldRule, logLevels } from '../settings/index.js';
+import type { DaemonMode, LogLevel } from '../settings/index.js';
+
+// Settings and the desired source from the flags' values are resolved in settings/.
+export { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 
 export const outputFormats = ['text', 'json', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** The options the commands that talk to the service register, as commander hands them over (camelCase). */
 export interface ServiceOptions {
@@ -54,11 +52,6 @@ export interface ServiceOptions {
   readonly refreshToken?: unknown;
 }
 
-/** "Expected `--rate` to be a number greater than 0, got 'abc'" — loud, names the flag. */
-export function badFlag(flag: string, expected: string, got: unknown): UsageError {
-  return new UsageError(`Expected \`${flag}\` to be ${expected}, got ${typeof got === 'string' ? quote(got) : String(got)}`, 'bad_flag_value');
-}
-
 /** A commander argParser that checks a flag's value against its settings rule. */
 function checked<T>(flag: string, rule: FieldRule<T>): (value: string) => T {
   return (value) => {
@@ -66,20 +59,6 @@ function checked<T>(flag: string, rule: FieldRule<T>): (value: string) => T {
     if (!parsed.ok) throw badFlag(flag, parsed.expected, value);
     return parsed.value;
   };
-}
-
-function refreshTokenFlagError(): UsageError {
-  return new UsageError(
-    'there is no --refresh-token flag: an integrator key on the command line leaks into shell history and process lists; set AMSYNC_REFRESH_TOKEN, or use --refresh-token-file PATH',
-    'token_flag',
-  );
-}
-
-function tokenFlagError(): UsageError {
-  return new UsageError(
-    'there is no --token flag: a token on the command line leaks into shell history and process lists; set AMSYNC_TOKEN, or use --token-file PATH',
-    'token_flag',
-  );
 }
 
 /** `-f`, repeatable, and `--recursive`: the desired-state file, files or folders. */
@@ -193,27 +172,6 @@ const formatRule: FieldRule<OutputFormat> = lazyRule({
   fromText: (text) => ((outputFormats as readonly string[]).includes(text) ? text : undefined),
 });
 
-/**
- * `-f` (each time given), else AMSYNC_FILE (several paths separated by the platform's path
- * delimiter, `:` on Linux and macOS), else ./access.yaml.
- */
-export function resolveDesiredSource(opts: Pick<ServiceOptions, 'file' | 'recursive'>, env: Env): DesiredSource {
-  const given = opts.file === undefined ? [] : typeof opts.file === 'string' ? [opts.file] : [...opts.file];
-  const fromEnv = (env.AMSYNC_FILE ?? '').split(delimiter).filter((p) => p !== '');
-  const paths = given.length > 0 ? given : fromEnv.length > 0 ? fromEnv : ['access.yaml'];
-  return { paths, ...(opts.recursive === true ? { recursive: true } : {}) };
-}
-
-/** The desired state's name in headings and messages: the one path, or all of them. */
-export function describeSource(source: DesiredSource): string {
-  return source.paths.join(', ');
-}
-
-/** `-f` as one name: the flag, else AMSYNC_FILE, else ./access.yaml (several: joined). */
-export function resolveDesiredFile(opts: Pick<ServiceOptions, 'file' | 'recursive'>, env: Env): string {
-  return describeSource(resolveDesiredSource(opts, env));
-}
-
 /** `--json` is `--format json`; with `--format text` or `markdown` it is a contradiction. */
 export function resolveFormat(opts: Pick<ServiceOptions, 'json' | 'format'>): OutputFormat {
   if (opts.format !== undefined && !(outputFormats as readonly string[]).includes(opts.format)) {
@@ -223,42 +181,4 @@ export function resolveFormat(opts: Pick<ServiceOptions, 'json' | 'format'>): Ou
     throw new UsageError(`--json conflicts with --format ${opts.format}: use one of them`, 'conflicting_flags');
   }
   return opts.json === true ? 'json' : (opts.format ?? 'text');
-}
-
-/** `--lock-timeout` -> `lockTimeout`: the key commander gives the flag's value under. */
-const optionKey = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/**
- * Flags and the settings they set, from the option table; each value is re-checked in case it
- * did not come through commander. Switches (a flag that only turns a setting on) are apart.
- */
-export const flagTargets: readonly { key: string; flag: string; path: readonly string[]; rule: FieldRule<unknown> }[] = settingOptions.flatMap((o) =>
-  o.flag === undefined || o.switch === true ? [] : [{ key: optionKey(o.flag), flag: o.flag, path: o.path, rule: o.rule }],
-);
-const switchTargets = settingOptions.flatMap((o) => (o.flag !== undefined && o.switch === true ? [{ key: optionKey(o.flag), path: o.path }] : []));
-
-/** The settings layer the flags make; a bad value is a UsageError naming the flag. */
-export function settingsFromFlags(opts: ServiceOptions): SettingsLayer {
-  if (opts.token !== undefined) throw tokenFlagError();
-  if (opts.refreshToken !== undefined) throw refreshTokenFlagError();
-  const layer: Record<string, unknown> = {};
-  for (const target of flagTargets) {
-    const value = (opts as Record<string, unknown>)[target.key];
-    if (value === undefined) continue;
-    const parsed = checkValue(target.rule, value);
-    if (!parsed.ok) throw badFlag(target.flag, parsed.expected, value);
-    setIn(layer, target.path, parsed.value);
-  }
-  // A switch only ever turns its setting on; leaving it out keeps the lower layers' choice.
-  for (const target of switchTargets) if ((opts as Record<string, unknown>)[target.key] === true) setIn(layer, target.path, true);
-  return layer as SettingsLayer;
-}
-
-/**
- * Settings for a command: built-in defaults < --settings FILE (or AMSYNC_SETTINGS) <
- * AMSYNC_* environment < flags. Exit 64 for a bad flag, 65 for a bad file or variable.
- */
-export async function resolveSettings(opts: ServiceOptions, env: Env): Promise<Settings> {
-  const flags = settingsFromFlags(opts);
-  return loadSettings({ ...(opts.settings !== undefined ? { settingsFile: opts.settings } : {}), env, flags });
 }

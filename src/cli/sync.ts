@@ -1,18 +1,16 @@
 import type { Command } from 'commander';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
+import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import type { ApprovalStatus, Plan } from '../model/index.js';
-import type { Report } from '../report/index.js';
-import { finishRun, planAndApply, planFileFor, savePlan, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
+import { finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
-import type { renderReport as renderReportType } from './render-report.js';
-import type { publishReport as publishReportType } from './report-outputs.js';
 import { isInteractive, useColor } from './io.js';
 import { errText } from './output.js';
 import type { LoadedDesiredState, ServiceContext } from './service-context.js';
@@ -24,7 +22,6 @@ import {
   addWriterOptions,
   addOutputOptions,
   addPlanOutputOptions,
-  badFlag,
   resolveFormat,
   type OutputFormat,
   type ServiceOptions,
@@ -106,13 +103,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   const color = useColor(io.stdout, io.env);
   // Loaded here, not at start: a cold `amsync validate` needs neither the client, apply, the
   // reports nor the progress line.
-  const [{ createServiceContext }, { LiveOutput }, reports, { renderReport }, { publishReport }] = await Promise.all([
-    import('./service-context.js'),
-    import('./live-output.js'),
-    import('../report/index.js'),
-    import('./render-report.js'),
-    import('./report-outputs.js'),
-  ]);
+  const [{ createServiceContext }, { LiveOutput }, reports] = await Promise.all([import('./service-context.js'), import('./live-output.js'), import('../report/index.js')]);
   const live = new LiveOutput(io, { streamResults: format === 'text' && !dryRun, color });
   const context = await createServiceContext(opts, io, { logStream: live.logStream }).catch((error: unknown) => {
     live.close();
@@ -121,7 +112,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   // A dry-run writes nothing: Ctrl-C simply ends it. A sync sends nothing more, lets what is
   // on the wire finish, and reports.
   const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => live.printError(text), () => context.onWire());
-  const run: SyncRun = { opts, dryRun, ctx, format, ask, color, live, context, interrupts, reports, renderReport, publishReport };
+  const run: SyncRun = { opts, dryRun, ctx, format, ask, color, live, context, interrupts, reports };
   let ended: BodyEnd;
   try {
     await syncAndReport(run);
@@ -164,9 +155,7 @@ interface SyncRun {
   readonly live: LiveOutput;
   readonly context: ServiceContext;
   readonly interrupts: Interrupts | undefined;
-  readonly reports: Pick<typeof ReportModule, 'applySummary' | 'renderPlanText'>;
-  readonly renderReport: typeof renderReportType;
-  readonly publishReport: typeof publishReportType;
+  readonly reports: Pick<typeof ReportModule, 'applySummary' | 'renderPlanText' | 'renderReport'>;
 }
 
 async function syncAndReport(run: SyncRun): Promise<void> {
@@ -242,20 +231,11 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   const io = run.ctx.io;
   const planFile = planFileFor(outcome, opts.out);
   if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts, version);
-  const report: Report = {
-    plan: outcome.plan,
-    dryRun: dryRun || outcome.refusal !== undefined,
-    results: outcome.results,
-    file: context.file,
-    planFile,
-    ...(outcome.roleNames === undefined ? {} : { roleNames: outcome.roleNames }),
-    ...(how.sources ? { sources: true } : {}),
-    ...(outcome.approval ? { approval: outcome.approval } : {}),
-  };
+  const report = syncReport(outcome, { dryRun, file: context.file, planFile, sources: how.sources });
   // The plan and each result are out already; what is left is the apply's summary line.
   if (how.shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? run.reports.applySummary(outcome.results) : '');
-  else io.stdout.write(run.renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
-  await run.publishReport(report, { env: io.env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
+  else io.stdout.write(run.reports.renderReport(report, format, { color, ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
+  await publishReport(report, { env: io.env, reportFile: opts.report, now: new Date(), refusal: outcome.refusal });
   if (planFile !== undefined) io.stderr.write(`Saved the plan to ${planFile}. To apply exactly these changes: amsync apply ${planFile}\n`);
   if (outcome.refusal) {
     if (opts.out !== undefined) io.stderr.write(`No plan was saved to ${opts.out}: the plan was refused.\n`);

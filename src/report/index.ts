@@ -7,3 +7,7 @@ export { renderMarkdown, type MarkdownOptions } from './render-markdown.js';
 export { mdCode, mdText } from './markdown-escape.js';
 export { quoteKey } from './render-value.js';
 export { renderValue } from './render-value.js';
+export { markdownMaxChars, renderReport, type RenderOptions, type ReportFormat } from './render-report.js';
+export { plural, validateSummaryLine, type ValidateCounts, type ValidateReport } from './validate-summary.js';
+export { auditReadWarning, renderAuditTable } from './render-audit.js';
+export { applyingProgress, elapsed, listingProgress, stillLine } from './progress-text.js';

@@ -11,3 +11,5 @@ export { setIn } from './env-settings.js';
 export type { LeaseRef } from './lease-ref.js';
 export { retryDefaults } from './retry-defaults.js';
 export { defaultSettings, settingGroups, settingName, settingOptions, type SettingOption, type SettingPath } from './option-table.js';
+export { badFlag, flagTargets, refreshTokenFlagError, resolveSettings, settingsFromFlags, tokenFlagError, type FlagValues } from './flag-settings.js';
+export { describeSource, resolveDesiredFile, resolveDesiredSource, type DesiredPaths } from './desired-paths.js';

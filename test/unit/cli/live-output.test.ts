@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../src/cli/io.js';
-import { elapsed, LiveOutput } from '../../../src/cli/live-output.js';
+import { LiveOutput } from '../../../src/cli/live-output.js';
+import { elapsed } from '../../../src/report/index.js';
 import type { Change, Plan } from '../../../src/model/index.js';
 import { VirtualTime } from '../../helpers/virtual-time.js';
 import { CaptureStream } from '../../helpers/in-process.js';

@@ -7,12 +7,10 @@ import {
   addLocalStateOptions,
   addOutputOptions,
   addPlanOutputOptions,
-  resolveDesiredFile,
   resolveFormat,
-  resolveSettings,
-  settingsFromFlags,
   type ServiceOptions,
 } from '../../../src/cli/shared-options.js';
+import { resolveDesiredFile, resolveSettings, settingsFromFlags } from '../../../src/settings/index.js';
 import { exitCodeFor, UsageError } from '../../../src/errors.js';
 
 /** Every shared option group, as `amsync plan` registers them. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reportDocument } from '../../../src/cli/report-outputs.js';
+import { reportDocument } from '../../../src/app/index.js';
 import type { ChangeResult } from '../../../src/model/index.js';
 import { diffActualStates, renderStaleMarkdown } from '../../../src/saved-plan/index.js';
 import { plan } from '../../../src/plan/index.js';

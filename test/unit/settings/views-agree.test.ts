@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import * as z from 'zod';
-import { flagTargets } from '../../../src/cli/shared-options.js';
+import { flagTargets } from '../../../src/settings/index.js';
 import { buildProgram } from '../../../src/cli/main.js';
 import { processIo } from '../../../src/cli/io.js';
 import { defaultSettings, settingName, settingOptions, settingsEnvVars, settingsFileSchema, type SettingOption } from '../../../src/settings/index.js';

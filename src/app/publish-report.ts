@@ -1,10 +1,10 @@
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { AmsyncError } from '../errors.js';
-import { renderMarkdown, toJsonDocument, type Report } from '../report/index.js';
+import type { AmsyncError, SafetyError } from '../errors.js';
+import { markdownMaxChars, mdText, renderMarkdown, toJsonDocument, type Report } from '../report/index.js';
+import { renderStaleMarkdown, StalePlanError, type SavedPlan } from '../saved-plan/index.js';
 import { isFsError, localPathError, writeFileAtomic, scrub } from '../secrets/index.js';
 import { jsonSafe } from '../text/index.js';
-import { markdownMaxChars } from './render-report.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -29,6 +29,20 @@ export async function publishReport(report: Report, options: PublishOptions): Pr
     const refusal = options.refusal ? { code: options.refusal.code, message: options.refusal.message } : undefined;
     await writeReportFile(options.reportFile, reportDocument(report, options.now, refusal));
   }
+}
+
+/**
+ * A saved plan `amsync apply` refused: Markdown in the step summary, and the report file with
+ * what moved, so that a CI run's page says why nothing was applied.
+ */
+export async function publishRefusal(error: SafetyError, saved: SavedPlan, options: { env: Env; planFile: string; desiredFile: string; reportFile?: string | undefined }): Promise<void> {
+  const { env, planFile, reportFile } = options;
+  if (error instanceof StalePlanError) await appendStepSummary(env, renderStaleMarkdown(planFile, error.staleness));
+  else await appendStepSummary(env, `### amsync apply: refused\n\n${mdText(error.message)} **Nothing was written.**\n`);
+  if (reportFile === undefined) return;
+  const detail = error instanceof StalePlanError && error.staleness.reason === 'service' ? { serviceChanges: error.staleness.changes } : {};
+  const report: Report = { plan: saved.plan, dryRun: true, file: options.desiredFile, command: 'apply', planFile };
+  await writeReportFile(reportFile, reportDocument(report, new Date(), { code: error.code, message: error.message, ...detail }));
 }
 
 /** The --json document with a timestamp after its version, and why it was refused, if it was. */

@@ -1,9 +1,13 @@
-import type { Report } from '../report/index.js';
-import { renderJson, renderMarkdown, renderText } from '../report/index.js';
-import type { OutputFormat } from './shared-options.js';
+import type { Report } from './report.js';
+import { renderJson } from './render-json.js';
+import { renderMarkdown } from './render-markdown.js';
+import { renderText } from './render-text.js';
+
+/** What a report is printed as: `--format` (`--json` is json). */
+export type ReportFormat = 'text' | 'json' | 'markdown';
 
 export interface RenderOptions {
-  /** ANSI colours in text (see useColor). */
+  /** ANSI colours in text (a terminal, without NO_COLOR). */
   readonly color: boolean;
   /** `--report FILE`: where a cut Markdown summary sends its reader for the rest. */
   readonly reportFile?: string;
@@ -12,7 +16,8 @@ export interface RenderOptions {
 /** GitHub refuses a comment over 65,536 characters: the Markdown summary stays under it. */
 export const markdownMaxChars = 60_000;
 
-export function renderReport(report: Report, format: OutputFormat, options: RenderOptions): string {
+/** The report in the format asked for, as the commands print it on stdout. */
+export function renderReport(report: Report, format: ReportFormat, options: RenderOptions): string {
   if (format === 'json') return renderJson(report);
   if (format === 'markdown') return renderMarkdown(report, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) });
   return renderText(report, { color: options.color });

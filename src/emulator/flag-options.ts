@@ -1,0 +1,135 @@
+import { readFile } from 'node:fs/promises';
+import { InvalidInputError, UsageError } from '../errors.js';
+import { checkRoles, type EmulatorOptions } from './options.js';
+import { MAX_TENANTS, numberedTenants, TENANT_NAME_PATTERN } from './tenants.js';
+import type { RoleInput } from './types.js';
+
+/** `amsync emulator`'s flags as commander hands them over (camelCase, values as typed). */
+export interface EmulatorFlags {
+  host: string;
+  port?: string;
+  token?: string[];
+  readOnlyToken?: string[];
+  expiredToken?: string[];
+  refreshToken?: string[];
+  accessTokenTtl?: string;
+  rotateRefreshTokens?: boolean;
+  refreshTokenGrace?: string;
+  data?: string;
+  roles?: string;
+  pageSizeDefault?: string;
+  pageSizeMax?: string;
+  rateLimit?: string;
+  latencyMs?: string;
+  failRate?: string;
+  maintenance?: boolean;
+  asyncWrites?: boolean;
+  control: boolean;
+  seed?: string;
+  tenants?: string;
+  tenant?: string[];
+}
+
+/** The flags -> the emulator's options; a bad value is a UsageError (exit 64) naming the flag. */
+export async function optionsFromFlags(f: EmulatorFlags): Promise<EmulatorOptions> {
+  const tokens = f.token ?? [];
+  const readOnlyTokens = f.readOnlyToken ?? [];
+  const refreshTokens = f.refreshToken ?? [];
+  if (tokens.length === 0 && readOnlyTokens.length === 0 && refreshTokens.length === 0) {
+    throw new UsageError('Expected at least one `--token T` (or `--read-only-token T`, or `--refresh-token K`): the emulator generates no token, and without one every request answers 401.');
+  }
+  const options: EmulatorOptions = {
+    host: f.host,
+    port: f.port === undefined ? 0 : integer('--port', f.port, 0, 65535),
+    tokens,
+    readOnlyTokens,
+    expiredTokens: f.expiredToken ?? [],
+    refreshTokens,
+    rotateRefreshTokens: f.rotateRefreshTokens === true,
+    control: f.control,
+    maintenance: f.maintenance === true,
+    asyncWrites: f.asyncWrites === true,
+  };
+  if (f.host.trim() === '') throw new UsageError("Expected `--host` to be a host name or address, got ''");
+  if (f.data !== undefined) options.dataFile = f.data;
+  if (f.roles !== undefined) options.roles = await readRoles(f.roles);
+  if (f.pageSizeMax !== undefined) options.pageSizeMax = integer('--page-size-max', f.pageSizeMax, 1, 1_000_000);
+  if (f.pageSizeDefault !== undefined) options.pageSizeDefault = integer('--page-size-default', f.pageSizeDefault, 1, options.pageSizeMax ?? 100);
+  if (f.rateLimit !== undefined) options.rateLimit = decimal('--rate-limit', f.rateLimit, 'a number above 0', (n) => n > 0);
+  if (f.latencyMs !== undefined) options.latencyMs = decimal('--latency-ms', f.latencyMs, 'a number from 0 to 600000', (n) => n >= 0 && n <= 600_000);
+  if (f.failRate !== undefined) options.failRate = decimal('--fail-rate', f.failRate, 'a number from 0 to 1', (n) => n >= 0 && n <= 1);
+  if (f.accessTokenTtl !== undefined) options.accessTokenTtlSeconds = decimal('--access-token-ttl', f.accessTokenTtl, 'a number of seconds above 0, at most a year', (n) => n > 0 && n <= 31_536_000);
+  if (f.refreshTokenGrace !== undefined) options.refreshTokenGraceSeconds = decimal('--refresh-token-grace', f.refreshTokenGrace, 'a number of seconds from 0 to a year', (n) => n >= 0 && n <= 31_536_000);
+  if (f.seed !== undefined) options.seed = integer('--seed', f.seed, 0, 2 ** 32 - 1);
+  const tenants = tenantsOf(f);
+  if (tenants !== undefined) options.tenants = tenants;
+  return options;
+}
+
+/** `--tenants N` or the `--tenant NAME`s, checked here so that the message names the flag. */
+function tenantsOf(f: EmulatorFlags): string[] | undefined {
+  if (f.tenants !== undefined && f.tenant !== undefined) throw new UsageError('Expected either `--tenants N` or `--tenant NAME` (repeatable), not both');
+  if (f.tenants !== undefined) return numberedTenants(integer('--tenants', f.tenants, 1, MAX_TENANTS));
+  if (f.tenant === undefined) return undefined;
+  if (f.tenant.length > MAX_TENANTS) throw new UsageError(`Expected at most ${MAX_TENANTS} \`--tenant\` flags, got ${f.tenant.length}`);
+  const seen = new Set<string>();
+  for (const name of f.tenant) {
+    if (!TENANT_NAME_PATTERN.test(name)) throw new UsageError(`Expected \`--tenant\` to be a name of a-z, 0-9 and - (${TENANT_NAME_PATTERN.source}), got '${name}'`);
+    if (seen.has(name)) throw new UsageError(`Expected each \`--tenant\` name once, got '${name}' twice`);
+    seen.add(name);
+  }
+  return [...seen];
+}
+
+async function readRoles(file: string): Promise<RoleInput[]> {
+  let doc: unknown;
+  // Loaded here: only a run with --roles reads YAML.
+  const { parse: parseYaml } = await import('yaml');
+  try {
+    // YAML is a superset of JSON, so one parser reads both.
+    doc = parseYaml(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new InvalidInputError(`Cannot read the roles file ${file}: ${(error as Error).message}`, [], 'emulator_roles_file', { cause: error });
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { roles?: unknown } | null)?.roles;
+  try {
+    return checkRoles(list);
+  } catch (error) {
+    throw new InvalidInputError(`Invalid roles file ${file}: ${(error as Error).message}`, [], 'emulator_roles_file', { cause: error });
+  }
+}
+
+/** The startup line on stderr: what runs, never the tokens themselves (only how many there are). */
+export function describeOptions(o: EmulatorOptions, seed: number, url: string): string {
+  const count = (list: string[] | undefined) => list?.length ?? 0;
+  const parts = [
+    `${count(o.tokens)} read-write, ${count(o.readOnlyTokens)} read-only and ${count(o.expiredTokens)} expired token(s) configured`,
+    ...(count(o.refreshTokens) > 0
+      ? [`${count(o.refreshTokens)} integrator key(s): access tokens live ${o.accessTokenTtlSeconds ?? 900} s${o.rotateRefreshTokens ? ', refresh tokens rotate' : ''}`]
+      : []),
+    o.dataFile === undefined ? 'state in memory' : o.tenants === undefined ? `state in ${o.dataFile}` : `every tenant starts from ${o.dataFile} (nothing is written back)`,
+    o.control === false ? 'control API off' : `control API at ${url}${o.tenants === undefined ? '' : '/t/<name>'}/_emulator/`,
+    `fault seed ${seed}`,
+  ];
+  const faults = [
+    o.rateLimit !== undefined ? `rate limit ${o.rateLimit}/s` : '',
+    o.latencyMs ? `latency ${o.latencyMs} ms` : '',
+    o.failRate ? `fail rate ${o.failRate}` : '',
+    o.maintenance ? 'maintenance' : '',
+    o.asyncWrites ? 'async writes' : '',
+  ].filter(Boolean);
+  if (faults.length > 0) parts.push(`faults: ${faults.join(', ')}`);
+  return `amsync emulator: ${parts.join('; ')}`;
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`Expected \`${flag}\` to be an integer from ${min} to ${max}, got '${raw}'`);
+  return n;
+}
+
+function decimal(flag: string, raw: string, expected: string, ok: (n: number) => boolean): number {
+  const n = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!Number.isFinite(n) || !ok(n)) throw new UsageError(`Expected \`${flag}\` to be ${expected}, got '${raw}'`);
+  return n;
+}
