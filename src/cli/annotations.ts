@@ -1,48 +1,15 @@
 import type { Diagnostic, Plan } from '../model/index.js';
+import { diagnosticCommands, planProblemCommands } from '../report/index.js';
 import type { CliIo } from './io.js';
 
-/**
- * GitHub Actions workflow commands (`::error file=…,line=…,col=…::message`): with
- * GITHUB_ACTIONS=true, each file diagnostic and each plan problem shows on the pull request's
- * diff at its line. Written to stderr (the runner reads commands there too), so stdout keeps
- * only the plan or the JSON document.
- */
-export function annotateDiagnostics(io: Pick<CliIo, 'env' | 'stderr'>, diagnostics: readonly Diagnostic[]): void {
-  if (!onGitHubActions(io.env)) return;
-  for (const d of diagnostics) {
-    const where: Record<string, string> = d.position ? { file: d.position.file, line: String(d.position.line), col: String(d.position.col) } : {};
-    io.stderr.write(`${workflowCommand(d.severity === 'error' ? 'error' : 'warning', where, `${d.message}${d.path ? ` (${d.path})` : ''}`)}\n`);
-  }
+type Annotated = Pick<CliIo, 'env' | 'stderr'>;
+
+/** On GitHub Actions, each file diagnostic as a workflow command on stderr (report/workflow-commands.ts). */
+export function annotateDiagnostics(io: Annotated, diagnostics: readonly Diagnostic[]): void {
+  if (io.env.GITHUB_ACTIONS === 'true') for (const line of diagnosticCommands(diagnostics)) io.stderr.write(`${line}\n`);
 }
 
-/** Declared items the planner could not decide on, at their place in the file. */
-export function annotatePlan(io: Pick<CliIo, 'env' | 'stderr'>, plan: Plan): void {
-  if (!onGitHubActions(io.env)) return;
-  for (const p of plan.problems) {
-    const where: Record<string, string> = p.source ? { file: p.source.file, line: String(p.source.line), col: String(p.source.col) } : {};
-    io.stderr.write(`${workflowCommand('error', where, `${p.kind} ${JSON.stringify(p.key)}: ${p.message}`)}\n`);
-  }
-}
-
-function onGitHubActions(env: CliIo['env']): boolean {
-  return env.GITHUB_ACTIONS === 'true';
-}
-
-/**
- * `::NAME k=v,k=v::message`, escaped as the Actions toolkit does (@actions/core command.ts):
- * in the message `%`, CR and LF; in property values also `:` and `,`.
- */
-export function workflowCommand(name: 'error' | 'warning', properties: Readonly<Record<string, string>>, message: string): string {
-  const props = Object.entries(properties)
-    .map(([k, v]) => `${k}=${escapeProperty(v)}`)
-    .join(',');
-  return `::${name}${props === '' ? '' : ` ${props}`}::${escapeData(message)}`;
-}
-
-function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+/** On GitHub Actions, each plan problem as a workflow command on stderr. */
+export function annotatePlan(io: Annotated, plan: Plan): void {
+  if (io.env.GITHUB_ACTIONS === 'true') for (const line of planProblemCommands(plan)) io.stderr.write(`${line}\n`);
 }

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { ApprovalStatus } from '../model/index.js';
-import { matchApprovals } from '../policy/index.js';
+import { matchApprovals, pendingGates } from '../policy/index.js';
 import type { ApprovalAnswer } from '../sync/index.js';
 import type { CliIo } from './io.js';
 
@@ -31,9 +31,7 @@ export async function askApproval(io: CliIo, signal?: AbortSignal): Promise<bool
  * hashes of some); `yes` applies only the other changes; anything else cancels.
  */
 export async function askApprovalOfGated(io: CliIo, approval: ApprovalStatus, changes: number, signal?: AbortSignal): Promise<boolean | ApprovalAnswer> {
-  const approved = new Set(approval.approved);
-  const pending = approval.review.gates.filter((g) => !approved.has(g.index));
-  const n = pending.length;
+  const n = pendingGates(approval).length;
   const others = changes - approval.withheld.length;
   io.stdout.write(
     [

@@ -5,7 +5,8 @@ import { resolveShard } from '../fleet/index.js';
 import type { CommandContext } from './command-context.js';
 import { addFleetOptions, checkFleetFlags, defaultTargetConcurrency, fleetDesiredFile, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 import type { CliIo } from './io.js';
-import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, resolveDesiredSource, resolveSettings, type ServiceOptions } from './shared-options.js';
+import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
+import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
 export interface DaemonFlags extends ServiceOptions, FleetOptions {

@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { parseText, rules } from '../settings/index.js';
 import { quote } from '../yaml/index.js';
 import type { Env } from './io.js';
-import { resolveDesiredSource } from './shared-options.js';
+import { resolveDesiredSource } from '../settings/index.js';
 
 /**
  * The fleet's flags (DESIGN.md §9), kept apart from the single-service ones: `--targets FILE`

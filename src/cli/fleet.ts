@@ -1,4 +1,5 @@
 import { InterruptedError, UsageError } from '../errors.js';
+import { formatDiagnostic } from '../model/index.js';
 import { fleetExitCode, renderTargetText, summarizeFleet, type FleetReportContext, type TargetOutcome } from '../fleet/index.js';
 import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 import {
@@ -21,7 +22,6 @@ import {
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
-import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';

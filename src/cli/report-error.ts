@@ -1,7 +1,6 @@
 import { CommanderError } from 'commander';
 import { AmsyncError, exitCodeFor, exitCodes, InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/index.js';
-import { formatDiagnostic } from './format-diagnostic.js';
+import { formatDiagnostic, type Diagnostic } from '../model/index.js';
 
 interface Writable {
   write(text: string): unknown;

@@ -4,9 +4,6 @@ import { UsageError } from '../errors.js';
 import { badFlag, lazyRule, parseText, refreshTokenFlagError, rules, tokenFlagError, type FieldRule, logLevels } from '../settings/index.js';
 import type { DaemonMode, LogLevel } from '../settings/index.js';
 
-// Settings and the desired source from the flags' values are resolved in settings/.
-export { resolveDesiredSource, resolveSettings } from '../settings/index.js';
-
 export const outputFormats = ['text', 'json', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
 

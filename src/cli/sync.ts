@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
-import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
+import { approvalHashLength, changesToWrite, matchApprovals, normaliseApproval, pendingGates } from '../policy/index.js';
 import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
-import type { ApprovalStatus, Plan } from '../model/index.js';
+import { formatDiagnostic, type ApprovalStatus, type Plan } from '../model/index.js';
 import { finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { formatDiagnostic } from './format-diagnostic.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
@@ -211,17 +210,14 @@ async function showAndAsk(
     live.print(run.reports.renderPlanText({ plan, dryRun: false, file: context.file, ...(roleNames === undefined ? {} : { roleNames }), sources: at.sources, approval }, { color }));
     at.shown.plan = true;
   }
-  const approved = new Set(approval.approved);
-  const pending = approval.review.gates.filter((g) => !approved.has(g.index));
+  const pending = pendingGates(approval);
   let answer: boolean | ApprovalAnswer = true;
   if (plan.changes.length > 0 && ask) {
     const { askApproval, askApprovalOfGated } = await import('./confirm.js');
     answer = pending.length === 0 ? await askApproval(run.ctx.io, interrupts?.signal) : await askApprovalOfGated(run.ctx.io, approval, plan.changes.length, interrupts?.signal);
   }
   if (answer === false) return false;
-  const typed = answer === true ? new Set<number>() : new Set(matchApprovals(approval.review, answer.approve).approved);
-  const held = new Set(pending.filter((g) => !typed.has(g.index)).map((g) => g.index));
-  live.startApply({ ...plan, changes: plan.changes.filter((_, i) => !held.has(i)) });
+  live.startApply({ ...plan, changes: changesToWrite(plan, approval, answer === true ? [] : answer.approve) });
   return answer;
 }
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors.js';
+import { formatDiagnostic } from '../model/index.js';
 import { resolveDesiredSource } from '../settings/index.js';
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { formatDiagnostic } from './format-diagnostic.js';
 import { collectFiles } from './shared-options.js';
 import { errText } from './output.js';
 

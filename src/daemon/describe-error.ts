@@ -1,5 +1,4 @@
 import { AmsyncError, InvalidInputError } from '../errors.js';
-import type { Diagnostic } from '../model/index.js';
 
 /**
  * A stable, label-safe code for an error: the AmsyncError code, else an errno-like code,
@@ -22,11 +21,4 @@ export function errorForLog(error: unknown): { code: string; message: string } {
 
 export function isInvalidInput(error: unknown): error is InvalidInputError {
   return error instanceof InvalidInputError;
-}
-
-/** `access.yaml:3:7: error: unknown key 'levl' (sshUsers[1].levl)`: the CLI's format, for logs. */
-export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.position ? `${d.position.file}:${d.position.line}:${d.position.col}: ` : '';
-  const path = d.path ? ` (${d.path})` : '';
-  return `${where}${d.severity}: ${d.message}${path}`;
 }

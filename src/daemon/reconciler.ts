@@ -1,11 +1,11 @@
 import { endedByStop, stoppedBeforeSending } from '../api/index.js';
 import { LockWaitStoppedError } from '../errors.js';
 import { syncEvents, type SyncOutcome } from '../sync/index.js';
-import { approvalHint, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
+import { approvalHint, formatDiagnostic, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { ApprovalsRead } from './approvals-file.js';
 import { pendingApprovalsOf, type PendingApproval, type PendingApprovalsEvent } from './pending-approvals.js';
 import type { Logger, DaemonMetrics, RunOutcome } from '../obs/index.js';
-import { errorCode, errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
+import { errorCode, errorForLog, isInvalidInput } from './describe-error.js';
 import type { DaemonStatus } from './readiness.js';
 import { summariseSync, type RunSummary } from './run-summary.js';
 import type { RunVerdict, TriggerReason } from './sync-loop.js';

@@ -1,13 +1,13 @@
 import type { CredentialHandover } from '../api/index.js';
 import { InvalidInputError } from '../errors.js';
 import { desiredForTarget, Semaphore, type Target } from '../fleet/index.js';
-import type { DesiredState, Diagnostic, NotifyEvent } from '../model/index.js';
+import { formatDiagnostic, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
 import type { AmsyncMetrics, Logger } from '../obs/index.js';
 import type { Timers } from '../time/index.js';
 import { Daemon, type DaemonTargets } from './daemon.js';
 import type { StartedDaemon, StopResult } from './daemon-lifecycle.js';
 import { initialRuntime, type DaemonOptions, type DaemonRuntimeOptions } from './daemon-options.js';
-import { errorForLog, formatDiagnostic, isInvalidInput } from './describe-error.js';
+import { errorForLog, isInvalidInput } from './describe-error.js';
 import type { FileWatchFactory } from './file-watch.js';
 import { parseListen } from './listen-address.js';
 import { defaultReadiness, liveness, readiness, type Readiness } from './readiness.js';

@@ -1,5 +1,6 @@
 export type { SecretRef, SecretValue } from './secret-value.js';
 export type { Diagnostic, Severity, SourcePosition } from './source-position.js';
+export { formatDiagnostic } from './source-position.js';
 export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
 export type { ApprovalGate, ApprovalStatus, GateRule, PlanReview, PolicyFinding } from './approval.js';
 export { noReview } from './approval.js';

@@ -19,3 +19,13 @@ export interface Diagnostic {
   /** For `policy_violation`: the rule broken, as named in `policy:` (`superuser`, `levels`). */
   readonly rule?: string;
 }
+
+/**
+ * `access.yaml:3:7: error: unknown key 'levl' — did you mean 'level'? (sshUsers[1].levl)`: the
+ * one text of a finding, on the CLI's stderr and in the daemon's logs.
+ */
+export function formatDiagnostic(d: Diagnostic): string {
+  const where = d.position ? `${d.position.file}:${d.position.line}:${d.position.col}: ` : '';
+  const path = d.path ? ` (${d.path})` : '';
+  return `${where}${d.severity}: ${d.message}${path}`;
+}

@@ -1,4 +1,4 @@
-import type { PlanReview } from '../model/index.js';
+import type { ApprovalGate, ApprovalStatus, PlanReview } from '../model/index.js';
 import { normaliseApproval } from './approval-hash.js';
 
 export interface ApprovalMatch {
@@ -23,4 +23,20 @@ export function matchApprovals(review: PlanReview, approvals: Iterable<string>):
     else unmatched.push(given);
   }
   return { approved: [...approved].sort((a, b) => a - b), unmatched };
+}
+
+/** The gated changes of a run that no approval covers yet (by --approve, an approvals file or a reviewed plan). Pure. */
+export function pendingGates(status: ApprovalStatus): ApprovalGate[] {
+  const approved = new Set(status.approved);
+  return status.review.gates.filter((g) => !approved.has(g.index));
+}
+
+/**
+ * The changes of `plan` that will be written once the approvals typed at the prompt are
+ * added: a gated change still pending after them stays out. Pure.
+ */
+export function changesToWrite<C>(plan: { readonly changes: readonly C[] }, status: ApprovalStatus, typed: Iterable<string>): C[] {
+  const nowApproved = new Set(matchApprovals(status.review, typed).approved);
+  const held = new Set(pendingGates(status).filter((g) => !nowApproved.has(g.index)).map((g) => g.index));
+  return plan.changes.filter((_, i) => !held.has(i));
 }

@@ -11,3 +11,4 @@ export { markdownMaxChars, renderReport, type RenderOptions, type ReportFormat }
 export { plural, validateSummaryLine, type ValidateCounts, type ValidateReport } from './validate-summary.js';
 export { auditReadWarning, renderAuditTable } from './render-audit.js';
 export { applyingProgress, elapsed, listingProgress, stillLine } from './progress-text.js';
+export { diagnosticCommands, planProblemCommands, workflowCommand } from './workflow-commands.js';

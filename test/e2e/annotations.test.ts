@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowCommand } from '../../src/cli/annotations.js';
+import { workflowCommand } from '../../src/report/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
 

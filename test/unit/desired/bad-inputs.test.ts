@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDiagnostic } from '../../../src/cli/format-diagnostic.js';
+import { formatDiagnostic } from '../../../src/model/index.js';
 import { parse } from './parse-helper.js';
 
 interface BadInput {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDiagnostic } from '../../../src/cli/format-diagnostic.js';
+import { formatDiagnostic } from '../../../src/model/index.js';
 import { parseDesired } from '../../../src/desired/parse-desired.js';
 
 const canary = 'Canary7f3a9cPw';
