@@ -64,6 +64,13 @@ module.exports = {
       },
     })),
     {
+      name: 'kinds-import-nothing',
+      severity: 'error',
+      comment: 'src/model/kinds/ declares each kind as plain data (DESIGN.md §2): it imports nothing, not even the rest of model/.',
+      from: { path: '^src/model/kinds/' },
+      to: { path: '^src/', pathNot: '^src/model/kinds/' },
+    },
+    {
       name: 'nothing-imports-cli',
       severity: 'error',
       comment: 'cli/ is the top: nothing below may import it.',

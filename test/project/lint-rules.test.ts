@@ -85,6 +85,20 @@ describe('dependency-cruiser: no cycles, and the pipeline points one way', () =>
     expect(run.out).toContain('nothing-imports-cli: src/apply/index.ts → src/cli/index.ts');
   });
 
+  it('holds the new folders of issue 28: kinds import nothing, app never imports cli or daemon, daemon never cli', async () => {
+    const run = await plant({
+      'src/model/index.ts': 'export const m = 1;\n',
+      'src/model/kinds/apikey.ts': "import { m } from '../index.js';\nexport const k = m;\n",
+      'src/daemon/index.ts': "import { main } from '../cli/index.js';\nexport const d = main;\n",
+      'src/app/index.ts': "import { d } from '../daemon/index.js';\nexport const a = d;\n",
+      'src/cli/index.ts': 'export const main = 1;\n',
+    });
+    expect(run.status).not.toBe(0);
+    expect(run.out).toContain('kinds-import-nothing: src/model/kinds/apikey.ts → src/model/index.ts');
+    expect(run.out).toContain('folder-direction-app: src/app/index.ts → src/daemon/index.ts');
+    expect(run.out).toContain('nothing-imports-cli: src/daemon/index.ts → src/cli/index.ts');
+  });
+
   it('passes the same files when they point the right way', async () => {
     const run = await plant({
       'src/model/index.ts': 'export const m = 1;\n',
