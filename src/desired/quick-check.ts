@@ -21,18 +21,32 @@ import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-
  * (n=30; zod builds the ~80 schemas of this file and compiles its parser on first use, ~10 ms);
  * a 100k-item file (5 MB) 705 ms with it, 675 ms without (n=6: warm, zod 4's compiled parser
  * is the faster one, ~34 ms against ~49 ms at 20k items). Most runs (CI, validate, a sync)
- * read small files cold, where it saves ~10 %; at 100k items it costs ~4 %. Its key sets and
+ * read small files cold, where it saves ~10 %; at 100k items it cost ~4 %, so a file of more than
+ * quickCheckMaxItems items goes to zod straight away. Its key sets and
  * field checks are generated from the kind declarations (model/kinds), as the zod schema is.
  * zod stays the file's definition: the JSON Schema, the error messages and every file this declines.
  */
 export function quickCheckDesired(raw: unknown): DesiredFile | undefined {
-  if (prototypeAltered()) return undefined;
+  if (prototypeAltered() || itemCount(raw) > quickCheckMaxItems) return undefined;
   try {
     return fileOf(raw);
   } catch (error) {
     if (error === notSure) return undefined;
     throw error;
   }
+}
+
+/**
+ * Above this many items zod takes the file: its compiled object check is the faster one on a
+ * large file (warm: ~34 ms against ~49 ms at 20k items; docs/performance.md, "Fast paths"),
+ * and its ~10 ms first-use cost no longer matters there. Below it, a cold run saves that cost.
+ */
+export const quickCheckMaxItems = 1000;
+
+function itemCount(raw: unknown): number {
+  if (typeof raw !== 'object' || raw === null) return 0;
+  const { sshUsers, apikeys } = raw as { sshUsers?: unknown; apikeys?: unknown };
+  return (Array.isArray(sshUsers) ? sshUsers.length : 0) + (Array.isArray(apikeys) ? apikeys.length : 0);
 }
 
 /** Thrown (and caught above) as soon as a value is outside the plainly right. */

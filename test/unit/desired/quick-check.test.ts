@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { desiredFileSchema } from '../../../src/desired/desired-schema.js';
-import { quickCheckDesired } from '../../../src/desired/quick-check.js';
+import { quickCheckDesired, quickCheckMaxItems } from '../../../src/desired/quick-check.js';
 
 /**
  * The quick check may answer only where zod answers the same: same value for a file zod
@@ -197,5 +197,14 @@ targets: {env: prod}
       }
     }
     expect(quickCheckDesired(plain)).toBeDefined();
+  });
+});
+
+describe('a large file goes to zod, which is the faster there (docs/performance.md, "Fast paths")', () => {
+  const file = (n: number) => ({ sshUsers: Array.from({ length: n }, (_, i) => ({ username: `u${i}` })), apikeys: [{ name: 'k' }] });
+  it(`up to ${quickCheckMaxItems} items the quick check answers; above, it leaves the file to zod, which gives the same value`, () => {
+    expect(quickCheckDesired(file(quickCheckMaxItems - 1))).toEqual(desiredFileSchema().parse(file(quickCheckMaxItems - 1)));
+    expect(quickCheckDesired(file(quickCheckMaxItems))).toBeUndefined();
+    expect(desiredFileSchema().safeParse(file(quickCheckMaxItems)).success).toBe(true);
   });
 });
