@@ -32,6 +32,7 @@ const commands: readonly (readonly [name: string, load: () => Promise<Register>]
   ['export', async () => (await import('./export.js')).registerExportCommand],
   ['schema', async () => (await import('./schema.js')).registerSchemaCommand],
   ['daemon', async () => (await import('./daemon.js')).registerDaemonCommand],
+  ['ctl', async () => (await import('./ctl.js')).registerCtlCommand],
   ['emulator', async () => (await import('./emulator.js')).registerEmulatorCommand],
   ['demo', async () => (await import('./demo.js')).registerDemoCommand],
   ['audit', async () => (await import('./audit.js')).registerAuditCommand],

@@ -1,4 +1,4 @@
-import type { Settings } from '../settings/index.js';
+import type { Settings, SyncWindowSetting } from '../settings/index.js';
 import { DaemonError } from './daemon-error.js';
 import type { BackoffOptions } from './backoff.js';
 import { parseListen } from './listen-address.js';
@@ -39,10 +39,14 @@ export interface DaemonOptions {
   readonly invalidRecheckMs?: number;
   /** Compare watched contents this often even without file events; 0 = never. @default 30000 */
   readonly watchPollMs?: number;
+  /** Sync windows (daemon.windows): while they hold writes, runs observe only. @default [] */
+  readonly windows?: readonly SyncWindowSetting[];
+  /** The control socket of `amsync ctl` (0600); absent: none. */
+  readonly socket?: string;
 }
 
 /** What a settings reload (SIGHUP) may change without a restart. `listen` needs one. */
-export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs' | 'runDeadlineMs' | 'approvalsFile'>;
+export type DaemonRuntimeOptions = Pick<DaemonOptions, 'schedule' | 'mode' | 'debounceMs' | 'shutdownGraceMs' | 'runDeadlineMs' | 'approvalsFile' | 'windows'>;
 
 /** The runtime options as a running daemon holds them: a reload changes them in place. */
 export type MutableRuntimeOptions = { -readonly [K in keyof DaemonRuntimeOptions]: DaemonRuntimeOptions[K] };
@@ -58,6 +62,7 @@ export function initialRuntime(options: DaemonOptions): MutableRuntimeOptions {
     debounceMs: options.debounceMs,
     shutdownGraceMs: options.shutdownGraceMs,
     runDeadlineMs: options.runDeadlineMs ?? defaultRunDeadlineMs,
+    windows: options.windows ?? [],
   };
 }
 
@@ -83,7 +88,7 @@ export function checkDaemonOptions(o: DaemonOptions): DaemonOptions {
 
 /** What a settings reload (SIGHUP) may change without a restart. */
 export function runtimeOptions(settings: Settings): Partial<DaemonRuntimeOptions> {
-  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile } = settings.daemon;
+  const { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile, windows } = settings.daemon;
   // approvalsFile is always present: unset in the settings now means unset here.
-  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile };
+  return { schedule, mode, debounceMs, shutdownGraceMs, runDeadlineMs, approvalsFile, windows };
 }

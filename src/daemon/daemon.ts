@@ -1,3 +1,4 @@
+import type { NotifyEvent } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
 import { systemTimers, type Timers } from '../time/index.js';
 import { defaultBackoff } from './backoff.js';
@@ -6,7 +7,12 @@ import { defaultRunDeadlineMs, type DaemonOptions, type DaemonRuntimeOptions, ty
 import { errorForLog } from './describe-error.js';
 import type { FileWatchFactory } from './file-watch.js';
 import { InputRecheck } from './input-recheck.js';
+import type { CtlRequest, CtlResponse, CtlStatus } from './ctl-protocol.js';
+import { startCtlServer, type CtlServer } from './ctl-server.js';
 import type { Readiness } from './readiness.js';
+import type { DaemonMode } from './reconciler.js';
+import { compileWindows } from './sync-windows.js';
+import { suspendedWords, WriteGate } from './write-gate.js';
 import type { ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
 import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
@@ -16,8 +22,17 @@ import type { TargetRunner, TargetRunnerParts } from './target-runner.js';
 export interface DaemonParts {
   /** The daemon's log (`component: daemon`). */
   readonly logger: Logger;
-  readonly metrics: { setReady(ready: boolean): void; render(): Promise<{ contentType: string; body: string }> };
+  readonly metrics: {
+    setReady(ready: boolean): void;
+    render(): Promise<{ contentType: string; body: string }>;
+    /** `amsync ctl suspend`: 1 while suspended. */
+    setSuspended?(suspended: boolean): void;
+    /** daemon.windows: 1 while the windows let runs write. */
+    setSyncWindowOpen?(open: boolean): void;
+  };
   readonly options: DaemonOptions;
+  /** Told of a suspension and a resume (the webhooks); must not block or throw. */
+  readonly notify?: ((event: NotifyEvent) => void) | undefined;
   /** The runtime options it starts with; a reload changes them in place. */
   readonly runtime: MutableRuntimeOptions;
   /**
@@ -98,6 +113,11 @@ export class Daemon<S extends Readiness> {
   readonly #targets: DaemonTargets<S>;
   /** Reads the input before the runners run (a fleet); absent for one service. */
   readonly #refreshLoop: SyncLoop | undefined;
+  /** Suspension, sync windows, and a `ctl sync --override-window`: whether runs may write. */
+  readonly gate: WriteGate;
+  #ctl: CtlServer | undefined;
+  /** The run asked for when the deny windows open now end, and when that is. */
+  #windowEnd: { at: number; handle: unknown } | undefined;
 
   /** `targets` is made once the daemon's own parts are: it may make runners at once. */
   constructor(parts: DaemonParts, targets: (daemon: Daemon<S>) => DaemonTargets<S>) {
@@ -106,10 +126,12 @@ export class Daemon<S extends Readiness> {
     this.timers = parts.timers ?? systemTimers;
     this.options = parts.options;
     this.runtime = parts.runtime;
+    this.gate = new WriteGate(compileWindows(parts.runtime.windows ?? []), () => this.timers.wallNow());
     this.lifecycle = new DaemonLifecycle({
       logger: this.log,
       timers: this.timers,
-      metrics: parts.metrics,
+      // The window opens and closes with time, not with runs: its gauge is read when scraped.
+      metrics: { setReady: (ready) => parts.metrics.setReady(ready), render: () => this.#renderMetrics() },
       scheduler: parts.scheduler,
       watcher: parts.watcher,
       shutdown: this.#shutdownSteps(),
@@ -139,6 +161,19 @@ export class Daemon<S extends Readiness> {
   /** Serve, watch, schedule, listen for signals, then ask for the first run. */
   async start(): Promise<StartedDaemon<S>> {
     const targets = this.#targets;
+    this.#updateGateMetrics();
+    const socket = this.options.socket;
+    // Before the endpoints: a second daemon over a live socket stops here, having bound nothing.
+    if (socket !== undefined) this.#ctl = await startCtlServer(socket, (request) => this.control(request), this.log);
+    try {
+      return await this.#startLifecycle(targets);
+    } catch (error) {
+      await this.#ctl?.close();
+      throw error;
+    }
+  }
+
+  #startLifecycle(targets: DaemonTargets<S>): Promise<StartedDaemon<S>> {
     return this.lifecycle.start({
       endpoints: {
         listen: this.options.listen,
@@ -155,6 +190,119 @@ export class Daemon<S extends Readiness> {
       status: () => targets.status(),
       logStarted: (url) => targets.logStarted(url),
     });
+  }
+
+  /**
+   * The mode of a target's next run: the runtime's, unless writes are held (suspended, or a
+   * sync window) — then observe, and when a deny window holds them, a run is asked for at its end.
+   */
+  modeFor(target: string, mode: DaemonMode): DaemonMode {
+    const decided = this.gate.modeFor(target, mode);
+    this.#updateGateMetrics();
+    if (decided.overridden) this.log.info({ target: target || undefined }, 'the sync window holds writes; this run writes once (ctl sync --override-window)');
+    else if (decided.held !== undefined) {
+      this.log.info({ target: target || undefined, held: decided.held }, `writes held (${decided.held}): this run observes only`);
+      this.#armWindowEnd();
+    }
+    return decided.mode;
+  }
+
+  /** One request of `amsync ctl` (ctl-server.ts). */
+  async control(request: CtlRequest): Promise<CtlResponse> {
+    switch (request.op) {
+      case 'status':
+        return this.#answer('');
+      case 'suspend':
+        return this.#suspend(request);
+      case 'resume':
+        return this.#resume(request);
+      case 'sync':
+        return this.#syncNow(request);
+    }
+  }
+
+  /** The daemon's state as `amsync ctl status` shows it. */
+  ctlStatus(): CtlStatus {
+    const window = this.gate.window();
+    const suspension = this.gate.suspension;
+    const runs = [...this.runners.values()].map((r) => r.reconciler.status());
+    const one = runs.length === 1 ? runs[0] : undefined;
+    const ready = this.#targets.status();
+    return {
+      mode: this.runtime.mode,
+      writes: this.runtime.mode === 'apply' && this.gate.held() === undefined,
+      suspended: suspension ? { reason: suspension.reason, since: new Date(suspension.since).toISOString(), by: suspension.by } : null,
+      window: { open: window.open, reason: window.reason, windows: this.gate.windowCount },
+      lastRun: {
+        outcome: one?.lastOutcome ?? null,
+        lastSuccessAt: one?.lastSuccessAt === undefined ? null : new Date(one.lastSuccessAt).toISOString(),
+        lastError: one?.lastError ?? null,
+        running: runs.some((r) => r.running),
+      },
+      ready: { ready: ready.ready, reason: ready.reason },
+    };
+  }
+
+  #answer(message: string): CtlResponse {
+    return { ok: true, message, status: this.ctlStatus() };
+  }
+
+  #suspend(request: CtlRequest): CtlResponse {
+    const by = request.uid === undefined || request.uid === null ? null : `uid ${request.uid}`;
+    const reason = request.reason?.trim() || 'no reason given';
+    const suspension = this.gate.suspend(reason, by);
+    const words = suspendedWords(suspension);
+    this.log.warn({ reason, by, code: 'suspended' }, `${words}: runs observe only (plan and report drift), nothing is written until \`amsync ctl resume\``);
+    this.#parts.notify?.({ event: 'suspension_changed', message: `${words}${by ? ` (by ${by})` : ''}: the daemon observes only until resumed` });
+    this.#afterGateChange();
+    return this.#answer(words);
+  }
+
+  #resume(request: CtlRequest): CtlResponse {
+    const previous = this.gate.resume();
+    if (previous === undefined) return this.#answer('not suspended');
+    const by = request.uid === undefined || request.uid === null ? null : `uid ${request.uid}`;
+    this.log.info({ by, was: previous.reason, code: 'resumed' }, 'resumed: runs write again; a run corrects the drift now');
+    this.#parts.notify?.({ event: 'suspension_changed', message: `resumed${by ? ` by ${by}` : ''} (was ${suspendedWords(previous)})` });
+    this.#afterGateChange();
+    this.trigger('ctl');
+    return this.#answer('resumed; a run was asked for');
+  }
+
+  #syncNow(request: CtlRequest): CtlResponse {
+    if (request.overrideWindow === true) this.gate.overrideWindow(this.runners.keys());
+    this.trigger('ctl');
+    const held = this.gate.held();
+    const note = held === undefined ? '' : request.overrideWindow === true && this.gate.suspension === undefined ? ' (it writes once, overriding the sync window)' : ` (it observes only: ${held})`;
+    return this.#answer(`a run was asked for${note}`);
+  }
+
+  #afterGateChange(): void {
+    this.#updateGateMetrics();
+    this.setReady(this.#targets.status().ready);
+  }
+
+  #updateGateMetrics(): void {
+    this.#parts.metrics.setSuspended?.(this.gate.suspension !== undefined);
+    this.#parts.metrics.setSyncWindowOpen?.(this.gate.window().open);
+  }
+
+  #renderMetrics(): Promise<{ contentType: string; body: string }> {
+    this.#updateGateMetrics();
+    return this.#parts.metrics.render();
+  }
+
+  /** While a deny window holds writes: a run when it ends (allow windows wait for the schedule). */
+  #armWindowEnd(): void {
+    const until = this.gate.window().denyUntil;
+    if (until === undefined || this.gate.suspension !== undefined || this.#windowEnd?.at === until || this.lifecycle.stopping) return;
+    if (this.#windowEnd) this.timers.clearTimeout(this.#windowEnd.handle);
+    const handle = this.timers.setTimeout(() => {
+      this.#windowEnd = undefined;
+      this.log.info('the deny window ended: a run corrects what it held');
+      this.trigger('window');
+    }, Math.max(0, until - this.timers.wallNow()));
+    this.#windowEnd = { at: until, handle };
   }
 
   /** Asks every target for a run (after the input is read, when the targets read it together). */
@@ -229,6 +377,12 @@ export class Daemon<S extends Readiness> {
     }
     if (changes.shutdownGraceMs !== undefined) runtime.shutdownGraceMs = changes.shutdownGraceMs;
     if (changes.runDeadlineMs !== undefined) runtime.runDeadlineMs = changes.runDeadlineMs;
+    if (changes.windows !== undefined && JSON.stringify(changes.windows) !== JSON.stringify(runtime.windows ?? [])) {
+      if (announce) this.log.info({ windows: changes.windows.length }, 'sync windows changed');
+      runtime.windows = changes.windows;
+      this.gate.setWindows(compileWindows(changes.windows));
+      this.#updateGateMetrics();
+    }
     // A key present but undefined unsets it. The watch follows at the run's load (onWatchFiles).
     if ('approvalsFile' in changes) {
       if (announce && changes.approvalsFile !== runtime.approvalsFile) this.log.info({ from: runtime.approvalsFile ?? null, to: changes.approvalsFile ?? null }, 'approvals file changed');
@@ -252,12 +406,15 @@ export class Daemon<S extends Readiness> {
       graceMs: () => this.runtime.shutdownGraceMs,
       onStopping: (reason, graceMs) => {
         this.#recheck.cancel();
+        if (this.#windowEnd) this.timers.clearTimeout(this.#windowEnd.handle);
+        this.#windowEnd = undefined;
         this.#targets.onStopping(reason, graceMs);
       },
       stopRuns: () => Promise.all([this.#refreshLoop?.stop(), ...[...this.runners.values()].map((r) => r.loop.stop())]),
       unfinishedMessage: () => this.#targets.unfinishedMessage,
       release: () => {
         for (const runner of this.runners.values()) runner.service.close?.();
+        void this.#ctl?.close();
       },
     };
   }

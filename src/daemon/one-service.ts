@@ -78,7 +78,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   const options = checkDaemonOptions(deps.options);
   const approvalsFile = options.approvalsFile;
   const runtime = { ...initialRuntime(options), ...(approvalsFile === undefined ? {} : { approvalsFile }) };
-  const parts = { logger: deps.logger, metrics: deps.metrics, options, runtime, logsChanges: true, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
+  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, options, runtime, logsChanges: true, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
   return new Daemon<DaemonStatus & Readiness>(parts, (daemon) => new OneService(daemon, deps)).start();
 }
 
@@ -107,7 +107,7 @@ class OneService implements DaemonTargets<DaemonStatus & Readiness> {
       // caller closes what it opened once the daemon has stopped.
       service: deps,
       loadInput: () => deps.loadDesired(),
-      mode: () => (deps.mayWrite?.() === false ? 'observe' : daemon.runtime.mode),
+      mode: () => (deps.mayWrite?.() === false ? 'observe' : daemon.modeFor('', daemon.runtime.mode)),
       onWatchFiles: (files) => daemon.lifecycle.setWatchedFiles(this.#watched(files)),
       ...(deps.notify ? { notify: deps.notify } : {}),
       readApprovals: () => this.#readApprovals(),
@@ -128,10 +128,12 @@ class OneService implements DaemonTargets<DaemonStatus & Readiness> {
 
   status(): DaemonStatus & Readiness {
     const writeBack = this.#deps.credentialStatus?.()?.writeBack;
+    const held = this.#daemon.gate.held();
     const s: DaemonStatus = {
       ...this.#runner.reconciler.status(),
       stopping: this.#daemon.lifecycle.stopping,
       mode: this.#daemon.runtime.mode,
+      ...(held === undefined ? {} : { writesHeld: held }),
       ...(writeBack !== undefined && !writeBack.ok ? { keyWriteBackError: writeBack.error ?? 'error' } : {}),
     };
     return { ...s, ...readiness(s, this.#daemon.options.readiness ?? defaultReadiness) };

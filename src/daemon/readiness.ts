@@ -31,6 +31,11 @@ export interface DaemonStatus {
    * fault of the pod.
    */
   readonly pendingApprovals?: readonly string[];
+  /**
+   * Why runs observe only now: `suspended: REASON since T` (amsync ctl suspend) or a sync
+   * window. The daemon stays ready: holding writes on purpose is not a fault of the pod.
+   */
+  readonly writesHeld?: string;
 }
 
 /** Hashes listed on /readyz at most; the log and the hook have them all. */
@@ -78,7 +83,7 @@ export function readiness(status: DaemonStatus, options: ReadinessOptions): Read
     if (!status.configValid) return { ready: false, reason: 'the desired-state file is invalid and no good version has been synced yet' };
     return { ready: false, reason: status.lastError ? `no successful sync yet: ${status.lastError}` : 'no successful sync yet' };
   }
-  const notes = [status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept', pendingWords(status.pendingApprovals ?? [])].filter(Boolean);
+  const notes = [status.configValid ? '' : 'the desired-state file is invalid: the last good version is kept', pendingWords(status.pendingApprovals ?? []), status.writesHeld ?? ''].filter(Boolean);
   return { ready: true, reason: notes.length === 0 ? 'ok' : `ok (${notes.join('; ')})` };
 }
 

@@ -14,6 +14,7 @@ import type { LeaseElector } from './lease-elector.js';
 import { startDaemon, type DaemonDeps, type RunningDaemon } from './one-service.js';
 import type { PendingApprovalsEvent } from './pending-approvals.js';
 import { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
+import { ctlSocketPath } from './ctl-socket-path.js';
 
 type MakeContext = (logger?: Logger, credentialFrom?: CredentialHandover) => Promise<ServiceContext>;
 
@@ -86,7 +87,7 @@ class ServiceOfTheMoment {
       onWire: () => this.service.onWire(),
       logger: this.#log,
       metrics: this.metrics,
-      options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon },
+      options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon, socket: ctlSocketPath(this.service.settings) },
       ...(this.request.signals ? { signals: this.request.signals } : {}),
       ...(this.request.scheduler ? { scheduler: this.request.scheduler } : {}),
     };

@@ -8,6 +8,7 @@ import { attachClientMetrics } from './client-metrics.js';
 import type { StopResult } from './daemon-lifecycle.js';
 import { runtimeOptions } from './daemon-options.js';
 import type { DaemonRequest, FleetRequest } from './daemon-request.js';
+import { ctlSocketPath } from './ctl-socket-path.js';
 import { flushLogger } from './flush-logger.js';
 import { startElection } from './leader-election.js';
 import type { LeaseElector } from './lease-elector.js';
@@ -53,7 +54,7 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
-      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, ...(shard === undefined ? {} : { shard }) },
+      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
     await elector?.stop();

@@ -171,6 +171,7 @@ export function stopWritesOf(stop: AbortSignal, term: AbortSignal | undefined): 
 
 /** What started a daemon run, as the audit log names it: a file change wins over the schedule. */
 export function auditTrigger(reasons: readonly TriggerReason[]): NonNullable<SyncOptions['trigger']> {
+  if (reasons.includes('ctl')) return 'manual';
   if (reasons.includes('file') || reasons.includes('reload')) return 'file-change';
   if (reasons.includes('start') || reasons.includes('leader')) return 'startup';
   return 'schedule';

@@ -101,7 +101,7 @@ export interface TargetReadiness {
 export async function startFleetDaemon(deps: FleetDaemonDeps): Promise<RunningFleetDaemon> {
   checkFleetOptions(deps.options);
   const options = deps.options;
-  const parts = { logger: deps.logger, metrics: deps.metrics, options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
+  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
   return new Daemon<FleetStatus>(parts, (daemon) => new TargetsFile(daemon, deps)).start();
 }
 
@@ -281,7 +281,7 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
       metrics,
       service: this.#deps.openTarget(target, credentialFrom),
       loadInput: () => this.#loadTarget(name),
-      mode: () => (this.#mayWrite() ? daemon.runtime.mode : 'observe'),
+      mode: () => (this.#mayWrite() ? daemon.modeFor(name, daemon.runtime.mode) : 'observe'),
       onWatchFiles: () => undefined,
       notify: (event) => this.#deps.notify?.({ ...event, target: name }),
       // A standby (another replica holds the shard's Lease) runs nothing; leading again triggers every target.

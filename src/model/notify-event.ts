@@ -17,6 +17,8 @@ export const notifyEventNames = [
   'leadership_changed',
   /** The desired-state or settings file became invalid (the last good state is kept). */
   'config_invalid',
+  /** The daemon was suspended (`amsync ctl suspend`: it observes only) or resumed. */
+  'suspension_changed',
 ] as const;
 
 export type NotifyEventName = (typeof notifyEventNames)[number];

@@ -68,6 +68,7 @@ const titles: Readonly<Record<NotifyEventName, string>> = {
   approvals_pending: 'Approvals pending',
   leadership_changed: 'Leadership changed',
   config_invalid: 'Configuration invalid',
+  suspension_changed: 'Suspended or resumed',
 };
 
 const icons: Readonly<Record<NotifyEventName, string>> = {
@@ -77,6 +78,7 @@ const icons: Readonly<Record<NotifyEventName, string>> = {
   approvals_pending: ':hourglass:',
   leadership_changed: ':crown:',
   config_invalid: ':warning:',
+  suspension_changed: ':pause_button:',
 };
 
 function defaultMessage(event: NotifyEvent): string {

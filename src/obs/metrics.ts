@@ -111,6 +111,10 @@ export interface AmsyncMetrics extends DaemonMetrics, ClientMetrics, Notificatio
   readonly registry: Registry;
   /** Leader election: whether this replica holds the Lease (may write). */
   setLeader(leading: boolean): void;
+  /** `amsync ctl suspend`: whether the daemon is suspended (observes only). */
+  setSuspended(suspended: boolean): void;
+  /** daemon.windows: whether the sync windows let runs write now. */
+  setSyncWindowOpen(open: boolean): void;
   /** The exposition text and its content type, for GET /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -203,7 +207,7 @@ function runMetrics(registers: Registers): RunRecorder {
 }
 
 /** The daemon's state between runs: config validity, last success, readiness, the Lease, pending approvals. */
-function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof RunRecorder> & Pick<AmsyncMetrics, 'setLeader'> {
+function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof RunRecorder> & Pick<AmsyncMetrics, 'setLeader' | 'setSuspended' | 'setSyncWindowOpen'> {
   const configValid = new Gauge({
     name: 'amsync_config_valid',
     help: '1 when the desired-state file (and settings) last loaded without error, else 0.',
@@ -236,6 +240,14 @@ function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof Run
     help: 'Changes that need an approval (superuser, approveRoles, approveDeletesOver) and have none, so the daemon has not written them, as of the last run that applied.',
     registers,
   });
+  const suspended = new Gauge({ name: 'amsync_suspended', help: '1 while the daemon is suspended (amsync ctl suspend): it plans and reports drift, writes nothing.', registers });
+  const windowOpen = new Gauge({
+    name: 'amsync_sync_window_open',
+    help: '1 while the sync windows (daemon.windows) let runs write; 0 inside a deny window or outside every allow window.',
+    registers,
+  });
+  suspended.set(0);
+  windowOpen.set(1);
   configValid.set(1);
   lastSuccess.set(0);
   running.set(0);
@@ -251,6 +263,8 @@ function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof Run
     setConsecutiveFailures: (count) => failures.set(count),
     setReady: (on) => ready.set(on ? 1 : 0),
     setLeader: (on) => leader.set(on ? 1 : 0),
+    setSuspended: (on) => suspended.set(on ? 1 : 0),
+    setSyncWindowOpen: (open) => windowOpen.set(open ? 1 : 0),
     recordAbandoned: () => abandoned.inc(),
     setPendingApprovals: (count) => pendingApprovals.set(Number.isFinite(count) && count >= 0 ? count : 0),
   };

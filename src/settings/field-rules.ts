@@ -5,7 +5,8 @@ import * as z from 'zod';
 import { quote, rangeWords } from '../yaml/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { notifyEventNames } from '../model/index.js';
-import { daemonModes, logLevels, webhookFormats, type WebhookSetting } from './settings.js';
+import { durationMs } from './duration.js';
+import { daemonModes, logLevels, syncWindowKinds, webhookFormats, type SyncWindowSetting, type WebhookSetting } from './settings.js';
 
 /**
  * One rule per kind of settings value: its zod schema (for the settings file) and how a
@@ -116,6 +117,42 @@ const webhookSchema = () =>
 export const webhooksRule: FieldRule<readonly WebhookSetting[]> = lazyRule({
   schema: () => z.array(webhookSchema()) as unknown as z.ZodType<readonly WebhookSetting[]>,
   expected: 'a list of webhooks ({url, secretEnv or secretFile, format, events})',
+  fromText: () => undefined,
+});
+
+/** The longest sync window: checking whether one is open looks back over its duration minute by minute. */
+export const maxWindowMs = 7 * 86_400_000;
+
+/** Whether Intl knows the IANA time zone (`Europe/Berlin`, `UTC`). */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const windowSchema = () =>
+  z.strictObject({
+    kind: describe(z.enum(syncWindowKinds), 'deny: the daemon observes only inside the window; allow: when any allow window exists, it writes only inside one.'),
+    schedule: describe(
+      z.string().refine((s) => s.trim().split(/\s+/).length === 5 && validateCron()(s), {
+        error: (issue) => `${quote(String(issue.input))} is not a cron expression of five fields (minute hour day month weekday), e.g. "0 22 * * 5"`,
+      }),
+      'When the window opens: five cron fields, in the time zone.',
+    ),
+    duration: describe(
+      z.string().refine((s) => (durationMs(s) ?? Infinity) <= maxWindowMs, { error: (issue) => `${quote(String(issue.input))} is not a duration of at most 7 days such as 2h, 30m, 90s or 1h30m` }),
+      'How long the window stays open from each time the schedule fires: 2h, 30m, 90s, 1d, 1h30m (at most 7 days).',
+    ),
+    timezone: describe(z.string().refine(isTimeZone, { error: (issue) => `${quote(String(issue.input))} is not an IANA time zone such as Europe/Berlin` }).optional(), 'IANA time zone of the schedule; default UTC.'),
+  });
+
+/** `daemon.windows`: only in a settings file (no variable or flag can hold a list of objects). */
+export const windowsRule: FieldRule<readonly SyncWindowSetting[]> = lazyRule({
+  schema: () => z.array(windowSchema()) as unknown as z.ZodType<readonly SyncWindowSetting[]>,
+  expected: 'a list of sync windows ({kind, schedule, duration, timezone})',
   fromText: () => undefined,
 });
 

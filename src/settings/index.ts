@@ -1,4 +1,4 @@
-export { daemonModes, webhookFormats, type WebhookFormat, type WebhookSetting, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
+export { daemonModes, syncWindowKinds, type SyncWindowSetting, webhookFormats, type WebhookFormat, type WebhookSetting, logLevels, type DaemonMode, type LogLevel, type Settings } from './settings.js';
 export { settingsFileSchema, type SettingsLayer } from './settings-schema.js';
 export { parseSettings, type ParseSettingsResult } from './parse-settings.js';
 export { settingsEnvVars, settingsFromEnv, type EnvSettings } from './env-settings.js';
@@ -13,3 +13,5 @@ export { retryDefaults } from './retry-defaults.js';
 export { defaultSettings, settingGroups, settingName, settingOptions, type SettingOption, type SettingPath } from './option-table.js';
 export { badFlag, flagTargets, refreshTokenFlagError, resolveSettings, settingsFromFlags, tokenFlagError, type FlagValues } from './flag-settings.js';
 export { describeSource, resolveDesiredFile, resolveDesiredSource, type DesiredPaths } from './desired-paths.js';
+export { durationMs } from './duration.js';
+export { maxWindowMs, isTimeZone } from './field-rules.js';

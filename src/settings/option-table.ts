@@ -1,4 +1,4 @@
-import { rules, webhooksRule, type FieldRule } from './field-rules.js';
+import { rules, webhooksRule, windowsRule, type FieldRule } from './field-rules.js';
 import { retryDefaults } from './retry-defaults.js';
 import type { Settings } from './settings.js';
 
@@ -105,6 +105,20 @@ export const settingOptions: readonly SettingOption[] = [
     env: 'AMSYNC_DAEMON_RUN_DEADLINE_MS',
     flag: '--run-deadline-ms',
     description: 'A run still going after this long, in milliseconds, is abandoned: its requests are cancelled and /healthz and /readyz report it.',
+  },
+  {
+    path: ['daemon', 'windows'],
+    rule: windowsRule,
+    default: [],
+    description:
+      'Sync windows, like Argo CD\'s: {kind: deny|allow, schedule: CRON, duration: 2h, timezone: Europe/Berlin}. Inside a deny window, or outside every allow window when there is one, the daemon observes only; `amsync ctl sync --override-window` writes once.',
+  },
+  {
+    path: ['daemon', 'socket'],
+    rule: rules.path,
+    env: 'AMSYNC_DAEMON_SOCKET',
+    flag: '--socket',
+    description: 'The Unix socket `amsync ctl` talks to (0600, owner only). Unset: ctl.sock beside the state file.',
   },
   {
     path: ['auditLog'],

@@ -56,7 +56,7 @@ function relativeTo(folder: string, layer: SettingsLayer): SettingsLayer {
     tokensDir: fix(layer.tokensDir),
     auditLog: fix(layer.auditLog),
     ...(layer.http ? { http: { ...layer.http, caFile: fix(layer.http.caFile) } } : {}),
-    ...(layer.daemon ? { daemon: { ...layer.daemon, approvalsFile: fix(layer.daemon.approvalsFile) } } : {}),
+    ...(layer.daemon ? { daemon: { ...layer.daemon, approvalsFile: fix(layer.daemon.approvalsFile), socket: fix(layer.daemon.socket) } } : {}),
     ...(layer.notify?.webhooks ? { notify: { ...layer.notify, webhooks: layer.notify.webhooks.map((w) => (w.secretFile === undefined ? w : { ...w, secretFile: fix(w.secretFile) })) } } : {}),
   };
 }

@@ -12,6 +12,23 @@ import type { NotifyEventName } from '../model/index.js';
 export const webhookFormats = ['json', 'slack'] as const;
 export type WebhookFormat = (typeof webhookFormats)[number];
 
+export const syncWindowKinds = ['allow', 'deny'] as const;
+
+/**
+ * One of `daemon.windows`, like Argo CD's sync windows: from each time `schedule` fires, for
+ * `duration`, writes are denied (`deny`) or allowed (`allow`: when any allow window exists,
+ * writes happen only inside one). Outside them the daemon observes only.
+ */
+export interface SyncWindowSetting {
+  readonly kind: (typeof syncWindowKinds)[number];
+  /** Five cron fields (minute hour day month weekday), in `timezone`. */
+  readonly schedule: string;
+  /** `2h`, `30m`, `90s`, `1d`, `1h30m`; at most 7 days. */
+  readonly duration: string;
+  /** An IANA time zone (`Europe/Berlin`). @default 'UTC' */
+  readonly timezone?: string;
+}
+
 /** One webhook of `notify.webhooks`. Its HMAC key is named by reference, never written in a file. */
 export interface WebhookSetting {
   /** Where notifications are POSTed. Plain http only to loopback unless allowInsecureHttp. */
@@ -105,6 +122,10 @@ export interface Settings {
      * applied once its hash (or its set's) is listed. Unset: such changes stay pending.
      */
     readonly approvalsFile?: string;
+    /** Sync windows: inside a deny window, or outside every allow window, the daemon observes only. @default [] */
+    readonly windows: readonly SyncWindowSetting[];
+    /** The control socket of `amsync ctl`; unset: `ctl.sock` beside the state file. */
+    readonly socket?: string;
   };
   /** Append one JSON line per write attempt and per result here (0600, rotated by size); unset = no audit log. AMSYNC_AUDIT_LOG. */
   readonly auditLog?: string;

@@ -24,6 +24,7 @@ const sample: Record<string, string> = {
   '--ca-file': 'ca.pem',
   '--tokens-dir': 'tokens',
   '--state-file': 'state.json',
+  '--socket': 'ctl.sock',
   '--format': 'text',
   '--max-deletes': '3',
   '--refresh-token-file': 'integrator-key',
@@ -164,7 +165,7 @@ describe('a run loads the command it names, and only that one', () => {
 
   it('anything else gets every command, in the order of amsync --help: help, an option, a misspelt command', async () => {
     const all = names(await buildProgram(io(), { setExitCode: () => undefined }));
-    expect(all).toEqual(['validate', 'plan', 'sync', 'apply', 'export', 'schema', 'daemon', 'emulator', 'demo', 'audit', 'version']);
+    expect(all).toEqual(['validate', 'plan', 'sync', 'apply', 'export', 'schema', 'daemon', 'ctl', 'emulator', 'demo', 'audit', 'version']);
     for (const word of ['help', '--help', 'valdate']) expect(names(await buildProgram(io(), { setExitCode: () => undefined }, word))).toEqual(all);
     const typo = await runInProcess(['valdate']);
     expect(typo.code).toBe(64);

@@ -49,7 +49,7 @@ describe('built-in defaults', () => {
       listDeadlineMs: 300000,
       maxDeletes: 10,
       lockTimeoutMs: 0,
-      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000, runDeadlineMs: 600000 },
+      daemon: { schedule: '*/5 * * * *', listen: '127.0.0.1:9477', mode: 'apply', debounceMs: 1000, shutdownGraceMs: 30000, runDeadlineMs: 600000, windows: [] },
       notify: { webhooks: [], queueSize: 1000, timeoutMs: 10000, maxAttempts: 5 },
       logLevel: 'info',
     });
@@ -67,8 +67,8 @@ describe('built-in defaults', () => {
     expect(Object.keys(parsed.value!.notify!).sort()).toEqual(Object.keys(defaultSettings.notify).sort());
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
     expect(Object.keys(parsed.value!.retry!).sort()).toEqual(Object.keys(defaultSettings.retry).sort());
-    // leaderElect and approvalsFile have no default (off): written as null.
-    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect', 'approvalsFile'].sort());
+    // leaderElect, approvalsFile and socket have no default (off): written as null.
+    expect(Object.keys(parsed.value!.daemon!).sort()).toEqual([...Object.keys(defaultSettings.daemon), 'leaderElect', 'approvalsFile', 'socket'].sort());
     // Every key has a comment above it.
     for (const line of text.split('\n')) {
       const key = /^(\s*)([A-Za-z]+):/.exec(line);

@@ -1,0 +1,88 @@
+import type { Command } from 'commander';
+import type { CtlRequest, CtlResponse, CtlStatus } from '../daemon/index.js';
+import { AmsyncError } from '../errors.js';
+import { badFlag, parseText, resolveSettings, rules } from '../settings/index.js';
+import { escapeControls, jsonSafe } from '../text/index.js';
+import type { CommandContext } from './command-context.js';
+import type { CliIo } from './io.js';
+import type { ServiceOptions } from './shared-options.js';
+
+interface CtlFlags extends ServiceOptions {
+  readonly json?: boolean;
+  readonly reason?: string;
+  readonly overrideWindow?: boolean;
+}
+
+/**
+ * `amsync ctl status|sync|suspend|resume`: asks a running daemon over its control socket
+ * (`--socket`, else ctl.sock beside the state file). Exit 0 when it answered, 1 when no daemon
+ * answers there (the message names the socket) or it refused the request.
+ */
+export function registerCtlCommand(program: Command, ctx: CommandContext): void {
+  const ctl = program.command('ctl').description('control a running daemon over its Unix socket: status, sync now, suspend, resume');
+  const verb = (name: string, description: string): Command =>
+    ctl
+      .command(name)
+      .description(description)
+      .option('--socket <PATH>', "the daemon's control socket (AMSYNC_DAEMON_SOCKET; default ctl.sock beside the state file)", pathFlag('--socket'))
+      .option('--state-file <PATH>', "the daemon's state file, beside which its socket is (AMSYNC_STATE_FILE; default .amsync/state.json)", pathFlag('--state-file'))
+      .option('--settings <FILE>', 'settings file (AMSYNC_SETTINGS)')
+      .option('--json', "print the daemon's answer as one JSON document");
+  const act = (op: CtlRequest['op']) => async (opts: CtlFlags) => {
+    ctx.setExitCode(await runCtl(op, opts, ctx.io));
+  };
+  verb('status', "print the daemon's state: mode, suspension, sync window, last run, readiness").action(act('status'));
+  verb('sync', 'ask for a run now (it joins a run in progress as its follow-up)')
+    .option('--override-window', 'this one run writes even while a sync window holds writes (not while suspended)')
+    .action(act('sync'));
+  verb('suspend', 'observe only: runs plan and report drift and write nothing until resumed (/readyz stays ready and says so)')
+    .option('--reason <TEXT>', 'why, for /readyz, the log, the webhooks and `ctl status`')
+    .action(act('suspend'));
+  verb('resume', 'write again after a suspend; a run is asked for at once').action(act('resume'));
+}
+
+/** A path flag, checked as its setting is (exit 64 naming the flag). */
+function pathFlag(flag: string): (value: string) => string {
+  return (value) => {
+    const parsed = parseText(rules.path, value);
+    if (!parsed.ok) throw badFlag(flag, parsed.expected, value);
+    return parsed.value;
+  };
+}
+
+async function runCtl(op: CtlRequest['op'], opts: CtlFlags, io: CliIo): Promise<number> {
+  const settings = await resolveSettings(opts, io.env);
+  const { ctlSocketPath, sendCtlRequest } = await import('../daemon/index.js');
+  const socket = ctlSocketPath(settings);
+  const request: CtlRequest = {
+    op,
+    ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+    ...(opts.overrideWindow === true ? { overrideWindow: true } : {}),
+    uid: typeof process.getuid === 'function' ? process.getuid() : null,
+  };
+  const response = await sendCtlRequest(socket, request);
+  if (!response.ok) throw new AmsyncError('ctl_refused', `The daemon on ${socket} refused the request: ${response.error}`);
+  io.stdout.write(opts.json === true ? `${jsonSafe(JSON.stringify({ message: response.message, ...response.status }, null, 2))}\n` : renderCtl(op, response));
+  return 0;
+}
+
+function renderCtl(op: CtlRequest['op'], response: Extract<CtlResponse, { ok: true }>): string {
+  if (op !== 'status') return `${escapeControls(response.message)}\n`;
+  return renderStatus(response.status);
+}
+
+/** `ctl status` as text: one fact a line; whatever came from a person (a reason) is escaped. */
+export function renderStatus(s: CtlStatus): string {
+  const suspended = s.suspended ? `yes: ${s.suspended.reason} (since ${s.suspended.since}${s.suspended.by ? `, by ${s.suspended.by}` : ''})` : 'no';
+  const window = s.window.windows === 0 ? 'none configured' : `${s.window.open ? 'open' : 'closed'} (${s.window.reason}; ${s.window.windows} window${s.window.windows === 1 ? '' : 's'})`;
+  const last = s.lastRun;
+  const lines = [
+    `mode:       ${s.mode}`,
+    `writes:     ${s.writes ? 'yes' : 'held: runs observe only'}`,
+    `suspended:  ${suspended}`,
+    `window:     ${window}`,
+    `last run:   ${last.running ? 'running now; ' : ''}${last.outcome ?? 'none yet'}${last.lastSuccessAt ? `, last success ${last.lastSuccessAt}` : ''}${last.lastError ? `, last error ${last.lastError}` : ''}`,
+    `ready:      ${s.ready.ready ? 'yes' : 'no'} (${s.ready.reason})`,
+  ];
+  return `${escapeControls(lines.join('\n'), { keepNewlines: true })}\n`;
+}
