@@ -70,6 +70,19 @@ function passwordsUnavailable(desired: DesiredState, users: PlanBuilder<'sshUser
   return { references: sorted(references), changes: sorted(users.unavailablePasswords), driftNotChecked: sorted(users.uncheckedPasswords) };
 }
 
+/**
+ * A saved plan made without some passwords, as `amsync apply` reports it: apply has every
+ * password (it refuses to run without them) and checked the drift the plan could not, so
+ * neither the note nor the "not available" marks hold for that run.
+ */
+export function withPasswordsAvailable(plan: Plan): Plan {
+  const unavailable = plan.passwordsUnavailable;
+  if (!unavailable) return plan;
+  const { passwordsUnavailable: _dropped, ...rest } = plan;
+  const note = unavailableNote(unavailable);
+  return { ...rest, notes: plan.notes.filter((n) => n !== note) };
+}
+
 /** References named in the note; the JSON document and a saved plan have them all. */
 const notedReferences = 20;
 

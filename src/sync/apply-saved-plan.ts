@@ -1,6 +1,6 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
+import { checkSafety, plan as makePlan, withPasswordsAvailable, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
 import { allApproved, applicablePart, checkPolicy, executeApplicable, policyRefusal } from './approvals.js';
 import type { WriteRunHooks } from './run-sync.js';
@@ -143,7 +143,8 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   });
   return {
     ...(roleNames === undefined ? {} : { roleNames }),
-    plan: saved.plan,
+    // Reported with the passwords this run had: no "not available" note or marks.
+    plan: withPasswordsAvailable(saved.plan),
     actual,
     policy,
     results,

@@ -195,6 +195,10 @@ describe('a plan saved with --secrets optional (--out)', () => {
     await writeFile(join(dir, 'secrets', 'bob'), `${BOB}\n`);
     const applied = await amsync(['apply', 'plan.json'], allSecrets);
     expect(applied.code, applied.stderr).toBe(0);
+    // It had the passwords: its report does not say otherwise.
+    expect(applied.stdout).toContain('      + password = (sensitive)\n');
+    expect(applied.stdout).not.toContain('not available to this run');
+    expect(applied.stdout).not.toContain('Note: Password secrets not available');
     const users = emu.state().sshUsers.map((u) => u.username).sort();
     expect(users).toEqual(['alice', 'bob', 'carol']);
   });
