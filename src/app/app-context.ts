@@ -65,7 +65,8 @@ export interface ServiceContext {
   /** Where the desired state is read from: -f as given, or AMSYNC_FILE. */
   readonly source: DesiredSource;
   readonly logger: Logger;
-  loadDesired(): Promise<LoadedDesiredState>;
+  /** `secrets: 'optional'` (`plan --secrets optional`): a password that cannot be read is planned without. */
+  loadDesired(options?: { readonly secrets?: 'require' | 'optional' }): Promise<LoadedDesiredState>;
   /** The client, created on first use; throws UsageError without a URL or token. */
   client(): AmClient;
   /**
@@ -215,8 +216,8 @@ class AppContext implements ServiceContext {
     this.logger = deps.logger;
   }
 
-  async loadDesired(): Promise<LoadedDesiredState> {
-    const loaded = await loadDesired(this.source, this.#deps.env);
+  async loadDesired(options: { readonly secrets?: 'require' | 'optional' } = {}): Promise<LoadedDesiredState> {
+    const loaded = await loadDesired(this.source, this.#deps.env, options.secrets === 'optional' ? { secrets: 'optional' } : {});
     const folders = await desiredFoldersOf(this.source);
     return {
       desired: loaded.value,

@@ -30,6 +30,7 @@ export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
 export { appendStepSummary, publishRefusal, publishReport, reportDocument, writeReportFile, type PublishOptions } from './publish-report.js';
 export { savePlan, type PlanShape } from './save-plan.js';
 export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
+export { checkSecretsMode, secretsModes, type SecretsMode } from './secrets-mode.js';
 export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
 export {
   fileHashIfReadable,

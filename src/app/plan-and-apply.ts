@@ -3,6 +3,7 @@ import type { SyncOutcome } from '../sync/index.js';
 import type { LoadedDesiredState, ServiceContext, SyncOptions } from './app-context.js';
 import type { ServiceObserver } from './observed-service.js';
 import type { PlanShape } from './save-plan.js';
+import type { SecretsMode } from './secrets-mode.js';
 
 export interface PlanAndApplyRequest extends PlanShape {
   readonly dryRun: boolean;
@@ -21,6 +22,11 @@ export interface PlanAndApplyRequest extends PlanShape {
   readonly beforeApply?: SyncOptions['beforeApply'];
   /** The desired state as read, before anything is sent (its warnings are shown then). */
   readonly onLoaded?: (loaded: LoadedDesiredState) => void;
+  /**
+   * `--secrets optional` (a dry-run only: checkSecretsMode): plan without the passwords that
+   * cannot be read here. @default 'required'
+   */
+  readonly secrets?: SecretsMode;
 }
 
 /**
@@ -31,7 +37,8 @@ export interface PlanAndApplyRequest extends PlanShape {
  */
 export async function planAndApply(context: ServiceContext, request: PlanAndApplyRequest): Promise<{ loaded: LoadedDesiredState; outcome: SyncOutcome }> {
   const { dryRun } = request;
-  const loaded = await context.loadDesired();
+  // Never for a run that writes, whatever the caller passed: a sync needs every password.
+  const loaded = await context.loadDesired(dryRun && request.secrets === 'optional' ? { secrets: 'optional' } : undefined);
   request.onLoaded?.(loaded);
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.

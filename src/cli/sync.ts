@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, changesToWrite, matchApprovals, normaliseApproval, pendingGates } from '../policy/index.js';
 import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import { formatDiagnostic, type ApprovalStatus, type Plan } from '../model/index.js';
-import { finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
+import { checkSecretsMode, finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, secretsModes, type BodyEnd, type SecretsMode } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
@@ -39,6 +39,8 @@ export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly autoApprove?: boolean;
   /** `--approve HASH`, repeatable: approves gated changes (a change's hash, or the whole set's). */
   readonly approve?: readonly string[];
+  /** `--secrets required|optional`. */
+  readonly secrets?: SecretsMode;
 }
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
@@ -65,8 +67,20 @@ export function addPlanCommandOptions(cmd: Command): Command {
     cmd
       .option('--rotate-passwords', 'set every declared password, whether or not it changed')
       .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of')
-      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes'),
+      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes')
+      .addOption(
+        new Option(
+          '--secrets <MODE>',
+          'required (default): a password secret that cannot be read is an error (exit 65); optional: plan without it (creates show it as not available, its drift is not checked); plan and sync --dry-run only',
+        ).argParser(parseSecretsMode),
+      ),
   );
+}
+
+function parseSecretsMode(value: string): SecretsMode {
+  const mode = secretsModes.find((m) => m === value);
+  if (mode === undefined) throw badFlag('--secrets', '`required` or `optional`', value);
+  return mode;
 }
 
 /** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
@@ -91,6 +105,7 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   // Fleet (DESIGN.md §9): --targets FILE (or AMSYNC_TARGETS) runs on every service it lists.
   const targetsFile = resolveTargetsFile(opts, io.env);
   checkFleetFlags(opts, targetsFile);
+  checkSecretsMode(opts.secrets, { dryRun, fleet: targetsFile !== undefined });
   if (targetsFile !== undefined) {
     const { runFleetSyncCommand } = await import('./fleet.js');
     await runFleetSyncCommand(opts, dryRun, ctx, targetsFile);
@@ -171,6 +186,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
     approvals: opts.approve ?? [],
     reportFile: opts.report,
     planFile: opts.out,
+    ...(opts.secrets === undefined ? {} : { secrets: opts.secrets }),
     ...(interrupts ? { stopWrites: interrupts.signal } : {}),
     observer: live,
     onResult: (r) => live.onResult(r),

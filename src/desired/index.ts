@@ -20,3 +20,4 @@ export {
   targetNameSchema,
   type SelectableTarget,
 } from './target-selector.js';
+export type { MissingSecrets } from './resolve-passwords.js';

@@ -10,6 +10,7 @@ import { decodeText, limits, readBounded, sortDiagnostics } from '../yaml/index.
 import { desiredFilesOf, type DesiredSource } from './desired-files.js';
 import { mergeDesired, type DesiredPart } from './merge-desired.js';
 import { parseDesired } from './parse-desired.js';
+import type { MissingSecrets } from './resolve-passwords.js';
 import type { SelectableTarget } from './target-selector.js';
 
 /** One file a desired state was read from. */
@@ -45,7 +46,7 @@ const crossFileAdvisories: ReadonlySet<string> = new Set([diagnosticCodes.pruneE
 export async function loadDesired(
   input: string | DesiredSource,
   env: Env,
-  options: { readonly secrets?: 'require' | 'warn'; readonly targets?: readonly SelectableTarget[] } = {},
+  options: { readonly secrets?: MissingSecrets; readonly targets?: readonly SelectableTarget[] } = {},
 ): Promise<LoadedDesired> {
   const source: DesiredSource = typeof input === 'string' ? { paths: [input] } : input;
   const files = await desiredFilesOf(source);

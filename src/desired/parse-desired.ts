@@ -9,7 +9,7 @@ import { diagnosticCodes } from '../model/index.js';
 import { desiredFileSchema, type DesiredFile, type FileItemOf, type PolicyInput } from './desired-schema.js';
 import { desiredWording } from './desired-wording.js';
 import { quickCheckDesired } from './quick-check.js';
-import { resolvePasswords, type ResolvedPassword } from './resolve-passwords.js';
+import { resolvePasswords, type MissingSecrets, type ResolvedPassword, type UnavailablePassword } from './resolve-passwords.js';
 
 export interface ParseDesiredContext {
   /** The file's name as the user gave it; every position names it. */
@@ -23,9 +23,11 @@ export interface ParseDesiredContext {
    * `require` (plan, sync, daemon): an unset variable or unreadable secret file is an error.
    * `warn` (validate, which must pass in a CI job that has no secrets): it is a warning, and
    * that user's password is left out of the value, which is then only fit for reporting.
+   * `optional` (`plan --secrets optional`): no diagnostic; the user keeps its reference and
+   * `passwordUnavailable`, and the plan says what it could not check.
    * @default 'require'
    */
-  readonly secrets?: 'require' | 'warn';
+  readonly secrets?: MissingSecrets;
   /**
    * Largest text read, in bytes. Only `amsync export` raises it, to check its own output
    * (which may be larger than a file amsync reads). @default limits.maxFileBytes
@@ -89,7 +91,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, desiredWording(source)));
   diagnostics.push(...checkDesired(raw, source));
   diagnostics.push(...checkTargets(raw, source, ctx.targets));
-  const { passwords, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
+  const { passwords, unavailable, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
     env: ctx.env,
     baseDir: ctx.baseDir ?? dirname(ctx.file),
     readSecretFile: ctx.readSecretFile,
@@ -100,13 +102,19 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   const errors = capped(sorted.filter((d) => d.severity === 'error'));
   const warnings = capped(sorted.filter((d) => d.severity === 'warning'));
   if (errors.length > 0 || !parsed.success) return { errors, warnings };
-  return { value: toModel(parsed.data, passwords, source), sections: sectionsOf(source), errors, warnings };
+  return { value: toModel(parsed.data, { passwords, unavailable }, source), sections: sectionsOf(source), errors, warnings };
 }
 
 // Most keys declare no roles: one shared empty list instead of one each (100k at 100k keys).
 const noRoles: readonly number[] = Object.freeze([]);
 
-function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassword>, source: YamlSource): DesiredState {
+/** The passwords of the SSH users, by item index: read, or (`--secrets optional`) not available. */
+interface Passwords {
+  readonly passwords: ReadonlyMap<number, ResolvedPassword>;
+  readonly unavailable: ReadonlyMap<number, UnavailablePassword>;
+}
+
+function toModel(file: DesiredFile, passwords: Passwords, source: YamlSource): DesiredState {
   const sshUsers = (file.sshUsers ?? []).map((u, i) => toItem(sshUserKind, u, i, source, passwords) as unknown as DesiredSshUser);
   const apikeys = (file.apikeys ?? []).map((k, i) => toItem(apikeyKind, k, i, source, passwords) as unknown as DesiredApikey);
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
@@ -127,7 +135,7 @@ function toModel(file: DesiredFile, passwords: ReadonlyMap<number, ResolvedPassw
  * `id`, each field (role ids sorted and unique with the roles by name beside them; a secret
  * as its resolved value and reference), `ensure`, where it is written, `targets`.
  */
-function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: number, source: YamlSource, passwords: ReadonlyMap<number, ResolvedPassword>): Record<string, unknown> {
+function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: number, source: YamlSource, passwords: Passwords): Record<string, unknown> {
   const values = item as unknown as Readonly<Record<string, unknown>> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
   const out: Record<string, unknown> = {};
   for (const [name, field] of fieldsOf(kind)) {
@@ -140,10 +148,14 @@ function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: numb
       if (roleNames.length > 0) out.roleNames = roleNames;
     } else if (field.type === 'secret') {
       // Resolved by resolve-passwords.ts (by item index); an item to delete needs none.
-      const secret = values.ensure === 'absent' ? undefined : passwords.get(i);
+      const secret = values.ensure === 'absent' ? undefined : passwords.passwords.get(i);
+      const missing = values.ensure === 'absent' ? undefined : passwords.unavailable.get(i);
       if (secret) {
         out[name] = secret.secret;
         out[`${name}Ref`] = secret.ref;
+      } else if (missing) {
+        out[`${name}Ref`] = missing.ref;
+        out[`${name}Unavailable`] = missing.shown;
       }
     } else {
       out[name] = value;

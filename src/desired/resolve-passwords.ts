@@ -1,6 +1,6 @@
 import type { SecretRef, Diagnostic } from '../model/index.js';
 import type { Secret } from '../secrets/index.js';
-import { envNamePattern, resolveWrittenSecret, secretCodes, type SecretContext, type WrittenSecret } from '../secrets/index.js';
+import { envNamePattern, refOf, resolveWrittenSecret, secretCodes, type SecretContext, type WrittenSecret } from '../secrets/index.js';
 import { asList, asRecord } from './check-desired.js';
 import { formatPath, limits } from '../yaml/index.js';
 import type { YamlSource } from '../yaml/index.js';
@@ -9,6 +9,20 @@ export interface ResolvedPassword {
   readonly secret: Secret;
   readonly ref: SecretRef;
 }
+
+/** A password `--secrets optional` plans without: where it comes from, never its value. */
+export interface UnavailablePassword {
+  readonly ref: SecretRef;
+  /** As written: `env NAME` or `file PATH`. */
+  readonly shown: string;
+}
+
+/**
+ * What a password that cannot be read here means: `require` (plan, sync, apply, daemon) an
+ * error; `warn` (validate) a warning; `optional` (`plan --secrets optional`) nothing per item:
+ * the item keeps its reference and the plan says, once, what it could not check.
+ */
+export type MissingSecrets = 'require' | 'warn' | 'optional';
 
 /**
  * Resolves every SSH user's password reference, by item index. Runs on the raw document, so
@@ -19,9 +33,10 @@ export function resolvePasswords(
   raw: unknown,
   source: YamlSource,
   ctx: SecretContext,
-  missing: 'require' | 'warn' = 'require',
-): { passwords: Map<number, ResolvedPassword>; diagnostics: Diagnostic[] } {
+  missing: MissingSecrets = 'require',
+): { passwords: Map<number, ResolvedPassword>; unavailable: Map<number, UnavailablePassword>; diagnostics: Diagnostic[] } {
   const passwords = new Map<number, ResolvedPassword>();
+  const unavailableByItem = new Map<number, UnavailablePassword>();
   const diagnostics: Diagnostic[] = [];
   asList(asRecord(raw)?.sshUsers).forEach((rawItem, i) => {
     const item = asRecord(rawItem);
@@ -30,6 +45,10 @@ export function resolvePasswords(
     if (written === undefined) return;
     const path = ['sshUsers', i, 'password'];
     const result = resolveWrittenSecret(written, ctx);
+    if (!result.ok && missing === 'optional' && unavailable.has(result.code) && typeof written !== 'string') {
+      unavailableByItem.set(i, { ref: refOf(written, ctx.baseDir), shown: 'env' in written ? `env ${written.env}` : `file ${written.file}` });
+      return;
+    }
     if (!result.ok) {
       const soft = missing === 'warn' && unavailable.has(result.code);
       diagnostics.push({
@@ -46,7 +65,7 @@ export function resolvePasswords(
     }
     passwords.set(i, { secret: result.secret, ref: result.ref });
   });
-  return { passwords, diagnostics };
+  return { passwords, unavailable: unavailableByItem, diagnostics };
 }
 
 /** Secrets that are absent here but may exist where amsync syncs (a CI job without them). */

@@ -19,6 +19,12 @@ export interface DesiredSshUser extends DesiredFieldsOf<SshUserKind> {
   /** Pins identity: adopt the item with this id, or rename it by id. */
   readonly id?: number;
   readonly passwordRef?: SecretRef;
+  /**
+   * `--secrets optional`: the password is declared (`passwordRef`) but could not be read (an
+   * unset or empty variable, an unreadable or empty file): the reference as written, `env NAME`
+   * or `file PATH`. `password` is then absent; the plan is made without it and says so.
+   */
+  readonly passwordUnavailable?: string;
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
   /** Fleet: the targets this user is for; absent, the file's default (`DesiredState.targets`). */

@@ -7,6 +7,13 @@ export type Action = 'create' | 'update' | 'delete';
 /** Shown in place of every secret value in plans, logs and reports. */
 export const SENSITIVE = '(sensitive)';
 
+/**
+ * Shown instead of SENSITIVE for a password this run could not read (`--secrets optional`):
+ * the change sends it when it is applied with the secret. Renderers only: a change's fields
+ * keep SENSITIVE, so saved plans and hashes do not depend on where the plan was made.
+ */
+export const SENSITIVE_UNAVAILABLE = '(sensitive, not available to this run)';
+
 export type { FieldChange } from './kinds/index.js';
 
 /**
@@ -72,6 +79,26 @@ export interface Plan {
   readonly problems: readonly PlanProblem[];
   /** Plain-language notes for the reader ("passwords are set on create only: no state file"). */
   readonly notes: readonly string[];
+  /**
+   * `--secrets optional`, when some declared password could not be read: what the plan could
+   * not know. Absent otherwise (every password was available).
+   */
+  readonly passwordsUnavailable?: PasswordsUnavailable;
+}
+
+/**
+ * The declared passwords a plan was made without (`plan --secrets optional`): the references
+ * that could not be read, the changes that send such a password (a create, a rotation: they
+ * send it when applied with the secret), and the existing users whose password drift was not
+ * checked. Names and references only, never a value.
+ */
+export interface PasswordsUnavailable {
+  /** Where the passwords come from, as written (`env NAME`, `file PATH`): each once, sorted. */
+  readonly references: readonly string[];
+  /** SSH users whose planned change sends a password this run does not have, sorted. */
+  readonly changes: readonly string[];
+  /** Existing SSH users whose password was not compared with the one amsync last set, sorted. */
+  readonly driftNotChecked: readonly string[];
 }
 
 export interface PlanSummary {

@@ -1,4 +1,4 @@
-export { plan } from './plan.js';
+export { plan, withPasswordsAvailable } from './plan.js';
 export type { PasswordFingerprints, PasswordPolicy, PlanPolicy } from './policy.js';
 export { noFingerprints } from './policy.js';
 export { checkSafety } from './safety.js';

@@ -11,6 +11,10 @@ export class PlanBuilder<N extends Kind = Kind> {
   untrackedPasswords = 0;
   /** Existing users with a declared password that is not compared (no state file). */
   uncomparedPasswords = 0;
+  /** `--secrets optional`: users whose change sends a password this run does not have. */
+  readonly unavailablePasswords: string[] = [];
+  /** `--secrets optional`: existing users whose password drift was not checked. */
+  readonly uncheckedPasswords: string[] = [];
 
   constructor(readonly kind: N) {}
 

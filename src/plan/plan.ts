@@ -1,4 +1,4 @@
-import type { ActualState, Change, DesiredState, Plan } from '../model/index.js';
+import type { ActualState, Change, DesiredState, PasswordsUnavailable, Plan } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
@@ -47,6 +47,9 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     notes.push(`${n} existing SSH user${n === 1 ? '' : 's'} ${n === 1 ? 'has' : 'have'} a password amsync has not set yet, so drift cannot be detected; --rotate-passwords sets and tracks ${n === 1 ? 'it' : 'them'}.`);
   }
 
+  const unavailable = passwordsUnavailable(desired, users);
+  if (unavailable) notes.push(unavailableNote(unavailable));
+
   return {
     changes: [...users.changes, ...keys.changes].sort(compareChanges),
     unchanged: users.unchanged + keys.unchanged,
@@ -54,7 +57,43 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     protected: [...users.protected, ...keys.protected].sort(compareRefs),
     problems: [...users.problems, ...keys.problems].sort(compareRefs),
     notes,
+    ...(unavailable ? { passwordsUnavailable: unavailable } : {}),
   };
+}
+
+/** `--secrets optional`: what the plan was made without; undefined when every password was read. */
+function passwordsUnavailable(desired: DesiredState, users: PlanBuilder<'sshUser'>): PasswordsUnavailable | undefined {
+  const references = new Set<string>();
+  for (const u of desired.sshUsers) if (u.ensure !== 'absent' && u.passwordUnavailable !== undefined) references.add(u.passwordUnavailable);
+  if (references.size === 0) return undefined;
+  const sorted = (list: Iterable<string>) => [...new Set(list)].sort(compareStrings);
+  return { references: sorted(references), changes: sorted(users.unavailablePasswords), driftNotChecked: sorted(users.uncheckedPasswords) };
+}
+
+/**
+ * A saved plan made without some passwords, as `amsync apply` reports it: apply has every
+ * password (it refuses to run without them) and checked the drift the plan could not, so
+ * neither the note nor the "not available" marks hold for that run.
+ */
+export function withPasswordsAvailable(plan: Plan): Plan {
+  const unavailable = plan.passwordsUnavailable;
+  if (!unavailable) return plan;
+  const { passwordsUnavailable: _dropped, ...rest } = plan;
+  const note = unavailableNote(unavailable);
+  return { ...rest, notes: plan.notes.filter((n) => n !== note) };
+}
+
+/** References named in the note; the JSON document and a saved plan have them all. */
+const notedReferences = 20;
+
+/** The one note of a plan made without some passwords: the references (never values) and what that leaves out. */
+function unavailableNote(u: PasswordsUnavailable): string {
+  const shown = u.references.slice(0, notedReferences).join(', ');
+  const more = u.references.length > notedReferences ? ` and ${u.references.length - notedReferences} more` : '';
+  const n = u.driftNotChecked.length;
+  const drift = n === 0 ? '' : ` Password drift not checked for ${n} existing SSH user${n === 1 ? '' : 's'}.`;
+  const sends = u.changes.length === 0 ? '' : ' A change marked "not available to this run" sends the password when it is applied with the secret.';
+  return `Password secrets not available to this run (--secrets optional): ${shown}${more}.${drift}${sends}`;
 }
 
 function compareChanges(a: Change, b: Change): number {

@@ -17,6 +17,11 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
     keyOf: (a) => a.username,
     desiredKeyOf: (d) => d.username,
     createFields(item) {
+      // `--secrets optional`: planned as it will be applied (with the secret), shown as not available.
+      if (!item.password && item.passwordUnavailable !== undefined) {
+        out.unavailablePasswords.push(item.username);
+        return { fields: { ...createFieldChanges(sshUserKind, item), password: { before: null, after: SENSITIVE } } };
+      }
       if (!item.password) {
         return {
           problem: {
@@ -34,7 +39,7 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
       const fields = { ...changed.fields };
       let reason: string | undefined = changed.renamed ? 'rename by id' : undefined;
       // The password is write-only: never listed, so compared through fingerprints, not values.
-      if (item.password) {
+      if (item.password || item.passwordUnavailable !== undefined) {
         const why = passwordReason(item, actual, passwords, fingerprints, out);
         if (why) {
           fields.password = { before: SENSITIVE, after: SENSITIVE };
@@ -54,9 +59,18 @@ function passwordReason(
   fingerprints: PasswordFingerprints,
   out: PlanBuilder<'sshUser'>,
 ): string | undefined {
-  if (passwords.mode === 'rotate') return 'password rotation';
+  const unavailable = !item.password;
+  if (passwords.mode === 'rotate') {
+    if (unavailable) out.unavailablePasswords.push(item.username);
+    return 'password rotation';
+  }
   if (passwords.mode === 'create-only') {
     out.uncomparedPasswords += 1;
+    return undefined;
+  }
+  // Without the password there is nothing to fingerprint: drift is not checked (and said so).
+  if (unavailable) {
+    out.uncheckedPasswords.push(item.username);
     return undefined;
   }
   const applied = fingerprints.applied.get(String(actual.id));

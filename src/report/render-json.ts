@@ -1,7 +1,8 @@
-import type { ApprovalStatus, Change, ChangeResult } from '../model/index.js';
+import type { ApprovalStatus, Change, ChangeResult, PasswordsUnavailable } from '../model/index.js';
 import { positionText, type Report } from './report.js';
 import { summarize } from '../plan/index.js';
 import { jsonSafe } from '../text/index.js';
+import { unavailableOf } from './render-value.js';
 
 /**
  * The JSON document of DESIGN.md §5. `formatVersion` changes only with a breaking change.
@@ -10,11 +11,12 @@ import { jsonSafe } from '../text/index.js';
  */
 export function toJsonDocument(report: Report): Record<string, unknown> {
   const { plan } = report;
+  const unavailable = unavailableOf(plan);
   const doc: Record<string, unknown> = {
     formatVersion: 1,
     dryRun: report.dryRun,
     summary: summarize(plan),
-    changes: plan.changes.map((c, i) => jsonChange(c, i, report)),
+    changes: plan.changes.map((c, i) => jsonChange(c, i, report, unavailable)),
     unmanaged: plan.unmanaged.map((u) => ({ kind: u.kind, key: u.key, id: u.id })),
   };
   const approvals = approvalsDocument(report.approval, plan.changes);
@@ -24,6 +26,8 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   if (plan.protected.length > 0) doc.protected = plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id }));
   if (plan.problems.length > 0) doc.problems = plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message }));
   if (plan.notes.length > 0) doc.notes = [...plan.notes];
+  // `--secrets optional`: what the plan was made without (references, never values).
+  if (plan.passwordsUnavailable) doc.passwordsUnavailable = passwordsUnavailableDocument(plan.passwordsUnavailable);
   const roleNames = namedRoles(plan.changes, report.roleNames);
   if (roleNames !== undefined) doc.roleNames = roleNames;
   if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
@@ -53,8 +57,14 @@ function namedRoles(changes: readonly Change[], names: ReadonlyMap<number, strin
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function jsonChange(c: Change, index: number, report: Report): Record<string, unknown> {
+function passwordsUnavailableDocument(u: PasswordsUnavailable): Record<string, unknown> {
+  return { references: [...u.references], changes: [...u.changes], driftNotChecked: [...u.driftNotChecked] };
+}
+
+function jsonChange(c: Change, index: number, report: Report, unavailable: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  // The field stays `(sensitive)`, as in every plan; this says the run did not have it.
+  if (c.kind === 'sshUser' && 'password' in c.fields && unavailable.has(c.key)) out.passwordAvailable = false;
   if (report.sources && c.source !== undefined) out.source = positionText(c.source);
   const gate = report.approval?.review.gates.find((g) => g.index === index);
   if (gate) out.approval = { hash: gate.hash, rules: [...gate.rules], approved: report.approval!.approved.includes(index) };

@@ -1,7 +1,7 @@
 import { approvalHint, type ApprovalStatus, type Change, type ChangeResult } from '../model/index.js';
 import { mdCode as code, mdText as text } from './markdown-escape.js';
 import { positionText, type Report } from './report.js';
-import { renderField } from './render-value.js';
+import { afterValue, renderField, unavailableOf } from './render-value.js';
 import { summarize } from '../plan/index.js';
 
 const icon = { create: '➕ create', update: '🔄 update', delete: '➖ delete' } as const;
@@ -69,7 +69,8 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
       ...(gates.size > 0 ? [approvalCell(gates.get(i), approved.has(i), approval!.withheld.includes(i))] : []),
     ];
     let i = 0;
-    out.items(plan.changes, (c) => [changeRow(c, report.roleNames, extra(c, i++))], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
+    const unavailable = unavailableOf(plan);
+    out.items(plan.changes, (c) => [changeRow(c, report.roleNames, extra(c, i++), unavailable)], (n) => ['', `**${count(n)} of ${count(plan.changes.length)} changes are not shown** to keep this summary under GitHub's size limit; ${rest}.`]);
   }
   if (report.results && report.results.length > 0) {
     // What a stop kept from being sent is counted under the table, not given a row each.
@@ -152,13 +153,14 @@ function approvalCell(gate: { hash: string; rules: readonly string[] } | undefin
   return withheld ? 'waits for an approval' : '';
 }
 
-function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined, extra: readonly string[] = []): string {
+function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined, extra: readonly string[] = [], unavailable: ReadonlySet<string> = new Set()): string {
   const fields = Object.entries(c.fields)
     .map(([name, f]) => {
       const show = (value: unknown) => renderField(name, value, roleNames);
-      if (c.action === 'create') return `${name}: ${show(f.after)}`;
+      const after = afterValue(c, name, f.after, unavailable);
+      if (c.action === 'create') return `${name}: ${show(after)}`;
       if (c.action === 'delete') return `${name}: ${show(f.before)}`;
-      return `${name}: ${show(f.before)} → ${show(f.after)}`;
+      return `${name}: ${show(f.before)} → ${show(after)}`;
     })
     .map((f) => `\`${code(f)}\``)
     .join('<br>');

@@ -1,6 +1,6 @@
 import { approvalHint, fieldEntries, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
 import { positionText, type Report } from './report.js';
-import { quoteKey, renderField, safeText } from './render-value.js';
+import { afterValue, quoteKey, renderField, safeText, unavailableOf } from './render-value.js';
 import { summarize } from '../plan/index.js';
 
 export interface TextOptions {
@@ -52,13 +52,14 @@ export function renderPlanText(report: Report, options: TextOptions): string {
   const withheld = new Set(report.approval?.withheld ?? []);
   if (plan.changes.length > 0) {
     lines.push('amsync will perform the following actions:', '');
+    const unavailable = unavailableOf(plan);
     plan.changes.forEach((change, i) => {
       const notes: string[] = [];
       if (report.sources && change.source) notes.push(`  # from ${safeText(positionText(change.source))}`);
       const gate = gates.get(i);
       if (gate) notes.push(paint('yellow', `  # ${approved.has(i) ? 'approved' : 'needs approval'} (${gate.rules.join(', ')}): ${gate.hash}`));
       else if (withheld.has(i)) notes.push(paint('yellow', '  # waits for a change that needs approval'));
-      lines.push(...renderChange(change, paint, report.roleNames, notes), '');
+      lines.push(...renderChange(change, paint, report.roleNames, notes, unavailable), '');
     });
   }
   if (gates.size > 0) lines.push(...approvalSection(report, paint), '');
@@ -109,7 +110,7 @@ function approveWith(status: ApprovalStatus, n: number): string {
   return `${hint.flags} (${hint.hashes.length === 1 ? 'the one not approved' : `the ${hint.hashes.length} not approved`})`;
 }
 
-function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined, notes: readonly string[] = []): string[] {
+function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<number, string> | undefined, notes: readonly string[] = [], unavailable: ReadonlySet<string> = new Set()): string[] {
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${safeText(change.reason)})` : '';
@@ -119,9 +120,10 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
   const body = fields.map(([name, f]) => {
     const pad = name.padEnd(width);
     const show = (value: unknown) => renderField(name, value, roleNames);
-    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(f.after)}`;
+    const after = afterValue(change, name, f.after, unavailable);
+    if (change.action === 'create') return `      ${paint(color, '+')} ${pad} = ${show(after)}`;
     if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
-    return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(f.after)}`;
+    return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(after)}`;
   });
   return [head, ...notes, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
 }

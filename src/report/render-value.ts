@@ -1,4 +1,4 @@
-import { SENSITIVE } from '../model/index.js';
+import { SENSITIVE, SENSITIVE_UNAVAILABLE, type Change, type Plan } from '../model/index.js';
 import { escapeControls, jsonSafe } from '../text/index.js';
 
 /**
@@ -7,7 +7,7 @@ import { escapeControls, jsonSafe } from '../text/index.js';
  * service) cannot move the cursor, fake a line of the plan or reorder what follows.
  */
 export function renderValue(value: unknown): string {
-  if (value === SENSITIVE) return SENSITIVE;
+  if (value === SENSITIVE || value === SENSITIVE_UNAVAILABLE) return value;
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map(renderValue).join(', ')}]`;
   if (typeof value === 'string') return quoteKey(value);
@@ -36,4 +36,17 @@ export function quoteKey(key: string): string {
 /** Free text (messages, errors) with control and bidi characters shown as escapes, never sent raw. */
 export function safeText(text: string): string {
   return escapeControls(text);
+}
+
+/**
+ * A change's value after, as shown: a password this run could not read (`--secrets optional`)
+ * is `(sensitive, not available to this run)` instead of `(sensitive)`.
+ */
+export function afterValue(change: Change, field: string, value: unknown, unavailable: ReadonlySet<string>): unknown {
+  return value === SENSITIVE && field === 'password' && change.kind === 'sshUser' && unavailable.has(change.key) ? SENSITIVE_UNAVAILABLE : value;
+}
+
+/** The SSH users whose change sends a password the plan was made without. */
+export function unavailableOf(plan: Plan): ReadonlySet<string> {
+  return new Set(plan.passwordsUnavailable?.changes ?? []);
 }

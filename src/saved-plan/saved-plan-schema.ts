@@ -63,6 +63,9 @@ const planSchema = z.strictObject({
   protected: z.array(itemRef),
   problems: z.array(problem),
   notes: z.array(z.string()),
+  passwordsUnavailable: z
+    .strictObject({ references: z.array(z.string().min(1)).min(1), changes: z.array(z.string().min(1)), driftNotChecked: z.array(z.string().min(1)) })
+    .optional(),
 });
 
 const passwordReference = z.union([

@@ -129,6 +129,8 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     protected: plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id })),
     problems: plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message, ...(p.source ? { source: p.source } : {}) })),
     notes: [...plan.notes],
+    // Made with `--secrets optional` without some passwords: apply checks what this plan could not.
+    ...(plan.passwordsUnavailable ? { passwordsUnavailable: plan.passwordsUnavailable } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ export { TokenSink } from './token-sink.js';
 export type { KeptCurrent, TokenFile } from './token-sink.js';
 export { openPasswordState } from './state-file.js';
 export { envNamePattern } from './secret-ref.js';
-export { resolveWrittenSecret } from './secret-ref.js';
+export { refOf, resolveWrittenSecret } from './secret-ref.js';
 export { secretCodes } from './secret-ref.js';
 export type { SecretContext } from './secret-ref.js';
 export type { WrittenSecret } from './secret-ref.js';

@@ -1,6 +1,6 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
+import { checkSafety, plan as makePlan, withPasswordsAvailable, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
 import { allApproved, applicablePart, checkPolicy, executeApplicable, policyRefusal } from './approvals.js';
 import type { WriteRunHooks } from './run-sync.js';
@@ -106,6 +106,10 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
   });
   verifyChanges({ ...input, desired }, actual, policy);
+  // A plan made without some passwords (`--secrets optional`) did not check their drift: with
+  // them, now, it must still be the whole plan. Opened here only for such a plan (else below, as before).
+  const early = saved.plan.passwordsUnavailable ? await input.passwordState?.() : undefined;
+  if (saved.plan.passwordsUnavailable) verifyUncheckedPasswords({ ...input, desired }, actual, policy, early);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
   // The same file, the same listing, the same changes: the policy must gate the same ones.
@@ -121,7 +125,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     return { ...(roleNames === undefined ? {} : { roleNames }), plan: saved.plan, actual, policy, results: [], tokensWritten: 0, tokenErrors: [], cancelled: true, approval };
   }
 
-  const passwordState = await input.passwordState?.();
+  const passwordState = early ?? (await input.passwordState?.());
   const { results, tokensWritten, tokenErrors, stateSaveError } = await executeApplicable(part, {
     desired,
     actual,
@@ -139,7 +143,8 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   });
   return {
     ...(roleNames === undefined ? {} : { roleNames }),
-    plan: saved.plan,
+    // Reported with the passwords this run had: no "not available" note or marks.
+    plan: withPasswordsAvailable(saved.plan),
     actual,
     policy,
     results,
@@ -164,6 +169,25 @@ function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: Plan
   throw new SafetyError(
     'plan_mismatch',
     `${input.planFile}: its changes are not the ones ${input.desiredFile} and the service call for (the plan file was edited?); nothing was written; plan again`,
+  );
+}
+
+/**
+ * A plan saved by `plan --secrets optional` without some passwords: their drift was not
+ * checked, so the plan may lack a password update a plan with the secrets would have. Apply
+ * has the secrets (it refuses to run without them): when one of those users' password differs
+ * from the one amsync last set, the plan is not the one to apply: refuse, nothing written.
+ */
+function verifyUncheckedPasswords(input: ApplySavedInput, actual: ActualState, policy: PlanPolicy, passwordState: PasswordState | undefined): void {
+  const unchecked = new Set(input.saved.plan.passwordsUnavailable?.driftNotChecked ?? []);
+  if (unchecked.size === 0) return;
+  const fresh = makePlan(input.desired, actual, policy, passwordFingerprints(input.desired, passwordState));
+  const changed = fresh.changes.filter((c) => c.kind === 'sshUser' && c.action === 'update' && 'password' in c.fields && unchecked.has(c.key)).map((c) => c.key);
+  if (changed.length === 0) return;
+  const names = changed.map((k) => JSON.stringify(k)).join(', ');
+  throw new SafetyError(
+    'plan_mismatch',
+    `${input.planFile} was made without some passwords (--secrets optional), so it did not check their drift, and the password of SSH user${changed.length === 1 ? '' : 's'} ${names} differs from the one amsync last set: this plan would not update ${changed.length === 1 ? 'it' : 'them'}; nothing was written; plan again with the secrets`,
   );
 }
 

@@ -121,6 +121,11 @@ describe('examples/ci/github-actions.yaml', () => {
     expect(plan.job).toBe('plan');
     expect(plan.args).toEqual(expect.arrayContaining(['--detailed-exitcode', '--format', 'markdown', '--out', 'plan.json']));
     expect(wf.jobs.plan!.env?.AMSYNC_TOKEN).toContain('AMSYNC_READONLY_TOKEN');
+    // Without the passwords: only the apply job has them.
+    expect(plan.args.join(' ')).toContain('--secrets optional');
+    const passwords = (env: Record<string, string> | undefined) => Object.keys(env ?? {}).filter((k) => k.endsWith('_PASSWORD'));
+    expect([...passwords(wf.env), ...passwords(wf.jobs.plan!.env)]).toEqual([]);
+    expect(passwords(wf.jobs.apply!.env)).not.toEqual([]);
     expect(wf.jobs.plan!.steps.some((s) => s.uses?.startsWith('actions/upload-artifact') && s.with?.path === '${{ steps.plan.outputs.plan }}')).toBe(true);
     expect(wf.jobs.apply!.steps.some((s) => s.uses?.startsWith('actions/download-artifact'))).toBe(true);
     expect(calls.filter((c) => c.command === 'apply').map((c) => [c.job, c.args[0]])).toEqual([['apply', 'plan.json']]);
@@ -142,6 +147,8 @@ describe('examples/ci/gitlab-ci.yml', () => {
     const p = await program();
     for (const call of [...install, ...calls]) check(p, call);
     expect(calls.map((c) => c.command)).toEqual(['validate', 'sync', 'apply']);
+    // The merge request's plan runs without the passwords.
+    expect(calls[1]!.args.join(' ')).toMatch(/^--dry-run --secrets optional /);
   });
 
   it('installs the tarball the build job packs from a pinned tag of amsync, never an unpublished package', () => {

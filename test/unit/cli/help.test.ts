@@ -71,6 +71,7 @@ const sample: Record<string, string> = {
   '--target-concurrency': '4',
   '--shards': '3',
   '--shard': '0/3',
+  '--secrets': 'optional',
 };
 
 const positional: Record<string, string[]> = { apply: ['plan.json'] };

@@ -143,3 +143,36 @@ describe('secretFilesOf lists the secret files to watch', () => {
     expect(secretFilesOf(value!)).toEqual([resolve(baseDir, 'secrets/ok')]);
   });
 });
+
+describe('secrets: optional (plan --secrets optional)', () => {
+  const text = [
+    'sshUsers:',
+    '  - { username: a, password: { env: UNSET_PASSWORD } }',
+    '  - { username: b, password: { env: EMPTY_PASSWORD } }',
+    '  - { username: c, password: { file: secrets/missing } }',
+    '  - { username: d, password: { file: secrets/empty } }',
+    '  - { username: e, password: { env: DEPLOY_PASSWORD } }',
+    '  - { username: f, password: { env: UNSET_PASSWORD }, ensure: absent }',
+    '',
+  ].join('\n');
+  const optional = () => parseDesired(text, { file: 'access.yaml', env: { DEPLOY_PASSWORD: 'env-password', EMPTY_PASSWORD: '' }, readSecretFile: fakeSecretFiles(), baseDir, secrets: 'optional' });
+
+  it('keeps the reference of a password it cannot read, with how it is written, and reports nothing per item', () => {
+    const { value, errors, warnings } = optional();
+    expect(errors).toEqual([]);
+    // Only the warning any such file has: no per-item word about a secret.
+    expect(warnings.map((w) => w.code)).toEqual(['ignored_on_absent']);
+    const users = value!.sshUsers;
+    expect(users.map((u) => u.passwordUnavailable)).toEqual(['env UNSET_PASSWORD', 'env EMPTY_PASSWORD', 'file secrets/missing', 'file secrets/empty', undefined, undefined]);
+    expect(users.slice(0, 4).every((u) => u.password === undefined)).toBe(true);
+    expect(users[2]!.passwordRef).toEqual({ kind: 'file', path: resolve(baseDir, 'secrets/missing') });
+    expect(isSecret(users[4]!.password)).toBe(true);
+    expect(users[5]).not.toHaveProperty('passwordRef');
+  });
+
+  it('is an error as before when required (the default), and a literal empty password stays an error', () => {
+    expect(parse(text).errors.map((e) => e.code)).toEqual(['secret_env_unset', 'secret_env_empty', 'secret_file_unreadable', 'secret_file_empty']);
+    const literal = parseDesired("sshUsers:\n  - { username: a, password: '' }\n", { file: 'access.yaml', env: {}, readSecretFile: fakeSecretFiles(), baseDir, secrets: 'optional' });
+    expect(literal.errors.map((e) => e.code)).toEqual(['empty_password']);
+  });
+});

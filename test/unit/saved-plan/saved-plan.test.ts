@@ -121,3 +121,13 @@ describe('password references', () => {
     expect(refs).toEqual([{ username: 'x', literal: true }]);
   });
 });
+
+describe('a saved plan made with --secrets optional', () => {
+  it('keeps passwordsUnavailable in its plan, round-trips it, and a plan without it is saved as before', () => {
+    const withIt = { ...p, passwordsUnavailable: { references: ['env DEPLOY_PASSWORD'], changes: ['deploy'], driftNotChecked: [] } };
+    const text = serialiseSavedPlan(saved({ plan: withIt }));
+    expect(JSON.parse(text).plan.passwordsUnavailable).toEqual(withIt.passwordsUnavailable);
+    expect(parseSavedPlan(text, 'plan.json').plan.passwordsUnavailable).toEqual(withIt.passwordsUnavailable);
+    expect(serialiseSavedPlan(saved())).not.toContain('passwordsUnavailable');
+  });
+});
