@@ -47,6 +47,8 @@ import { markdownMaxChars } from './render-report.js';
 import { appendStepSummary, writeReportFile } from './report-outputs.js';
 import { resolveFormat, resolveSettings, type OutputFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import type { SelectionFlags } from '../plan/index.js';
+import { selectionFlags } from './selection-flags.js';
 
 /** Reads the targets file, then the desired file (-f, else the default) against it; exit 65 for either, nothing sent. */
 export { validateFleet } from '../app/index.js';
@@ -66,6 +68,15 @@ export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
   readonly deleteDuplicateApikeys?: boolean;
   readonly report?: string;
   readonly autoApprove?: boolean;
+  readonly only?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly replace?: readonly string[];
+}
+
+/** --only / --exclude / --replace filter each target's items; an address may name items of some targets only. */
+function fleetSelection(opts: FleetSyncOptions): { selection?: SelectionFlags } {
+  const selection = selectionFlags(opts, true);
+  return selection === undefined ? {} : { selection };
 }
 
 /**
@@ -116,6 +127,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
             pruneAll: opts.prune,
             allowEmptyPrune: opts.allowEmptyPrune,
             deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+            ...fleetSelection(opts),
             ...(interrupts ? { stopWrites: interrupts.signal } : {}),
           });
         });
@@ -127,7 +139,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
     });
 
     const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
-    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts, version);
+    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, { ...opts, ...fleetSelection(opts) }, version);
     const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
     io.stdout.write(renderFleet(outcomes, withPlan, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, withPlan, env, opts.report);

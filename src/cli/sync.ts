@@ -3,6 +3,9 @@ import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
 import { approvalHashLength, matchApprovals, normaliseApproval } from '../policy/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import type { ApprovalStatus, Plan } from '../model/index.js';
+import type { SelectionFlags } from '../plan/index.js';
+import { selectionFlags } from './selection-flags.js';
+import { itemAddressProblem } from '../apply/index.js';
 import type { Report } from '../report/index.js';
 import { finishRun, planAndApply, planFileFor, savePlan, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, type BodyEnd } from '../app/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
@@ -43,6 +46,10 @@ export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly autoApprove?: boolean;
   /** `--approve HASH`, repeatable: approves gated changes (a change's hash, or the whole set's). */
   readonly approve?: readonly string[];
+  /** `--only`, `--exclude`, `--replace ADDR`, repeatable (issue 29). */
+  readonly only?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly replace?: readonly string[];
 }
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
@@ -69,8 +76,29 @@ export function addPlanCommandOptions(cmd: Command): Command {
     cmd
       .option('--rotate-passwords', 'set every declared password, whether or not it changed')
       .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of')
-      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes'),
+      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes')
+      .option('--only <ADDR>', 'plan and change only these items (prune included): KIND:NAME-GLOB or KIND#ID, KIND sshUser or apikey; repeatable', collectAddress('--only'))
+      .option('--exclude <ADDR>', 'leave these items out of the plan (KIND:NAME-GLOB or KIND#ID); repeatable', collectAddress('--exclude'))
+      .option(
+        '--replace <ADDR>',
+        "issue a declared item's secret again: an SSH user's password is sent again; an apikey gets a successor whose token is written to tokensDir before the old key is deleted; repeatable",
+        collectAddress('--replace'),
+      ),
   );
+}
+
+/** Commander's parser for a repeatable item address; a malformed one is exit 64 naming the flag. */
+function collectAddress(flag: string): (value: string, previous: readonly string[] | undefined) => string[] {
+  return (value, previous) => {
+    const problem = itemAddressProblem(value);
+    if (problem !== undefined) throw badFlag(flag, problem, value);
+    return [...(previous ?? []), value];
+  };
+}
+
+function withSelection(opts: SyncCommandOptions): { selection?: SelectionFlags } {
+  const selection = selectionFlags(opts);
+  return selection === undefined ? {} : { selection };
 }
 
 /** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
@@ -180,6 +208,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
     prune: opts.prune,
     allowEmptyPrune: opts.allowEmptyPrune,
     deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+    ...withSelection(opts),
     approvals: opts.approve ?? [],
     reportFile: opts.report,
     planFile: opts.out,
@@ -241,7 +270,7 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   const { opts, dryRun, context, interrupts, format, color } = run;
   const io = run.ctx.io;
   const planFile = planFileFor(outcome, opts.out);
-  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts, version);
+  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, { ...opts, ...withSelection(opts) }, version);
   const report: Report = {
     plan: outcome.plan,
     dryRun: dryRun || outcome.refusal !== undefined,

@@ -57,7 +57,8 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   };
 }
 
-function compareChanges(a: Change, b: Change): number {
+/** The order of a plan's changes (targeted-plan.ts sorts the changes it adds the same way). */
+export function compareChanges(a: Change, b: Change): number {
   return kindOrder[a.kind] - kindOrder[b.kind] || compareStrings(a.key, b.key) || actionOrder[a.action] - actionOrder[b.action] || (a.id ?? 0) - (b.id ?? 0);
 }
 

@@ -1,6 +1,6 @@
 import type { ActualState, Change, DesiredState, GateRule, PerKind, Plan } from '../model/index.js';
 import { apikeyKind, listedItem, sshUserKind } from '../model/index.js';
-import type { PasswordPolicy } from '../plan/index.js';
+import type { PasswordPolicy, SelectionFlags } from '../plan/index.js';
 import { summarize } from '../plan/index.js';
 
 export const savedPlanKind = 'amsync-plan';
@@ -18,6 +18,11 @@ export interface SavedPlanSettings {
   readonly maxDeletes: number;
   /** `--delete-duplicate-apikeys` was given (absent: not). */
   readonly deleteDuplicateApikeys?: boolean;
+  /**
+   * `--only`, `--exclude`, `--replace` as given (absent: none). `amsync apply` compiles them
+   * again, checks every saved change lies inside them, and plans with them to compare.
+   */
+  readonly selection?: SelectionFlags;
 }
 
 /**
@@ -129,6 +134,7 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     protected: plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id })),
     problems: plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message, ...(p.source ? { source: p.source } : {}) })),
     notes: [...plan.notes],
+    ...(plan.selection === undefined ? {} : { selection: plan.selection }),
   };
 }
 
@@ -141,6 +147,8 @@ function changeDocument(c: Change, sources: boolean): Record<string, unknown> {
     fields: c.fields,
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
     ...(sources && c.source !== undefined ? { source: c.source } : {}),
+    ...(c.replaces !== undefined ? { replaces: c.replaces } : {}),
+    ...(c.replaced === true ? { replaced: true } : {}),
   };
 }
 
