@@ -128,7 +128,8 @@ class PlanRun {
       // The old key goes only once its successor exists and the successor's token is in the sink.
       const successor = dep === undefined ? undefined : this.#plan.changes[dep];
       if (successor === undefined || depResult === undefined || !this.#writer.tokenDelivered(successor)) {
-        return this.#finish(i, skipped("kept: its successor's token was not written to the token sink (tokensDir), so this key is still the one in use"));
+        const kept = skipped("kept: its successor's token was not written to the token sink (tokensDir), so this key is still the one in use");
+        return this.#finish(i, typeof depResult?.id === 'number' ? { ...kept, replacedBy: depResult.id } : kept);
       }
     }
     let outcome: Outcome;
