@@ -9,6 +9,7 @@ import type { Notifier } from '../notify/index.js';
 import type { Logger } from '../obs/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
+import type { SelectionFlags } from '../plan/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
 import type { AuditHooks, AuditTrail } from './audit-trail.js';
 import { checkLocalOutputs, localOutputsOf, type PlannedOutputs } from './check-local-outputs.js';
@@ -36,6 +37,8 @@ export interface SyncOptions {
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
+  /** `--only`, `--exclude`, `--replace` (issue 29). */
+  readonly selection?: SelectionFlags;
   /** `--approve`, or the daemon's approvals file: hashes that approve gated changes. */
   readonly approvals?: Iterable<string>;
   readonly onResult?: (result: ChangeResult) => void;
@@ -297,6 +300,7 @@ class AppContext implements ServiceContext {
       maxDeletes: this.settings.maxDeletes,
       allowEmptyPrune: options.allowEmptyPrune,
       deleteDuplicateApikeys: options.deleteDuplicateApikeys,
+      ...(options.selection === undefined ? {} : { selection: options.selection }),
       ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
       dryRun: options.dryRun,
       tokenSink: this.tokenSink(),

@@ -20,7 +20,7 @@ import type { SyncOutcome } from '../sync/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { ServiceContext } from './app-context.js';
 import { throwOnAuditFailure } from './audit-failure.js';
-import type { PlanShape } from './save-plan.js';
+import { savedSelection, type PlanShape } from './save-plan.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -105,6 +105,7 @@ export async function saveFleetPlan(
           allowEmptyPrune: opts.allowEmptyPrune === true,
           maxDeletes: base.maxDeletes,
           ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
+          ...savedSelection(opts),
         },
         actualFingerprint: sync.actualFingerprint,
         plan: sync.plan,

@@ -16,6 +16,7 @@ import {
 import type { Notifier } from '../notify/index.js';
 import { createLogger, type Logger } from '../obs/index.js';
 import { StalePlanError } from '../saved-plan/index.js';
+import type { SelectionFlags } from '../plan/index.js';
 import { resolveSettings, type DesiredPaths, type FlagValues, type Settings } from '../settings/index.js';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
 import type { ServiceContext } from './app-context.js';
@@ -85,6 +86,8 @@ export interface FleetSyncRequest {
   readonly prune?: boolean | undefined;
   readonly allowEmptyPrune?: boolean | undefined;
   readonly deleteDuplicateApikeys?: boolean | undefined;
+  /** `--only`, `--exclude`, `--replace`: each target's items (an address may match on some targets only). */
+  readonly selection?: SelectionFlags | undefined;
 }
 
 /** `plan` / `sync --targets`: each selected target planned (and applied unless a dry-run) with its own context. */
@@ -106,6 +109,7 @@ export function syncFleetTargets(run: FleetTargetsRun, request: FleetSyncRequest
           pruneAll: request.prune,
           allowEmptyPrune: request.allowEmptyPrune,
           deleteDuplicateApikeys: request.deleteDuplicateApikeys,
+          ...(request.selection === undefined ? {} : { selection: request.selection }),
           ...(run.signal ? { stopWrites: run.signal } : {}),
         });
       });

@@ -1,4 +1,6 @@
+import { UsageError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
+import type { SelectionFlags } from '../plan/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { LoadedDesiredState, ServiceContext, SyncOptions } from './app-context.js';
 import type { ServiceObserver } from './observed-service.js';
@@ -40,6 +42,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   // Never for a run that writes, whatever the caller passed: a sync needs every password.
   const loaded = await context.loadDesired(dryRun && request.secrets === 'optional' ? { secrets: 'optional' } : undefined);
   request.onLoaded?.(loaded);
+  checkReplaceSink(request.selection, context.settings.tokensDir);
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
   await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });
@@ -50,6 +53,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
     pruneAll: request.prune,
     allowEmptyPrune: request.allowEmptyPrune,
     deleteDuplicateApikeys: request.deleteDuplicateApikeys,
+    ...(request.selection === undefined ? {} : { selection: request.selection }),
     approvals: request.approvals,
     ...(request.stopWrites ? { stopWrites: request.stopWrites } : {}),
     ...(request.observer ? { observer: request.observer } : {}),
@@ -61,6 +65,17 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   });
   context.notifyOutcome(outcome, dryRun);
   return { loaded, outcome };
+}
+
+/**
+ * `--replace apikey:…` issues a new token: without a token sink it would go nowhere and the
+ * old key, the one in use, would be deleted. Refused before any request (exit 64), dry-run
+ * too: the plan shown is the plan that would be applied.
+ */
+export function checkReplaceSink(selection: SelectionFlags | undefined, tokensDir: string | undefined): void {
+  const key = selection?.replace.find((a) => a.startsWith('apikey'));
+  if (key === undefined || tokensDir !== undefined) return;
+  throw new UsageError(`--replace ${key} issues a new apikey token, which needs a token sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR)`, 'replace_without_sink');
 }
 
 /**

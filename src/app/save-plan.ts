@@ -2,6 +2,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { passwordReferences, toSavedPlan, writeSavedPlan, type SavedApprovals } from '../saved-plan/index.js';
 import { isFsError, localPathError } from '../secrets/index.js';
 import type { SyncOutcome } from '../sync/index.js';
+import type { SelectionFlags } from '../plan/index.js';
 import type { LoadedDesiredState, ServiceContext } from './app-context.js';
 
 /** The flags that shaped a plan besides the settings: a saved plan records them. */
@@ -9,6 +10,15 @@ export interface PlanShape {
   readonly rotatePasswords?: boolean;
   readonly allowEmptyPrune?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
+  /** `--only`, `--exclude`, `--replace` (issue 29); absent or empty: none. */
+  readonly selection?: SelectionFlags;
+}
+
+/** The selection a saved plan records: present only when a flag was given (older plans stay byte for byte). */
+export function savedSelection(opts: PlanShape): { selection?: SelectionFlags } {
+  const s = opts.selection;
+  if (s === undefined || s.only.length + s.exclude.length + s.replace.length === 0) return {};
+  return { selection: { only: [...s.only], exclude: [...s.exclude], replace: [...s.replace], ...(s.unmatchedAllowed === true ? { unmatchedAllowed: true } : {}) } };
 }
 
 /** `--out`: the plan, what it was made from, and the settings that shaped it; no secret. */
@@ -32,6 +42,7 @@ export async function savePlan(planFile: string, context: ServiceContext, loaded
       allowEmptyPrune: opts.allowEmptyPrune === true,
       maxDeletes: context.settings.maxDeletes,
       ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
+      ...savedSelection(opts),
     },
     actualFingerprint: outcome.actualFingerprint,
     plan: outcome.plan,

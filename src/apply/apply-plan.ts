@@ -18,8 +18,11 @@ export interface ApplyOptions {
   readonly actual: ActualState;
   readonly policy: PlanPolicy;
   readonly passwords?: PasswordRecorder;
-  /** Receives each created apikey's token (the token sink). */
-  readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+  /**
+   * Receives each created apikey's token (the token sink); false when it could not be kept
+   * (then the delete of a key that create replaces is not sent).
+   */
+  readonly onToken?: (name: string, token: SecretValue) => Promise<boolean | void>;
   /** The fingerprints the plan was made with; drift re-plans use them too. */
   readonly fingerprints?: PasswordFingerprints;
   /** Called before each write request is sent (the audit log), drift re-writes included. */
@@ -121,6 +124,14 @@ class PlanRun {
       const d = this.#plan.changes[dep!]!;
       return this.#finish(i, skipped(`waits for the ${d.action} of ${d.kind} "${d.key}", which did not apply`));
     }
+    if (change.replaced === true) {
+      // The old key goes only once its successor exists and the successor's token is in the sink.
+      const successor = dep === undefined ? undefined : this.#plan.changes[dep];
+      if (successor === undefined || depResult === undefined || !this.#writer.tokenDelivered(successor)) {
+        const kept = skipped("kept: its successor's token was not written to the token sink (tokensDir), so this key is still the one in use");
+        return this.#finish(i, typeof depResult?.id === 'number' ? { ...kept, replacedBy: depResult.id } : kept);
+      }
+    }
     let outcome: Outcome;
     try {
       outcome = await this.#applyOne(change);
@@ -130,7 +141,8 @@ class PlanRun {
       if (stoppedBeforeSending(error)) return this.#finish(i, notStarted(this.#options.signal?.aborted ? undefined : notSentReason(error)));
       throw error;
     }
-    this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...outcome });
+    const replacement = change.replaces !== undefined ? { replaces: change.replaces } : change.replaced === true && typeof depResult?.id === 'number' ? { replacedBy: depResult.id } : {};
+    this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...outcome, ...replacement });
   }
 
   #finish(i: number, result: ChangeResult): void {

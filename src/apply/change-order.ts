@@ -57,6 +57,14 @@ export function orderChanges(changes: readonly Change[], actual: ActualState): C
     return result;
   };
 
+  // `--replace` of an apikey: the old key's delete waits for its successor's create (and, in
+  // apply-plan, for the successor's token to be written): if either fails, the old key stays.
+  changes.forEach((c, i) => {
+    if (c.action !== 'delete' || c.replaced !== true) return;
+    const successor = changes.findIndex((s) => s.kind === c.kind && s.action === 'create' && s.replaces === c.id);
+    if (successor >= 0) dependsOn.set(i, successor);
+  });
+
   const before: number[][] = [];
   const after: number[][] = [];
   const deletes: number[] = [];

@@ -7,8 +7,8 @@ export interface ChangeWriterDeps {
   readonly writer: AccessService;
   readonly touched: TouchedIds;
   readonly passwords?: PasswordRecorder;
-  /** Receives each created apikey's token (the token sink). */
-  readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+  /** Receives each created apikey's token (the token sink); false: it could not be kept. */
+  readonly onToken?: (name: string, token: SecretValue) => Promise<boolean | void>;
   /** Told before each request that writes (a drift re-write too): the audit log's "attempt" line. */
   readonly onAttempt?: (change: Change) => void;
 }
@@ -19,6 +19,8 @@ export interface ChangeWriterDeps {
  */
 export class ChangeWriter {
   readonly #deps: ChangeWriterDeps;
+  /** Creates whose new token the sink took (a replaced key's delete waits for it). */
+  readonly #delivered = new WeakSet<Change>();
 
   constructor(deps: ChangeWriterDeps) {
     this.#deps = deps;
@@ -60,7 +62,12 @@ export class ChangeWriter {
         ? await writer.createApikey(newApikey(change.key, body))
         : await writer.updateApikey(change.id!, body);
     touched.add('apikey', outcome.id);
-    if (outcome.token && onToken) await onToken(body.name ?? change.key, outcome.token);
+    if (outcome.token && onToken && (await onToken(body.name ?? change.key, outcome.token)) !== false) this.#delivered.add(change);
     return outcome;
+  }
+
+  /** Whether this change's write received a token and the sink kept it. */
+  tokenDelivered(change: Change): boolean {
+    return this.#delivered.has(change);
   }
 }

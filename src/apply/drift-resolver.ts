@@ -18,7 +18,7 @@ export interface DriftResolverDeps {
   readonly actual: ActualState;
   readonly policy: PlanPolicy;
   readonly fingerprints?: PasswordFingerprints;
-  readonly onToken?: (name: string, token: SecretValue) => Promise<void>;
+  readonly onToken?: (name: string, token: SecretValue) => Promise<boolean | void>;
   readonly refresher: Refresher;
   readonly touched: TouchedIds;
   readonly writer: ChangeWriter;

@@ -61,8 +61,11 @@ export interface TokenError {
 export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> {
   let tokensWritten = 0;
   const sink = input.tokenSink;
-  const writeToken = async (name: string, token: SecretValue) => {
-    if (sink && (await sink.write(name, token))) tokensWritten += 1;
+  // True when the sink holds the token now (written, or its file already had it).
+  const writeToken = async (name: string, token: SecretValue): Promise<boolean> => {
+    if (!sink) return false;
+    if (await sink.write(name, token)) tokensWritten += 1;
+    return true;
   };
   const state = input.passwordState;
   const saver = state && new StateSaver(state);
@@ -88,8 +91,9 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
       written.add(name);
       // The key exists on the service whatever happens to its file: the change is applied, and
       // the file that could not be written is reported beside it (exit 1), as for any key.
-      await writeToken(name, token).catch((error: unknown) => {
+      return writeToken(name, token).catch((error: unknown) => {
         tokenErrors.push({ key: name, error: error instanceof Error ? error.message : String(error) });
+        return false;
       });
     },
     fingerprints: input.fingerprints,

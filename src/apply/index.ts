@@ -16,3 +16,4 @@ export { resolveRoles } from './resolve-roles.js';
 export { fencingWrites, withWriterLock } from './with-writer-lock.js';
 export type { LockAcquirer, LockOutcome } from './with-writer-lock.js';
 export { passwordFingerprints } from './password-fingerprints.js';
+export { itemAddressProblem, itemSelection, parseItemAddress } from './item-address.js';

@@ -27,6 +27,8 @@ import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
 import { resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
+import type { SelectionFlags } from '../plan/index.js';
+import { selectionFlags } from './selection-flags.js';
 
 /** Reads the targets file, then the desired file (-f, else the default) against it; exit 65 for either, nothing sent. */
 export { validateFleet, fleetExportSettings } from '../app/index.js';
@@ -42,6 +44,15 @@ export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
   readonly deleteDuplicateApikeys?: boolean;
   readonly report?: string;
   readonly autoApprove?: boolean;
+  readonly only?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly replace?: readonly string[];
+}
+
+/** --only / --exclude / --replace filter each target's items; an address may name items of some targets only. */
+function fleetSelection(opts: FleetSyncOptions): { selection?: SelectionFlags } {
+  const selection = selectionFlags(opts, true);
+  return selection === undefined ? {} : { selection };
 }
 
 function runOf(opts: ServiceOptions & FleetOptions, io: CliIo, at: Pick<FleetTargetsRun, 'base' | 'fleet' | 'onTargetDone'>): FleetTargetsRun {
@@ -79,10 +90,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   const run = runOf(opts, io, { base, fleet, onTargetDone });
   const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(run.open));
   try {
-    const request = { dryRun, rotatePasswords: opts.rotatePasswords, prune: opts.prune, allowEmptyPrune: opts.allowEmptyPrune, deleteDuplicateApikeys: opts.deleteDuplicateApikeys };
+    const request = { dryRun, rotatePasswords: opts.rotatePasswords, prune: opts.prune, allowEmptyPrune: opts.allowEmptyPrune, deleteDuplicateApikeys: opts.deleteDuplicateApikeys, ...fleetSelection(opts) };
     const { outcomes, syncs } = await syncFleetTargets({ ...run, signal: interrupts?.signal }, request);
     const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
-    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, opts, version);
+    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, { ...opts, ...fleetSelection(opts) }, version);
     const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
     io.stdout.write(renderFleetReport(outcomes, withPlan, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, withPlan, env, opts.report);

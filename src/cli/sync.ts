@@ -5,6 +5,9 @@ import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import { formatDiagnostic, type ApprovalStatus, type Plan } from '../model/index.js';
 import { checkSecretsMode, finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, secretsModes, type BodyEnd, type SecretsMode } from '../app/index.js';
+import type { SelectionFlags } from '../plan/index.js';
+import { selectionFlags } from './selection-flags.js';
+import { itemAddressProblem } from '../apply/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
@@ -41,6 +44,10 @@ export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly approve?: readonly string[];
   /** `--secrets required|optional`. */
   readonly secrets?: SecretsMode;
+  /** `--only`, `--exclude`, `--replace ADDR`, repeatable (issue 29). */
+  readonly only?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly replace?: readonly string[];
 }
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
@@ -73,6 +80,13 @@ export function addPlanCommandOptions(cmd: Command): Command {
           '--secrets <MODE>',
           'required (default): a password secret that cannot be read is an error (exit 65); optional: plan without it (creates show it as not available, its drift is not checked); plan and sync --dry-run only',
         ).argParser(parseSecretsMode),
+      )
+      .option('--only <ADDR>', 'plan and change only these items (prune included): KIND:NAME-GLOB or KIND#ID, KIND sshUser or apikey; repeatable', collectAddress('--only'))
+      .option('--exclude <ADDR>', 'leave these items out of the plan (KIND:NAME-GLOB or KIND#ID); repeatable', collectAddress('--exclude'))
+      .option(
+        '--replace <ADDR>',
+        "issue a declared item's secret again: an SSH user's password is sent again; an apikey gets a successor whose token is written to tokensDir before the old key is deleted; repeatable",
+        collectAddress('--replace'),
       ),
   );
 }
@@ -81,6 +95,20 @@ function parseSecretsMode(value: string): SecretsMode {
   const mode = secretsModes.find((m) => m === value);
   if (mode === undefined) throw badFlag('--secrets', '`required` or `optional`', value);
   return mode;
+}
+
+/** Commander's parser for a repeatable item address; a malformed one is exit 64 naming the flag. */
+function collectAddress(flag: string): (value: string, previous: readonly string[] | undefined) => string[] {
+  return (value, previous) => {
+    const problem = itemAddressProblem(value);
+    if (problem !== undefined) throw badFlag(flag, problem, value);
+    return [...(previous ?? []), value];
+  };
+}
+
+function withSelection(opts: SyncCommandOptions): { selection?: SelectionFlags } {
+  const selection = selectionFlags(opts);
+  return selection === undefined ? {} : { selection };
 }
 
 /** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
@@ -183,6 +211,7 @@ async function syncAndReport(run: SyncRun): Promise<void> {
     prune: opts.prune,
     allowEmptyPrune: opts.allowEmptyPrune,
     deleteDuplicateApikeys: opts.deleteDuplicateApikeys,
+    ...withSelection(opts),
     approvals: opts.approve ?? [],
     reportFile: opts.report,
     planFile: opts.out,
@@ -242,7 +271,7 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
   const { opts, dryRun, context, interrupts, format, color } = run;
   const io = run.ctx.io;
   const planFile = planFileFor(outcome, opts.out);
-  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, opts, version);
+  if (planFile !== undefined) await savePlan(planFile, context, loaded, outcome, { ...opts, ...withSelection(opts) }, version);
   const report = syncReport(outcome, { dryRun, file: context.file, planFile, sources: how.sources });
   // The plan and each result are out already; what is left is the apply's summary line.
   if (how.shown) io.stdout.write(outcome.results && outcome.results.length > 0 ? run.reports.applySummary(outcome.results) : '');

@@ -7,7 +7,7 @@ export { noReview } from './approval.js';
 export { approvalHint, type ApprovalHint } from './approval-hint.js';
 export { emptyDesiredState } from './desired-state.js';
 export type { ActualApikey, ActualSshUser, ActualState, NamedRole } from './actual-state.js';
-export type { Action, Change, ChangeOf, ChangeResult, FieldChange, ItemRef, Kind, PasswordsUnavailable, Plan, PlanProblem, PlanSummary, ResultStatus } from './plan.js';
+export type { Action, Change, ChangeOf, ChangeResult, FieldChange, ItemRef, Kind, PasswordsUnavailable, Plan, PlanProblem, PlanSelection, PlanSummary, ResultStatus } from './plan.js';
 export { fieldEntries, SENSITIVE, SENSITIVE_UNAVAILABLE } from './plan.js';
 export { diagnosticCodes } from './diagnostic-codes.js';
 export { secretCodes } from './diagnostic-codes.js';

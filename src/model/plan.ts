@@ -51,6 +51,14 @@ interface ChangeCommon {
    * undeclared item (absent under `--prune`). Shown when the state comes from several files.
    */
   readonly source?: SourcePosition;
+  /**
+   * `--replace` of an apikey: on the successor's create, the id of the key it replaces. That
+   * key's delete (marked `replaced`) runs only once this create applied and its token was
+   * written to the token sink.
+   */
+  readonly replaces?: number;
+  /** `--replace` of an apikey: on the delete of the key a successor replaces. */
+  readonly replaced?: true;
 }
 
 export interface ItemRef {
@@ -84,6 +92,11 @@ export interface Plan {
    * not know. Absent otherwise (every password was available).
    */
   readonly passwordsUnavailable?: PasswordsUnavailable;
+  /**
+   * `--only` / `--exclude`: the plan is partial. Only changes of selected items are in it; the
+   * counts say how many declared and remote items it left out (neither changed nor listed).
+   */
+  readonly selection?: PlanSelection;
 }
 
 /**
@@ -99,6 +112,13 @@ export interface PasswordsUnavailable {
   readonly changes: readonly string[];
   /** Existing SSH users whose password was not compared with the one amsync last set, sorted. */
   readonly driftNotChecked: readonly string[];
+}
+
+/** What a partial plan was limited to, as given on the command line, and what it left out. */
+export interface PlanSelection {
+  readonly only: readonly string[];
+  readonly exclude: readonly string[];
+  readonly omitted: { readonly declared: number; readonly remote: number };
 }
 
 export interface PlanSummary {
@@ -128,4 +148,8 @@ export interface ChangeResult {
    * writes was sent: the service never received it. Reports count these rather than list them.
    */
   readonly notStarted?: true;
+  /** `--replace` of an apikey: on the successor's create, the id of the key it replaces. */
+  readonly replaces?: number;
+  /** `--replace` of an apikey: on the old key's delete, the id of its successor. */
+  readonly replacedBy?: number;
 }

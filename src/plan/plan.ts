@@ -96,7 +96,8 @@ function unavailableNote(u: PasswordsUnavailable): string {
   return `Password secrets not available to this run (--secrets optional): ${shown}${more}.${drift}${sends}`;
 }
 
-function compareChanges(a: Change, b: Change): number {
+/** The order of a plan's changes (targeted-plan.ts sorts the changes it adds the same way). */
+export function compareChanges(a: Change, b: Change): number {
   return kindOrder[a.kind] - kindOrder[b.kind] || compareStrings(a.key, b.key) || actionOrder[a.action] - actionOrder[b.action] || (a.id ?? 0) - (b.id ?? 0);
 }
 

@@ -1,4 +1,5 @@
 import type { Kind, PerKind, SourcePosition } from '../model/index.js';
+import type { ItemSelection } from './item-selection.js';
 
 /**
  * Everything besides the two states that shapes a plan. Built by the caller (which may use
@@ -21,6 +22,12 @@ export interface PlanPolicy {
    * Absent under `--prune`, or when it is not known.
    */
   readonly pruneSource?: SourcePosition;
+  /**
+   * `--only`, `--exclude`, `--replace` (issue 29): the plan of the whole file is made first,
+   * then items are replaced and the changes of unselected items left out (targeted-plan.ts).
+   * Absent: the whole file, nothing replaced.
+   */
+  readonly selection?: ItemSelection;
 }
 
 /**

@@ -28,6 +28,7 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   if (plan.notes.length > 0) doc.notes = [...plan.notes];
   // `--secrets optional`: what the plan was made without (references, never values).
   if (plan.passwordsUnavailable) doc.passwordsUnavailable = passwordsUnavailableDocument(plan.passwordsUnavailable);
+  if (plan.selection !== undefined) doc.selection = { only: [...plan.selection.only], exclude: [...plan.selection.exclude], omitted: { ...plan.selection.omitted } };
   const roleNames = namedRoles(plan.changes, report.roleNames);
   if (roleNames !== undefined) doc.roleNames = roleNames;
   if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
@@ -66,6 +67,8 @@ function jsonChange(c: Change, index: number, report: Report, unavailable: Reado
   // The field stays `(sensitive)`, as in every plan; this says the run did not have it.
   if (c.kind === 'sshUser' && 'password' in c.fields && unavailable.has(c.key)) out.passwordAvailable = false;
   if (report.sources && c.source !== undefined) out.source = positionText(c.source);
+  if (c.replaces !== undefined) out.replaces = c.replaces;
+  if (c.replaced === true) out.replaced = true;
   const gate = report.approval?.review.gates.find((g) => g.index === index);
   if (gate) out.approval = { hash: gate.hash, rules: [...gate.rules], approved: report.approval!.approved.includes(index) };
   else if (report.approval?.withheld.includes(index)) out.approval = { waitsForApproval: true };
@@ -94,5 +97,9 @@ function jsonResult(r: ChangeResult): Record<string, unknown> {
   if (r.drift !== undefined) out.drift = r.drift;
   if (r.approval !== undefined) out.approval = r.approval;
   if (r.notStarted === true) out.notStarted = true;
+  // A replacement's two results carry both ids (the successor's and the replaced key's).
+  if (r.replaces !== undefined || r.replacedBy !== undefined) out.id = r.id ?? null;
+  if (r.replaces !== undefined) out.replaces = r.replaces;
+  if (r.replacedBy !== undefined) out.replacedBy = r.replacedBy;
   return out;
 }

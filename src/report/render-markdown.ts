@@ -164,7 +164,8 @@ function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined
     })
     .map((f) => `\`${code(f)}\``)
     .join('<br>');
-  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${c.id ?? ''} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
+  const id = c.id ?? (c.replaces === undefined ? '' : `-/+ replaces ${c.replaces}`);
+  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${id} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
 }
 
 function notStartedByReason(results: readonly ChangeResult[]): Map<string, number> {
@@ -174,6 +175,7 @@ function notStartedByReason(results: readonly ChangeResult[]): Map<string, numbe
 }
 
 function resultRow(r: ChangeResult): string {
-  const detail = [r.error, r.drift ? `drift: ${r.drift}` : undefined, r.approval ? `approved: ${r.approval}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
+  const replacement = r.replaces !== undefined ? `id ${r.id ?? '?'}, replaces id ${r.replaces}` : r.replacedBy !== undefined ? `replaced by id ${r.replacedBy}` : undefined;
+  const detail = [replacement, r.error, r.drift ? `drift: ${r.drift}` : undefined, r.approval ? `approved: ${r.approval}` : undefined].filter(Boolean).map((t) => text(t!)).join('; ');
   return `| ${status[r.status]} | ${r.kind} | \`${code(r.key)}\` | ${r.action} | ${detail} |`;
 }

@@ -114,7 +114,12 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
   const color = change.action === 'create' ? 'green' : change.action === 'update' ? 'yellow' : 'red';
   const id = change.id === null ? '' : ` (id ${change.id})`;
   const reason = change.reason ? ` (${safeText(change.reason)})` : '';
-  const head = `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`;
+  // `--replace` of an apikey: the successor's create is the `-/+` of the pair, as Terraform shows a replacement.
+  const replaces = change.replaces;
+  const head =
+    replaces === undefined
+      ? `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`
+      : `  # ${change.kind} ${quoteKey(change.key)} (id ${replaces}) will be replaced: a new key is created and its token written, then id ${replaces} is deleted`;
   const fields = fieldEntries(change);
   const width = Math.max(0, ...fields.map(([n]) => n.length));
   const body = fields.map(([name, f]) => {
@@ -125,7 +130,8 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
     if (change.action === 'delete') return `      ${paint(color, '-')} ${pad} = ${show(f.before)}`;
     return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(after)}`;
   });
-  return [head, ...notes, `  ${paint(color, marker[change.action])} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
+  const sign = replaces === undefined ? marker[change.action] : '-/+';
+  return [head, ...notes, `  ${paint(color, sign)} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
 }
 
 function summaryLine(plan: Plan, paint: Paint): string {
@@ -145,7 +151,8 @@ function resultLine(r: ChangeResult, paint: Paint): string {
   const what = `${r.kind} ${quoteKey(r.key)}`;
   const drift = r.drift ? ` (drift: ${safeText(r.drift)})` : '';
   const approval = r.approval ? ` (approved: ${r.approval})` : '';
-  if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${approval}${drift}`;
+  const replacement = r.replaces !== undefined ? ` (id ${r.id ?? '?'}, replaces id ${r.replaces})` : r.replacedBy !== undefined ? ` (id ${r.id ?? '?'}, replaced by id ${r.replacedBy})` : '';
+  if (r.status === 'applied') return `${paint('green', '✓')} ${done[r.action]} ${what}${replacement}${approval}${drift}`;
   if (r.status === 'skipped') return `${paint('yellow', '·')} skipped ${r.action} of ${what}${r.error ? `: ${safeText(r.error)}` : ''}${drift}`;
   return `${paint('red', '✗')} failed to ${r.action} ${what}: ${safeText(r.error ?? 'unknown error')}${drift}`;
 }

@@ -30,13 +30,23 @@ export const fieldsSchema = (kind: KindDeclaration) =>
 export const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });
 
 const position = z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() });
-const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), source: position.optional() };
+const changeBase = {
+  action,
+  key: z.string().min(1),
+  id: positiveId.nullable(),
+  reason: z.string().optional(),
+  source: position.optional(),
+  replaces: positiveId.optional(),
+  replaced: z.literal(true).optional(),
+};
 const changeSchema = z
   .discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal(sshUserKind.kind), ...changeBase, fields: fieldsSchema(sshUserKind) }),
     z.strictObject({ kind: z.literal(apikeyKind.kind), ...changeBase, fields: fieldsSchema(apikeyKind) }),
   ])
   .superRefine((c, ctx) => {
+    if (c.replaces !== undefined && c.action !== 'create') ctx.addIssue({ code: 'custom', path: ['replaces'], message: 'only a create replaces a key' });
+    if (c.replaced === true && c.action !== 'delete') ctx.addIssue({ code: 'custom', path: ['replaced'], message: 'only a delete is replaced' });
     if ((c.action === 'create') !== (c.id === null)) ctx.addIssue({ code: 'custom', path: ['id'], message: c.action === 'create' ? 'a create has id null' : `an ${c.action} needs the remote id` });
     for (const [name, f] of Object.entries(c.fields as Record<string, { before: unknown; after: unknown }>)) {
       const ok = c.action === 'create' ? f.before === null && f.after !== null : c.action === 'delete' ? f.after === null : f.before !== null && f.after !== null;
@@ -65,6 +75,13 @@ const planSchema = z.strictObject({
   notes: z.array(z.string()),
   passwordsUnavailable: z
     .strictObject({ references: z.array(z.string().min(1)).min(1), changes: z.array(z.string().min(1)), driftNotChecked: z.array(z.string().min(1)) })
+    .optional(),
+  selection: z
+    .strictObject({
+      only: z.array(z.string()),
+      exclude: z.array(z.string()),
+      omitted: z.strictObject({ declared: z.int().min(0), remote: z.int().min(0) }),
+    })
     .optional(),
 });
 
@@ -96,6 +113,7 @@ export const savedPlanSchema = z.strictObject({
     allowEmptyPrune: z.boolean(),
     maxDeletes: z.int().min(0),
     deleteDuplicateApikeys: z.boolean().optional(),
+    selection: z.strictObject({ only: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)), replace: z.array(z.string().min(1)), unmatchedAllowed: z.literal(true).optional() }).optional(),
   }),
   actualFingerprint: hex64,
   plan: planSchema,

@@ -1,6 +1,6 @@
 import type { ActualState, Change, DesiredState, GateRule, PerKind, Plan } from '../model/index.js';
 import { apikeyKind, listedItem, sshUserKind } from '../model/index.js';
-import type { PasswordPolicy } from '../plan/index.js';
+import type { PasswordPolicy, SelectionFlags } from '../plan/index.js';
 import { summarize } from '../plan/index.js';
 
 export const savedPlanKind = 'amsync-plan';
@@ -18,6 +18,11 @@ export interface SavedPlanSettings {
   readonly maxDeletes: number;
   /** `--delete-duplicate-apikeys` was given (absent: not). */
   readonly deleteDuplicateApikeys?: boolean;
+  /**
+   * `--only`, `--exclude`, `--replace` as given (absent: none). `amsync apply` compiles them
+   * again, checks every saved change lies inside them, and plans with them to compare.
+   */
+  readonly selection?: SelectionFlags;
 }
 
 /**
@@ -131,6 +136,7 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     notes: [...plan.notes],
     // Made with `--secrets optional` without some passwords: apply checks what this plan could not.
     ...(plan.passwordsUnavailable ? { passwordsUnavailable: plan.passwordsUnavailable } : {}),
+    ...(plan.selection === undefined ? {} : { selection: plan.selection }),
   };
 }
 
@@ -143,6 +149,8 @@ function changeDocument(c: Change, sources: boolean): Record<string, unknown> {
     fields: c.fields,
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
     ...(sources && c.source !== undefined ? { source: c.source } : {}),
+    ...(c.replaces !== undefined ? { replaces: c.replaces } : {}),
+    ...(c.replaced === true ? { replaced: true } : {}),
   };
 }
 

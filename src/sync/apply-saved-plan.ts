@@ -1,6 +1,6 @@
 import { InvalidInputError, SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, withPasswordsAvailable, type PlanPolicy } from '../plan/index.js';
+import { changeSelected, checkSafety, plan as makePlan, withPasswordsAvailable, type ItemSelection, type PlanPolicy } from '../plan/index.js';
 import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } from '../saved-plan/index.js';
 import { allApproved, applicablePart, checkPolicy, executeApplicable, policyRefusal } from './approvals.js';
 import type { WriteRunHooks } from './run-sync.js';
@@ -8,7 +8,8 @@ import { reviewPlan } from '../policy/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LockOutcome, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
-import { policyFor } from './plan-policy.js';
+import { policyFor, selectionOf } from './plan-policy.js';
+import { AmsyncError, UsageError } from '../errors.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
   readonly saved: SavedPlan;
@@ -104,6 +105,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     pruneFromFile,
     passwordMode: saved.settings.passwordMode,
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
+    ...savedSelection(input),
   });
   verifyChanges({ ...input, desired }, actual, policy);
   // A plan made without some passwords (`--secrets optional`) did not check their drift: with
@@ -162,7 +164,16 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
  * out of the comparison: they depend on the state file of the machine that planned.
  */
 function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: PlanPolicy): void {
-  const fresh = makePlan(input.desired, actual, policy);
+  if (policy.selection !== undefined) verifyInsideSelection(input, policy.selection);
+  let fresh: Plan;
+  try {
+    fresh = makePlan(input.desired, actual, policy);
+  } catch (error) {
+    // An address of the plan's selection that names nothing now (or a --replace it cannot do):
+    // the selection cannot be reproduced, so neither can the plan.
+    if (!(error instanceof UsageError)) throw error;
+    throw new SafetyError('plan_mismatch', `${input.planFile}: its selection cannot be reproduced (${error.message}); nothing was written; plan again`);
+  }
   const saved = comparable(input.saved.plan.changes);
   const now = comparable(fresh.changes);
   if (saved.length === now.length && saved.every((c, i) => c === now[i])) return;
@@ -191,6 +202,35 @@ function verifyUncheckedPasswords(input: ApplySavedInput, actual: ActualState, p
   );
 }
 
+/**
+ * A saved plan's selection (`--only`, `--exclude`, `--replace`), compiled again. An address
+ * that does not parse means the file was edited: refused as damaged (exit 65).
+ */
+function savedSelection(input: ApplySavedInput): { selection?: ItemSelection } {
+  try {
+    return selectionOf(input.saved.settings.selection);
+  } catch (error) {
+    if (!(error instanceof AmsyncError)) throw error;
+    throw new InvalidInputError(`${input.planFile} is a damaged or edited amsync plan: its selection does not parse (${error.message}); plan again`, [], 'plan_invalid');
+  }
+}
+
+/**
+ * Every saved change lies inside the saved selection: a change of an item the selection
+ * leaves out (or a replacement nobody asked for) means the plan file was edited. Checked on
+ * the saved changes themselves, before the fresh plan is compared with them.
+ */
+function verifyInsideSelection(input: ApplySavedInput, selection: ItemSelection): void {
+  const replacing = selection.replace.length > 0;
+  for (const c of input.saved.plan.changes) {
+    if (changeSelected(selection, c) && (replacing || (c.replaces === undefined && c.replaced !== true))) continue;
+    throw new SafetyError(
+      'plan_mismatch',
+      `${input.planFile}: it changes ${c.kind} "${c.key}", which its selection (${[...selection.only.map((a) => `--only ${a.text}`), ...selection.exclude.map((a) => `--exclude ${a.text}`)].join(' ') || 'none'}) leaves out (the plan file was edited?); nothing was written; plan again`,
+    );
+  }
+}
+
 /** The approvals recorded in the plan file are the ones the policy gives now; else it was edited. */
 function verifyApprovals(input: ApplySavedInput, setHash: string | undefined, hashes: readonly string[]): void {
   const saved = input.saved.approvals;
@@ -209,7 +249,9 @@ function comparable(changes: readonly Change[]): string[] {
       .filter(([name]) => name !== 'password' || c.action === 'create')
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     if (c.action === 'update' && fields.length === 0) continue;
-    out.push(JSON.stringify([c.kind, c.action, c.key, c.id, fields]));
+    // A replacement's link is part of the change: a create made into a replacement (or back) differs.
+    const link = c.replaces !== undefined ? [c.replaces] : c.replaced === true ? ['replaced'] : [];
+    out.push(JSON.stringify([c.kind, c.action, c.key, c.id, fields, ...link]));
   }
   return out;
 }

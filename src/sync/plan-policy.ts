@@ -1,6 +1,6 @@
 import type { DesiredState, PerKind } from '../model/index.js';
-import type { PasswordPolicy, PlanPolicy } from '../plan/index.js';
-import { protectMatcher } from '../apply/index.js';
+import type { ItemSelection, PasswordPolicy, PlanPolicy, SelectionFlags } from '../plan/index.js';
+import { itemSelection, protectMatcher } from '../apply/index.js';
 import type { PasswordState } from '../secrets/index.js';
 
 /** What a run or a saved plan fixed; the rest of the policy comes from the desired file. */
@@ -10,6 +10,8 @@ export interface PolicyChoices {
   readonly pruneFromFile: boolean;
   readonly passwordMode: PasswordPolicy['mode'];
   readonly deleteDuplicateApikeys: boolean;
+  /** `--only`, `--exclude`, `--replace`, compiled; absent: the whole file, nothing replaced. */
+  readonly selection?: ItemSelection;
 }
 
 /** The one place a PlanPolicy is made, for a sync and for a saved plan alike. */
@@ -21,6 +23,7 @@ export function policyFor(desired: DesiredState, choices: PolicyChoices): PlanPo
     passwords: { mode: choices.passwordMode },
     deleteDuplicateApikeys: choices.deleteDuplicateApikeys,
     ...(pruneSource === undefined ? {} : { pruneSource }),
+    ...(choices.selection === undefined ? {} : { selection: choices.selection }),
   };
 }
 
@@ -32,6 +35,8 @@ export interface PolicyInput {
   readonly pruneAll?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
   readonly passwordState?: PasswordState | undefined;
+  /** `--only`, `--exclude`, `--replace` as given (checked when parsed: exit 64). */
+  readonly selection?: SelectionFlags;
 }
 
 export function planPolicy(input: PolicyInput): PlanPolicy {
@@ -40,5 +45,12 @@ export function planPolicy(input: PolicyInput): PlanPolicy {
     pruneFromFile: input.pruneAll !== true,
     passwordMode: input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only',
     deleteDuplicateApikeys: input.deleteDuplicateApikeys === true,
+    ...selectionOf(input.selection),
   });
+}
+
+/** The compiled selection of the flags, when any was given. */
+export function selectionOf(flags: SelectionFlags | undefined): { selection?: ItemSelection } {
+  const selection = itemSelection(flags);
+  return selection === undefined ? {} : { selection };
 }

@@ -1,6 +1,6 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PlanPolicy } from '../plan/index.js';
+import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
@@ -41,6 +41,8 @@ export interface SyncInput extends WriteRunHooks {
   readonly allowEmptyPrune?: boolean;
   /** `--delete-duplicate-apikeys`. */
   readonly deleteDuplicateApikeys?: boolean;
+  /** `--only`, `--exclude`, `--replace` (issue 29): a partial plan, items replaced. */
+  readonly selection?: SelectionFlags;
   readonly dryRun: boolean;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or

@@ -1,0 +1,18 @@
+import type { SelectionFlags } from '../plan/index.js';
+
+/** `--only`, `--exclude`, `--replace ADDR` as commander collects them (issue 29). */
+export interface SelectionOptions {
+  readonly only?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly replace?: readonly string[];
+}
+
+/** The item addresses of the command line, as the app takes them; undefined without any. */
+export function selectionFlags(opts: SelectionOptions, fleet = false): SelectionFlags | undefined {
+  const only = opts.only ?? [];
+  const exclude = opts.exclude ?? [];
+  const replace = opts.replace ?? [];
+  if (only.length + exclude.length + replace.length === 0) return undefined;
+  return { only, exclude, replace, ...(fleet ? { unmatchedAllowed: true } : {}) };
+}
+
