@@ -21,6 +21,11 @@ export interface PlanPolicy {
    * Absent under `--prune`, or when it is not known.
    */
   readonly pruneSource?: SourcePosition;
+  /**
+   * The whole service is observed (a target with `mode: observe`): every change is reported in
+   * Plan.observed and none is planned, deletes included. Absent: only items with `mode: observe`.
+   */
+  readonly observe?: boolean;
 }
 
 /**
