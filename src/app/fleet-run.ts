@@ -105,6 +105,7 @@ export async function saveFleetPlan(
           allowEmptyPrune: opts.allowEmptyPrune === true,
           maxDeletes: base.maxDeletes,
           ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
+          ...(sync.policy.observe === true ? { observe: true } : {}),
         },
         actualFingerprint: sync.actualFingerprint,
         plan: sync.plan,

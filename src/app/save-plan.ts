@@ -32,6 +32,7 @@ export async function savePlan(planFile: string, context: ServiceContext, loaded
       allowEmptyPrune: opts.allowEmptyPrune === true,
       maxDeletes: context.settings.maxDeletes,
       ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
+      ...(outcome.policy.observe === true ? { observe: true } : {}),
     },
     actualFingerprint: outcome.actualFingerprint,
     plan: outcome.plan,

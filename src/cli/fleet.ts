@@ -107,7 +107,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
       ...(interrupts ? { signal: interrupts.signal } : {}),
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       syncTarget: async (target, desired) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}), ...(target.mode === 'observe' ? { observeTarget: true } : {}) });
         return runInTarget(service, dryRun, open, async () => {
           service.client(); // an unsendable token is this target's failure, before any request
           return service.sync(desired, {
@@ -225,7 +225,7 @@ export async function runFleetApplyCommand(planFile: string, opts: FleetApplyOpt
       signal: interrupts.signal,
       stateFileOf: (target) => targetSettings(base, target).stateFile,
       applyTarget: async (target, plan, beforeApply) => {
-        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}) });
+        const service = await createServiceContext(opts, io, { logger: logger.child({ target: target.name }), settings: targetSettings(base, target), target: target.name, targetsFile: fleet.targetsFile, ...(notifier ? { notifier } : {}), ...(target.mode === 'observe' ? { observeTarget: true } : {}) });
         return runInTarget(service, false, open, async () => {
           service.client();
           // Opened before the first write, as for one service: a log that cannot be opened stops this target.

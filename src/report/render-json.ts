@@ -24,6 +24,9 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   if (plan.protected.length > 0) doc.protected = plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id }));
   if (plan.problems.length > 0) doc.problems = plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message }));
   if (plan.notes.length > 0) doc.notes = [...plan.notes];
+  // Issue 29: present only when used, so a document of a plan without them is unchanged.
+  if (plan.observed) doc.observed = plan.observed.map((c) => observedChange(c, report));
+  if (plan.ignored) doc.ignored = plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] }));
   const roleNames = namedRoles(plan.changes, report.roleNames);
   if (roleNames !== undefined) doc.roleNames = roleNames;
   if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
@@ -53,8 +56,17 @@ function namedRoles(changes: readonly Change[], names: ReadonlyMap<number, strin
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** A change an observed item would need: never written (`observed` of the document). */
+function observedChange(c: Change, report: Report): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  if (c.renamedFrom !== undefined) out.renamedFrom = c.renamedFrom;
+  if (report.sources && c.source !== undefined) out.source = positionText(c.source);
+  return out;
+}
+
 function jsonChange(c: Change, index: number, report: Report): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  if (c.renamedFrom !== undefined) out.renamedFrom = c.renamedFrom;
   if (report.sources && c.source !== undefined) out.source = positionText(c.source);
   const gate = report.approval?.review.gates.find((g) => g.index === index);
   if (gate) out.approval = { hash: gate.hash, rules: [...gate.rules], approved: report.approval!.approved.includes(index) };

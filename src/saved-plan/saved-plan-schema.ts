@@ -30,13 +30,14 @@ export const fieldsSchema = (kind: KindDeclaration) =>
 export const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });
 
 const position = z.strictObject({ file: z.string(), line: z.int().positive(), col: z.int().positive() });
-const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), source: position.optional() };
+const changeBase = { action, key: z.string().min(1), id: positiveId.nullable(), reason: z.string().optional(), renamedFrom: z.string().min(1).optional(), source: position.optional() };
 const changeSchema = z
   .discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal(sshUserKind.kind), ...changeBase, fields: fieldsSchema(sshUserKind) }),
     z.strictObject({ kind: z.literal(apikeyKind.kind), ...changeBase, fields: fieldsSchema(apikeyKind) }),
   ])
   .superRefine((c, ctx) => {
+    if (c.renamedFrom !== undefined && c.action !== 'update') ctx.addIssue({ code: 'custom', path: ['renamedFrom'], message: 'only an update renames' });
     if ((c.action === 'create') !== (c.id === null)) ctx.addIssue({ code: 'custom', path: ['id'], message: c.action === 'create' ? 'a create has id null' : `an ${c.action} needs the remote id` });
     for (const [name, f] of Object.entries(c.fields as Record<string, { before: unknown; after: unknown }>)) {
       const ok = c.action === 'create' ? f.before === null && f.after !== null : c.action === 'delete' ? f.after === null : f.before !== null && f.after !== null;
@@ -63,6 +64,8 @@ const planSchema = z.strictObject({
   protected: z.array(itemRef),
   problems: z.array(problem),
   notes: z.array(z.string()),
+  observed: z.array(changeSchema).min(1).optional(),
+  ignored: z.array(z.strictObject({ kind, field: z.string().min(1), keys: z.union([z.literal('all'), z.array(z.string())]) })).min(1).optional(),
 });
 
 const passwordReference = z.union([
@@ -93,6 +96,7 @@ export const savedPlanSchema = z.strictObject({
     allowEmptyPrune: z.boolean(),
     maxDeletes: z.int().min(0),
     deleteDuplicateApikeys: z.boolean().optional(),
+    observe: z.boolean().optional(),
   }),
   actualFingerprint: hex64,
   plan: planSchema,

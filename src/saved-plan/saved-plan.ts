@@ -18,6 +18,8 @@ export interface SavedPlanSettings {
   readonly maxDeletes: number;
   /** `--delete-duplicate-apikeys` was given (absent: not). */
   readonly deleteDuplicateApikeys?: boolean;
+  /** The service was observed as a whole (a target with `mode: observe`; absent: not). */
+  readonly observe?: boolean;
 }
 
 /**
@@ -129,6 +131,9 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     protected: plan.protected.map((p) => ({ kind: p.kind, key: p.key, id: p.id })),
     problems: plan.problems.map((p) => ({ kind: p.kind, key: p.key, code: p.code, message: p.message, ...(p.source ? { source: p.source } : {}) })),
     notes: [...plan.notes],
+    // Issue 29: present only when used, so a plan without them saves the same bytes as before.
+    ...(plan.observed ? { observed: plan.observed.map((c) => changeDocument(c, sources)) } : {}),
+    ...(plan.ignored ? { ignored: plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] })) } : {}),
   };
 }
 
@@ -140,6 +145,7 @@ function changeDocument(c: Change, sources: boolean): Record<string, unknown> {
     id: c.id,
     fields: c.fields,
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
+    ...(c.renamedFrom !== undefined ? { renamedFrom: c.renamedFrom } : {}),
     ...(sources && c.source !== undefined ? { source: c.source } : {}),
   };
 }

@@ -104,6 +104,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     pruneFromFile,
     passwordMode: saved.settings.passwordMode,
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
+    observe: saved.settings.observe === true,
   });
   verifyChanges({ ...input, desired }, actual, policy);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });

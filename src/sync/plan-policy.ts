@@ -10,6 +10,8 @@ export interface PolicyChoices {
   readonly pruneFromFile: boolean;
   readonly passwordMode: PasswordPolicy['mode'];
   readonly deleteDuplicateApikeys: boolean;
+  /** The service is observed as a whole (a target with `mode: observe`): nothing is planned, drift is reported. */
+  readonly observe?: boolean;
 }
 
 /** The one place a PlanPolicy is made, for a sync and for a saved plan alike. */
@@ -21,6 +23,7 @@ export function policyFor(desired: DesiredState, choices: PolicyChoices): PlanPo
     passwords: { mode: choices.passwordMode },
     deleteDuplicateApikeys: choices.deleteDuplicateApikeys,
     ...(pruneSource === undefined ? {} : { pruneSource }),
+    ...(choices.observe === true ? { observe: true } : {}),
   };
 }
 
@@ -32,6 +35,7 @@ export interface PolicyInput {
   readonly pruneAll?: boolean;
   readonly deleteDuplicateApikeys?: boolean;
   readonly passwordState?: PasswordState | undefined;
+  readonly observe?: boolean;
 }
 
 export function planPolicy(input: PolicyInput): PlanPolicy {
@@ -40,5 +44,6 @@ export function planPolicy(input: PolicyInput): PlanPolicy {
     pruneFromFile: input.pruneAll !== true,
     passwordMode: input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only',
     deleteDuplicateApikeys: input.deleteDuplicateApikeys === true,
+    observe: input.observe === true,
   });
 }

@@ -41,6 +41,8 @@ export interface SyncInput extends WriteRunHooks {
   readonly allowEmptyPrune?: boolean;
   /** `--delete-duplicate-apikeys`. */
   readonly deleteDuplicateApikeys?: boolean;
+  /** The service is observed as a whole (a target with `mode: observe`): drift is reported, nothing written. */
+  readonly observe?: boolean;
   readonly dryRun: boolean;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or
