@@ -148,8 +148,10 @@ function observedSection(observed: readonly Change[], paint: Paint, roleNames: R
   const n = observed.length;
   const out = [paint('yellow', `Observed only (mode: observe): ${n} item${n === 1 ? ' has' : 's have'} drifted; reported, not written:`), ''];
   observed.forEach((change, i) => {
-    const note = change.action === 'delete' ? '  # not deleted: observe only' : `  # not ${change.action === 'create' ? 'created' : 'updated'}: observe only`;
-    out.push(...renderChange(change, paint, roleNames, [note]));
+    const [, ...rest] = renderChange(change, paint, roleNames);
+    const id = change.id === null ? '' : ` (id ${change.id})`;
+    const would = { create: 'missing: not created', update: 'drifted: not updated', delete: 'not deleted' }[change.action];
+    out.push(`  # ${change.kind} ${quoteKey(change.key)}${id} ${would} (observe only)${change.reason ? ` (${safeText(change.reason)})` : ''}`, ...rest);
     if (i < n - 1) out.push('');
   });
   return out;

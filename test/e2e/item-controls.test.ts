@@ -167,7 +167,7 @@ describe('mode: observe', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Observed only (mode: observe): 2 items have drifted; reported, not written:');
     expect(run.stdout).toContain('~ superuser = true -> false');
-    expect(run.stdout).toContain('# not deleted: observe only');
+    expect(run.stdout).toContain('not deleted (observe only) (ensure: absent)');
     expect(run.stdout).toContain('Observed: 2 items drifted (observe only: not corrected).');
     const json = JSON.parse((await amsync(['plan', '-f', f, '--json'])).stdout) as { changes: unknown[]; observed: { key: string; action: string }[] };
     expect(json.changes).toEqual([]);
