@@ -161,6 +161,8 @@ export interface AppDeps {
   readonly lateCreate: LateCreateLooks;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
   readonly target?: string;
+  /** The service is observed as a whole (a target with `mode: observe`): every sync only reports drift. */
+  readonly observe?: boolean;
 }
 
 /** A context assembled wrong: a bug in whoever built it, never a user's mistake. */
@@ -301,6 +303,7 @@ class AppContext implements ServiceContext {
       allowEmptyPrune: options.allowEmptyPrune,
       deleteDuplicateApikeys: options.deleteDuplicateApikeys,
       ...(options.selection === undefined ? {} : { selection: options.selection }),
+      ...(this.#deps.observe === true ? { observe: true } : {}),
       ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
       dryRun: options.dryRun,
       tokenSink: this.tokenSink(),

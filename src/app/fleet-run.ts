@@ -106,6 +106,7 @@ export async function saveFleetPlan(
           maxDeletes: base.maxDeletes,
           ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
           ...savedSelection(opts),
+          ...(sync.policy.observe === true ? { observe: true } : {}),
         },
         actualFingerprint: sync.actualFingerprint,
         plan: sync.plan,

@@ -69,7 +69,14 @@ export async function closeFleetNotifier({ notifier }: Pick<FleetTargetsRun, 'no
 async function targetContext(run: FleetTargetsRun, target: Target): Promise<ServiceContext> {
   return createServiceContext(
     { settings: targetSettings(run.base, target), source: run.source, env: run.env, stderr: run.stderr },
-    { logger: run.logger.child({ target: target.name }), target: target.name, targetsFile: run.fleet.targetsFile, ...(run.notifier ? { notifier: run.notifier } : {}) },
+    {
+      logger: run.logger.child({ target: target.name }),
+      target: target.name,
+      targetsFile: run.fleet.targetsFile,
+      ...(run.notifier ? { notifier: run.notifier } : {}),
+      // `mode: observe` in the targets file: drift reported, nothing written to this target.
+      ...(target.mode === 'observe' ? { observeTarget: true } : {}),
+    },
   );
 }
 

@@ -43,6 +43,7 @@ export async function savePlan(planFile: string, context: ServiceContext, loaded
       maxDeletes: context.settings.maxDeletes,
       ...(opts.deleteDuplicateApikeys === true ? { deleteDuplicateApikeys: true } : {}),
       ...savedSelection(opts),
+      ...(outcome.policy.observe === true ? { observe: true } : {}),
     },
     actualFingerprint: outcome.actualFingerprint,
     plan: outcome.plan,

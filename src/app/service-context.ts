@@ -38,6 +38,8 @@ export interface ContextOverrides {
   readonly targetsFile?: string;
   /** Fleet: the one notifier of the run, shared by its targets. */
   readonly notifier?: Notifier;
+  /** Fleet: the target is observed (`mode: observe` in the targets file): its drift is reported, never written. */
+  readonly observeTarget?: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -93,6 +95,7 @@ export function createServiceContext(inputs: ContextInputs, overrides: ContextOv
       ...(overrides.timers === undefined ? {} : { timers: overrides.timers }),
     },
     ...(target === undefined ? {} : { target }),
+    ...(overrides.observeTarget === true ? { observe: true } : {}),
   });
 }
 

@@ -185,6 +185,10 @@ class PlanRun {
   async #afterFailedWrite(change: Change, item: DesiredSshUser | DesiredApikey | undefined, error: unknown): Promise<Outcome> {
     const code = errorCode(error);
     if (change.action === 'delete' && code === 'not_found') return this.#missing(change, 'DELETE');
+    // A rename in place (renamedFrom:) that the service refuses fails as itself: re-planning it
+    // could adopt another item that has the name, or create one anew, which the rename is
+    // there to avoid (DESIGN.md §3).
+    if (change.action === 'update' && change.renamedFrom !== undefined) return { status: 'failed', id: change.id, error: renameRefused(change, error) };
     const drifted =
       item !== undefined &&
       ((change.action === 'create' && (code === 'conflict' || code === 'unknown_outcome')) || (change.action === 'update' && (code === 'conflict' || code === 'not_found')));
@@ -249,6 +253,12 @@ class PlanRun {
         "the service's item route is missing (a service version without it) or a gateway in front of the service answers 404 for it; check the service version and any proxy, then run again",
     };
   }
+}
+
+/** Why a rename in place failed, and that nothing else was done about it. */
+function renameRefused(change: Change, error: unknown): string {
+  const why = errorCode(error) === 'conflict' ? `the name "${change.key}" is taken (409)` : errorCode(error) === 'not_found' ? `id ${change.id} no longer exists (404)` : errorSummary(error);
+  return `the service refused to rename ${change.kind} "${change.renamedFrom}" (id ${change.id}) to "${change.key}": ${why}; nothing was deleted or created instead: free the name (or remove renamedFrom) and run again`;
 }
 
 function abortReason(signal: AbortSignal | undefined): string {

@@ -140,20 +140,36 @@ export function* ownedKeyIds(desired: DesiredState, actual: ActualState): Genera
   // Per declared name: its one declaration, or null when it is declared more than once.
   const declared = new Map<string, DesiredApikey | null>();
   const pinned = new Set<number>();
+  // Former names (renamedFrom:): a key renamed in place keeps its token, so its file under
+  // the new name gets the listed token in the run that renames it.
+  const former = new Set<string>();
   for (const k of desired.apikeys) {
     if (k.ensure !== 'present') continue;
     declared.set(k.name, declared.has(k.name) ? null : k);
     if (k.id !== undefined) pinned.add(k.id);
+    for (const name of k.renamedFrom ?? []) former.add(name);
   }
   // The one remote key carrying each declared name that no pin claims; null when several do.
   const unpinnedByName = new Map<string, number | null>();
   for (const a of actual.apikeys) {
-    if (!declared.has(a.name) || (pinned.size > 0 && pinned.has(a.id))) continue;
+    if (!(declared.has(a.name) || former.has(a.name)) || (pinned.size > 0 && pinned.has(a.id))) continue;
     unpinnedByName.set(a.name, unpinnedByName.has(a.name) ? null : a.id);
   }
   for (const [name, k] of declared) {
     if (k === null) continue;
-    const id = k.id ?? unpinnedByName.get(name);
+    const id = k.id ?? (unpinnedByName.has(name) ? unpinnedByName.get(name) : formerOwner(k, declared, unpinnedByName));
     if (typeof id === 'number') yield [name, id];
   }
+}
+
+/**
+ * The remote key a declared one is renamed from, as the planner claims it: the one unpinned key
+ * carrying its first former name that one does carry, unless that name is declared itself.
+ */
+function formerOwner(k: DesiredApikey, declared: ReadonlyMap<string, unknown>, unpinnedByName: ReadonlyMap<string, number | null>): number | null | undefined {
+  for (const name of k.renamedFrom ?? []) {
+    if (declared.has(name) || !unpinnedByName.has(name)) continue;
+    return unpinnedByName.get(name);
+  }
+  return undefined;
 }

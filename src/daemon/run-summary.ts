@@ -37,6 +37,8 @@ export function summariseSync(sync: SyncOutcome, context: SummaryContext): RunSu
     drift[change.kind] += 1;
     planned[change.action] += 1;
   }
+  // Observed items' drift is drift too (metrics, notifications), though never planned.
+  for (const change of sync.plan.observed ?? []) drift[change.kind] += 1;
   const unmanaged: Record<Kind, number> = { sshUser: 0, apikey: 0 };
   for (const item of sync.plan.unmanaged) unmanaged[item.kind] += 1;
   const results = sync.results ?? [];

@@ -97,7 +97,7 @@ function openTarget(parts: TargetOpener, settings: Settings, target: Target, cre
     (context ??= (async () =>
       createServiceContext(
         { settings, source: request.source, env: request.env, stderr: request.stderr },
-        { logger: logger.child({ target: target.name }), target: target.name, keepUnpersistedKey: true, ...(notifier ? { notifier } : {}), ...(credentialFrom ? { credentialFrom } : {}) },
+        { logger: logger.child({ target: target.name }), target: target.name, keepUnpersistedKey: true, ...(target.mode === 'observe' ? { observeTarget: true } : {}), ...(notifier ? { notifier } : {}), ...(credentialFrom ? { credentialFrom } : {}) },
       ))().then((c) => {
       // An unsendable token is this target's failure, retried with backoff like any other.
       detach = attachClientMetrics(c.client(), metrics, { rate: false });

@@ -342,7 +342,7 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
 function targetKey(target: Target): string {
   const c = target.credentials;
   const credential = c === undefined ? '' : c.kind === 'token' ? `token:${c.token.reveal()}` : c.kind === 'integratorKey' ? `key:${c.refreshToken.reveal()}` : c.kind === 'tokenFile' ? `tokenFile:${c.tokenFile}` : `keyFile:${c.refreshTokenFile}`;
-  return JSON.stringify([target.url, credential, target.overrides]);
+  return JSON.stringify([target.url, credential, target.overrides, ...(target.mode === undefined ? [] : [target.mode])]);
 }
 
 /** The fleet's readiness, from its state and its targets' (a standby is ready: it has nothing to run). */

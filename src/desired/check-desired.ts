@@ -23,6 +23,7 @@ export function checkDesired(raw: unknown, source: YamlSource): Diagnostic[] {
   if (!root) return [];
   const check = new DocumentCheck(root, source);
   for (const kind of kinds) check.items(kind);
+  for (const kind of kinds) check.formerNames(kind);
   for (const kind of kinds) {
     check.protectGlobs(kind);
     check.pruneEverything(kind);
@@ -52,6 +53,47 @@ class DocumentCheck {
       if (kind === 'sshUsers') this.#sshUserAdvice(item, i);
       else this.#duplicateRoles(item, i);
     });
+  }
+
+  /**
+   * `renamedFrom:`: a former name belongs to one item, and is no item's current name (else the
+   * item declared under it would claim the remote item first, and the rename would never happen).
+   */
+  formerNames(kind: Kind): void {
+    const items = asList(this.root[kind]).map((raw) => asRecord(raw));
+    const current = new Map<string, number>();
+    items.forEach((item, i) => {
+      const name = item?.[identityKey[kind]];
+      if (typeof name === 'string' && !current.has(name)) current.set(name, i);
+    });
+    const claimed = new Map<string, readonly [number, number]>();
+    items.forEach((item, i) => {
+      asList(item?.renamedFrom).forEach((former, j) => {
+        if (typeof former !== 'string' || former === '') return;
+        const path: DocPath = [kind, i, 'renamedFrom', j];
+        const own = current.get(former);
+        if (own === i) {
+          this.#report('error', diagnosticCodes.duplicateIdentity, `${quote(former)} is this ${kindWords[kind]}'s own ${identityKey[kind]}, not a former one`, path);
+          return;
+        }
+        if (own !== undefined) {
+          this.#report('error', diagnosticCodes.duplicateIdentity, `${quote(former)} is declared as ${kind}[${own}] at ${this.#at([kind, own, identityKey[kind]])}; a former ${identityKey[kind]} cannot also be a declared one (remove the item or the renamedFrom entry)`, path);
+          return;
+        }
+        const first = claimed.get(former);
+        if (first === undefined) {
+          claimed.set(former, [i, j]);
+          return;
+        }
+        if (first[0] === i) return; // listed twice by one item: harmless
+        this.#report('error', diagnosticCodes.duplicateIdentity, `${kindWords[kind]} ${quote(former)} is claimed as a former ${identityKey[kind]} twice: by ${kind}[${first[0]}] at ${this.#at([kind, first[0], 'renamedFrom', first[1]])} and by ${kind}[${i}] here; one remote ${kindWords[kind]} can be renamed into one declared item only`, path);
+      });
+    });
+  }
+
+  #at(path: DocPath): string {
+    const p = this.source.locate(path);
+    return `${p.file}:${p.line}:${p.col}`;
   }
 
   /** Globs of `protect:` that are invalid, or that match a declared item (which is then never changed). */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Ensure, FieldDeclaration, KindDeclaration, StateFieldName, WriteOnlyFieldName } from '../model/index.js';
-import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
+import { apikeyKind, fieldsOf, identityOf, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes, quote } from '../yaml/index.js';
 import { noOuterSpaces } from './name-rules.js';
@@ -56,6 +56,27 @@ const pinnedIdSchema = () => z.int().positive().meta({ description: 'Pins identi
 
 const ensureSchema = () => z.enum(['present', 'absent']).default('present').meta({ description: '`absent` deletes the item if it exists; such an item needs only its identity.' });
 
+/** `renamedFrom:` of a kind: former identities, each a name as the identity is written. */
+const renamedFromSchema = (kind: KindDeclaration) => {
+  const name = identityOf(kind);
+  return z
+    .array(z.string().min(1).refine(noOuterSpaces, { error: (issue) => `${name} ${quote(String(issue.input))} has leading or trailing spaces` }))
+    .min(1)
+    .meta({
+      description: `Former ${name}s of this ${kind.noun}: a remote ${kind.noun} carrying one (and none carrying the new ${name}) is renamed in place by PUT on its id, which keeps its id${kind.generatedSecret ? ` and ${kind.generatedSecret}` : ''}.`,
+    });
+};
+
+/** The fields of a kind that `ignore:` may name: its updatable fields, not its identity (model/kinds). */
+export const ignoreFieldSchema = (kind: KindDeclaration) =>
+  z.enum(ignorableFieldsOf(kind) as [string, ...string[]]).meta({ description: `A field of the ${kind.noun} that amsync sends on create when declared and never updates nor reports as drift.` });
+
+const ignoreSchema = (kind: KindDeclaration) =>
+  z.array(ignoreFieldSchema(kind)).meta({ description: 'Fields another owner may edit: sent on create when declared, never updated, never shown as drift.' });
+
+const modeSchema = () =>
+  z.enum(['observe']).meta({ description: '`observe`: drift is reported (plan, metrics, notifications) and never written; the item is never deleted (prune or `ensure: absent`).' });
+
 /** Schemas used by more than one item schema. */
 interface Shared {
   readonly roleRef: ReturnType<typeof roleRefSchema>;
@@ -76,7 +97,7 @@ type FileValueOf<F extends FieldDeclaration> = FileValues[F['type']];
 /** An item of a kind as the file holds it (the kind's fields, then `id`, `ensure`, `targets`). */
 export type FileItemOf<K extends KindDeclaration> = { [F in StateFieldName<K>]: FileValueOf<K['fields'][F]> } & {
   [F in WriteOnlyFieldName<K>]?: FileValueOf<K['fields'][F]>;
-} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']> };
+} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']>; renamedFrom?: string[]; ignore?: string[]; mode?: 'observe' };
 
 /** One field's schema, from its declaration (model/kinds): type, default, description. */
 function fieldSchema(name: string, field: FieldDeclaration, shared: Shared): z.ZodType {
@@ -100,7 +121,14 @@ function itemSchema<K extends KindDeclaration>(kind: K, shared: Shared): z.ZodTy
     if (field.identity) shape.id = shared.pinnedId.optional();
   }
   return z
-    .strictObject({ ...shape, ensure: shared.ensure, targets: shared.targets.optional() })
+    .strictObject({
+      ...shape,
+      ensure: shared.ensure,
+      targets: shared.targets.optional(),
+      renamedFrom: renamedFromSchema(kind).optional(),
+      ignore: ignoreSchema(kind).optional(),
+      mode: modeSchema().optional(),
+    })
     .meta({ title: kind.title }) as unknown as z.ZodType<FileItemOf<K>>;
 }
 
@@ -169,6 +197,13 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
       targets: shared.targets.optional().meta({
         description: 'Fleet only (--targets): the targets of every item that names none, by name or by labels. Default: every target.',
       }),
+      ignore: z
+        .strictObject({
+          sshUsers: ignoreSchema(sshUserKind).optional(),
+          apikeys: ignoreSchema(apikeyKind).optional(),
+        })
+        .optional()
+        .meta({ description: "Fields ignored on every item of a kind in this file (added to each item's own `ignore:`)." }),
     })
     .meta({
       title: 'amsync desired state',

@@ -39,11 +39,13 @@ export function mergeDesired(parts: readonly DesiredPart[]): { value: DesiredSta
     part.value.sshUsers.forEach((u, i) => {
       claim(`sshUser\0${u.username}`, `SSH user ${quote(u.username)}`, 'username', u.source, `sshUsers[${i}].username`);
       if (u.id !== undefined) claim(`sshUser#${u.id}`, `SSH user id ${u.id}`, 'pinned id', u.source, `sshUsers[${i}].id`);
+      for (const former of u.renamedFrom ?? []) claim(`sshUser~${former}`, `former username ${quote(former)} (renamedFrom)`, 'former username', u.source, `sshUsers[${i}].renamedFrom`);
     });
     part.value.apikeys.forEach((k, i) => {
       // Apikeys that share a name are declared apart by `id:` (as within one file).
       if (k.id === undefined) claim(`apikey\0${k.name}`, `apikey ${quote(k.name)}`, 'name', k.source, `apikeys[${i}].name`);
       else claim(`apikey#${k.id}`, `apikey id ${k.id}`, 'pinned id', k.source, `apikeys[${i}].id`);
+      for (const former of k.renamedFrom ?? []) claim(`apikey~${former}`, `former apikey name ${quote(former)} (renamedFrom)`, 'former name', k.source, `apikeys[${i}].renamedFrom`);
     });
   }
 

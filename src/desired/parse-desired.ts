@@ -115,8 +115,8 @@ interface Passwords {
 }
 
 function toModel(file: DesiredFile, passwords: Passwords, source: YamlSource): DesiredState {
-  const sshUsers = (file.sshUsers ?? []).map((u, i) => toItem(sshUserKind, u, i, source, passwords) as unknown as DesiredSshUser);
-  const apikeys = (file.apikeys ?? []).map((k, i) => toItem(apikeyKind, k, i, source, passwords) as unknown as DesiredApikey);
+  const sshUsers = (file.sshUsers ?? []).map((u, i) => toItem(sshUserKind, u, i, source, passwords, file.ignore?.sshUsers) as unknown as DesiredSshUser);
+  const apikeys = (file.apikeys ?? []).map((k, i) => toItem(apikeyKind, k, i, source, passwords, file.ignore?.apikeys) as unknown as DesiredApikey);
   const prune = file.prune ?? { sshUsers: false, apikeys: false };
   const protect = file.protect ?? { sshUsers: [], apikeys: [] };
   const policy = file.policy ? policyOf(file.policy, source) : undefined;
@@ -135,8 +135,15 @@ function toModel(file: DesiredFile, passwords: Passwords, source: YamlSource): D
  * `id`, each field (role ids sorted and unique with the roles by name beside them; a secret
  * as its resolved value and reference), `ensure`, where it is written, `targets`.
  */
-function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: number, source: YamlSource, passwords: Passwords): Record<string, unknown> {
-  const values = item as unknown as Readonly<Record<string, unknown>> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
+function toItem<K extends KindDeclaration>(
+  kind: K,
+  item: FileItemOf<K>,
+  i: number,
+  source: YamlSource,
+  passwords: Passwords,
+  ignoredByFile: readonly string[] | undefined,
+): Record<string, unknown> {
+  const values = item as unknown as Readonly<Record<string, unknown>> & Pick<FileItemOf<K>, 'renamedFrom' | 'ignore' | 'mode'> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
   const out: Record<string, unknown> = {};
   for (const [name, field] of fieldsOf(kind)) {
     const value = values[name];
@@ -165,6 +172,11 @@ function toItem<K extends KindDeclaration>(kind: K, item: FileItemOf<K>, i: numb
   out.ensure = values.ensure;
   out.source = source.locate([kind.list, i]);
   if (values.targets !== undefined) out.targets = toTargetSelector(values.targets);
+  // Set only when written, so a state of a file without them is what it always was.
+  if (values.renamedFrom !== undefined) out.renamedFrom = [...new Set(values.renamedFrom)];
+  const ignore = [...new Set([...(ignoredByFile ?? []), ...(values.ignore ?? [])])];
+  if (ignore.length > 0) out.ignore = ignore;
+  if (values.mode !== undefined) out.mode = values.mode;
   return out;
 }
 

@@ -2,7 +2,7 @@ import { isProxy } from 'node:util/types';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes } from '../yaml/index.js';
 import type { FieldDeclaration, KindDeclaration } from '../model/index.js';
-import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
+import { apikeyKind, fieldsOf, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import type { DesiredFile, FileItemOf } from './desired-schema.js';
 import { noOuterSpaces } from './name-rules.js';
 import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-selector.js';
@@ -161,6 +161,19 @@ function fieldCheck(field: FieldDeclaration): (item: Plain, name: string) => unk
   return (item, name) => withDefault(item, name, fallback as unknown, check);
 }
 
+/** `renamedFrom:`: at least one name, each as an identity is written. */
+const formerNames = (value: unknown): string[] => {
+  const names = listOf(value, identity);
+  return names.length >= 1 ? names : decline();
+};
+
+/** `ignore:` of a kind: names of its ignorable fields (model/kinds), as desired-schema.ts's enum. */
+const ignoreOf = (kind: KindDeclaration) => {
+  const allowed = ignorableFieldsOf(kind) as readonly string[];
+  return (value: unknown): string[] => listOf(value, (name) => oneOf(name, allowed));
+};
+const modes = ['observe'] as const;
+
 /**
  * A kind's item check, its keys generated from the kind's declaration (model/kinds): the
  * fields, `id` after the identity, `ensure` and `targets`, as desired-schema.ts's itemSchema.
@@ -174,6 +187,8 @@ export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlyS
   }
   keys.add('ensure');
   keys.add('targets');
+  for (const control of ['renamedFrom', 'ignore', 'mode']) keys.add(control);
+  const ignore = ignoreOf(kind);
   const check = (value: unknown): FileItemOf<K> => {
     const item = plainObject(value, keys);
     const out: Record<string, unknown> = {};
@@ -184,6 +199,7 @@ export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlyS
     }
     out.ensure = ensure(item);
     Object.assign(out, optional(item, 'targets', targets));
+    Object.assign(out, optional(item, 'renamedFrom', formerNames), optional(item, 'ignore', ignore), optional(item, 'mode', (m) => oneOf(m, modes)));
     return out as FileItemOf<K>;
   };
   return { keys, check };
@@ -228,7 +244,16 @@ function protect(value: unknown): { sshUsers: string[] | null; apikeys: string[]
   return { sshUsers: nullableWithDefault(p, 'sshUsers', [], globs), apikeys: nullableWithDefault(p, 'apikeys', [], globs) };
 }
 
-const fileKeys = new Set(['sshUsers', 'apikeys', 'prune', 'protect', 'policy', 'targets']);
+const ignoreSshUsers = ignoreOf(sshUserKind);
+const ignoreApikeys = ignoreOf(apikeyKind);
+
+/** The top-level `ignore:`: each kind's list optional (no default), as in the schema. */
+function ignoreByKind(value: unknown): { sshUsers?: string[]; apikeys?: string[] } {
+  const p = plainObject(value, kinds);
+  return { ...optional(p, 'sshUsers', ignoreSshUsers), ...optional(p, 'apikeys', ignoreApikeys) };
+}
+
+const fileKeys = new Set(['sshUsers', 'apikeys', 'prune', 'protect', 'policy', 'targets', 'ignore']);
 const allKeys = [...fileKeys, ...sshUsers.keys, ...apikeys.keys, ...policyKeys, ...kinds, ...passwordKeys];
 
 function fileOf(raw: unknown): DesiredFile {
@@ -240,5 +265,6 @@ function fileOf(raw: unknown): DesiredFile {
     protect: nullableWithDefault(file, 'protect', { sshUsers: [], apikeys: [] }, protect),
     ...optional(file, 'policy', (p) => (p === null ? null : policy(p))),
     ...optional(file, 'targets', targets),
+    ...optional(file, 'ignore', ignoreByKind),
   };
 }

@@ -79,6 +79,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
         ...(t.pageSize === undefined ? {} : { pageSize: t.pageSize }),
       },
       source: source.locate(['targets', i]),
+      ...(t.mode === 'observe' ? { mode: 'observe' as const } : {}),
     }),
   );
   return { value: targets, errors, warnings };

@@ -31,6 +31,8 @@ export interface Target {
   readonly overrides: TargetOverrides;
   /** Where it is declared in the targets file. */
   readonly source?: SourcePosition;
+  /** `observe`: drift on this target is reported (plan, metrics, notifications), never written; absent: applied. */
+  readonly mode?: 'observe';
 }
 
 /** A loaded targets file. */

@@ -39,6 +39,10 @@ export const targetSchema = z
     concurrency: rules.int1.schema.optional().meta({ description: 'Requests in flight at most for this target (over --concurrency).' }),
     caFile: rules.path.schema.optional().meta({ description: "PEM bundle of this target's private CA, relative to the targets file's folder (over --ca-file)." }),
     pageSize: rules.int1.schema.optional().meta({ description: 'The largest list page asked for on this target (over --page-size).' }),
+    mode: z
+      .enum(['apply', 'observe'])
+      .optional()
+      .meta({ description: '`observe`: drift on this target is reported (plan, metrics, notifications) and never written; no delete is planned for it (prune or `ensure: absent`). Default: apply.' }),
   })
   .meta({ title: 'target' });
 

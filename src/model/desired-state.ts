@@ -4,6 +4,21 @@ import type { SourcePosition } from './source-position.js';
 
 export type Ensure = 'present' | 'absent';
 
+/** `observe`: the item's drift is reported, never written, and it is never deleted (DESIGN.md §3, turn 3). */
+export type ItemMode = 'observe';
+
+/**
+ * What an item may say about itself besides its fields (DESIGN.md §3, "Per item (turn 3)").
+ * Absent keys: none of it (a state built in code, or a file that does not use them).
+ */
+export interface ItemControls {
+  /** Former names (username / name): a remote item carrying one is renamed in place, on its id. */
+  readonly renamedFrom?: readonly string[];
+  /** Fields never updated nor shown as drift (sent on create); the file's top-level `ignore:` for the kind is folded in. */
+  readonly ignore?: readonly string[];
+  readonly mode?: ItemMode;
+}
+
 /**
  * Which targets of a fleet an item is for (`targets:` in the desired file, DESIGN.md §9): a
  * list of target names, or labels every selected target carries (ANDed). Only meaningful with
@@ -15,7 +30,7 @@ export type TargetSelector = { readonly names: readonly string[] } | { readonly 
  * A declared SSH user: the fields of kinds/ssh-user.ts (defaults filled in; the password,
  * needed to create, optional: left out for an existing user, its password is left alone).
  */
-export interface DesiredSshUser extends DesiredFieldsOf<SshUserKind> {
+export interface DesiredSshUser extends DesiredFieldsOf<SshUserKind>, ItemControls {
   /** Pins identity: adopt the item with this id, or rename it by id. */
   readonly id?: number;
   readonly passwordRef?: SecretRef;
@@ -41,7 +56,7 @@ export interface RoleNameRef {
  * A declared apikey: the fields of kinds/apikey.ts, defaults filled in. `roles` are ids,
  * sorted and unique: exactly these roles, together with `roleNames` once they are resolved.
  */
-export interface DesiredApikey extends DesiredFieldsOf<ApikeyKind> {
+export interface DesiredApikey extends DesiredFieldsOf<ApikeyKind>, ItemControls {
   readonly id?: number;
   /**
    * Roles given by name, in file order. Resolved to ids through the service's roles listing

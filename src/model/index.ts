@@ -1,13 +1,13 @@
 export type { SecretRef, SecretValue } from './secret-value.js';
 export type { Diagnostic, Severity, SourcePosition } from './source-position.js';
 export { formatDiagnostic } from './source-position.js';
-export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
+export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, ItemControls, ItemMode, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
 export type { ApprovalGate, ApprovalStatus, GateRule, PlanReview, PolicyFinding } from './approval.js';
 export { noReview } from './approval.js';
 export { approvalHint, type ApprovalHint } from './approval-hint.js';
 export { emptyDesiredState } from './desired-state.js';
 export type { ActualApikey, ActualSshUser, ActualState, NamedRole } from './actual-state.js';
-export type { Action, Change, ChangeOf, ChangeResult, FieldChange, ItemRef, Kind, PasswordsUnavailable, Plan, PlanProblem, PlanSelection, PlanSummary, ResultStatus } from './plan.js';
+export type { Action, Change, ChangeOf, ChangeResult, FieldChange, IgnoredFields, ItemRef, Kind, PasswordsUnavailable, Plan, PlanProblem, PlanSelection, PlanSummary, ResultStatus } from './plan.js';
 export { fieldEntries, SENSITIVE, SENSITIVE_UNAVAILABLE } from './plan.js';
 export { diagnosticCodes } from './diagnostic-codes.js';
 export { secretCodes } from './diagnostic-codes.js';
@@ -46,4 +46,4 @@ export type {
   ValueTypes,
   WriteOnlyFieldName,
 } from './kinds/index.js';
-export { apikeyKind, canonicalValue, fieldsOf, identityOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';
+export { apikeyKind, canonicalValue, fieldsOf, identityOf, ignorableFieldsOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';

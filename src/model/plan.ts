@@ -46,6 +46,8 @@ interface ChangeCommon {
   readonly id: number | null;
   /** Why, in a few words, when it is not obvious: "rename by id", "password changed". */
   readonly reason?: string;
+  /** An update that renames the item in place (`renamedFrom:`): its name before (`key` is the new one). */
+  readonly renamedFrom?: string;
   /**
    * Where the file asks for it: the item's declaration, or the `prune:` key for a delete of an
    * undeclared item (absent under `--prune`). Shown when the state comes from several files.
@@ -97,6 +99,13 @@ export interface Plan {
    * counts say how many declared and remote items it left out (neither changed nor listed).
    */
   readonly selection?: PlanSelection;
+  /**
+   * Drift of observed items (`mode: observe`, or a target observed as a whole): what a sync
+   * would change, reported and never written — deletes included. Absent when there is none.
+   */
+  readonly observed?: readonly Change[];
+  /** Fields declared `ignore:` (never updated, never drift), for the plan's header. Absent when none. */
+  readonly ignored?: readonly IgnoredFields[];
 }
 
 /**
@@ -119,6 +128,13 @@ export interface PlanSelection {
   readonly only: readonly string[];
   readonly exclude: readonly string[];
   readonly omitted: { readonly declared: number; readonly remote: number };
+}
+
+/** One field some items of a kind ignore: every declared item of the kind (`all`), or these. */
+export interface IgnoredFields {
+  readonly kind: Kind;
+  readonly field: string;
+  readonly keys: 'all' | readonly string[];
 }
 
 export interface PlanSummary {

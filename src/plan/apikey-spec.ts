@@ -15,7 +15,8 @@ export const apikeySpec: KindSpec<'apikey', DesiredApikey, ActualApikey> = {
   createFields: (item) => ({ fields: createFieldChanges(apikeyKind, item) }),
   updateFields(item, actual) {
     const { fields, renamed } = updateFieldChanges(apikeyKind, item, actual);
-    return renamed ? { fields, reason: 'rename by id' } : { fields, reason: undefined };
+    // A rename by `renamedFrom:` is shown as such (Change.renamedFrom), not as one by id.
+    return renamed && item.id !== undefined ? { fields, reason: 'rename by id' } : { fields, reason: undefined };
   },
   deleteFields: (a) => deleteFieldChanges(apikeyKind, a),
 };

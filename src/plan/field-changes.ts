@@ -19,15 +19,16 @@ export function createFieldChanges<K extends KindDeclaration>(kind: K, declared:
 }
 
 /**
- * An update: each listed, updatable field that differs by its comparison. A write-only field
- * is the kind's own business (the SSH password: spec). `renamed` when the identity differs.
+ * An update: each listed, updatable field that differs by its comparison, but those the item
+ * `ignore:`s. A write-only field is the kind's own business (the SSH password: spec).
+ * `renamed` when the identity differs.
  */
 export function updateFieldChanges<K extends KindDeclaration>(kind: K, declared: object, actual: ActualOf<K>): { fields: FieldChangesOf<K>; renamed: boolean } {
   const out: Writable = {};
   const remote = actual as unknown as Readonly<Record<string, unknown>>;
-  const item = declared as Readonly<Record<string, unknown>>;
+  const item = declared as Readonly<Record<string, unknown>> & { readonly ignore?: readonly string[] };
   for (const [name, field] of stateFieldsOf(kind)) {
-    if (!field.updatable || sameValue(field, remote[name], item[name])) continue;
+    if (!field.updatable || item.ignore?.includes(name) === true || sameValue(field, remote[name], item[name])) continue;
     out[name] = { before: canonicalValue(field, remote[name]), after: canonicalValue(field, item[name]) };
   }
   return { fields: out as FieldChangesOf<K>, renamed: identityOf(kind) in out };

@@ -6,6 +6,8 @@ export class PlanBuilder<N extends Kind = Kind> {
   readonly unmanaged: ItemRef[] = [];
   readonly protected: ItemRef[] = [];
   readonly problems: PlanProblem[] = [];
+  /** Changes of observed items: reported, never planned (Plan.observed). */
+  readonly observed: Change[] = [];
   unchanged = 0;
   /** Users whose passwords exist but are not tracked by a fingerprint (see notes). */
   untrackedPasswords = 0;
@@ -20,6 +22,10 @@ export class PlanBuilder<N extends Kind = Kind> {
 
   change(change: Omit<ChangeOf<N>, 'kind'>): void {
     this.changes.push({ kind: this.kind, ...change } as ChangeOf<N> as Change);
+  }
+
+  observe(change: Omit<ChangeOf<N>, 'kind'>): void {
+    this.observed.push({ kind: this.kind, ...change } as ChangeOf<N> as Change);
   }
 
   problem(problem: Omit<PlanProblem, 'kind'>): void {

@@ -25,6 +25,10 @@ export interface DesiredItem {
   readonly id?: number;
   readonly ensure: Ensure;
   readonly source?: PlanProblem['source'];
+  /** Former keys: a remote item carrying one, when none carries the key, is renamed in place. */
+  readonly renamedFrom?: readonly string[];
+  /** `observe`: its changes are reported (Plan.observed), never planned. */
+  readonly mode?: 'observe';
 }
 
 /** The one of several twins that is kept: the oldest, as the service numbers them (lowest id). */
@@ -49,10 +53,12 @@ export function planKind<N extends Kind, D extends DesiredItem, A extends { id: 
   out: PlanBuilder<N>,
   deleteDuplicates = false,
   pruneSource?: SourcePosition,
+  observeAll = false,
 ): void {
-  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys, pruneSource });
+  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys, pruneSource, observeAll });
   planner.claimPinned();
   planner.claimByKey();
+  planner.claimByFormerKey();
   planner.findTwins();
   planner.projectFinalKeys();
   planner.settleBlockedRenames();
@@ -68,6 +74,8 @@ interface PlannerOptions {
   readonly deleteDuplicates: boolean;
   /** Where the file says `prune:` (the source of prune's deletes), with several files. */
   readonly pruneSource: SourcePosition | undefined;
+  /** The whole kind is observed (a target with `mode: observe`): nothing is planned, all is reported. */
+  readonly observeAll: boolean;
 }
 
 // Where the file asks for each change; set only when known, so a plan of a state built in
@@ -82,7 +90,7 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
   // By desired index. At 100k items per kind, per-item allocations here are most of the
   // plan's CPU and memory (test/bench): no Map where an array does, no copies of lists.
   readonly #matches: Match<A>[];
-  readonly #twins: { twin: A; kept: A; source: SourcePosition | undefined }[] = [];
+  readonly #twins: { twin: A; kept: A; source: SourcePosition | undefined; item: D }[] = [];
   /**
    * Where each remote item's key ends up after this plan (renames by pinned id), so that a
    * rename onto a name that another rename frees in the same run is allowed, and a rename
@@ -93,6 +101,8 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
   readonly #finalKey = new Map<number, string | null>();
   /** Renames that cannot happen, by remote id, with why. */
   readonly #blocked = new Map<number, string>();
+  /** By desired index: the former key a match was found by (`renamedFrom:`). */
+  readonly #formerKeys = new Map<number, string>();
 
   constructor(
     private readonly spec: KindSpec<N, D, A>,
@@ -135,6 +145,39 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
   }
 
   /**
+   * `renamedFrom:`: an item no remote item carries the key of claims the one unclaimed remote
+   * item that carries one of its former keys (file order), to be renamed on its id. After
+   * every claim by key, so a declared key always wins over a former one. Several carriers of
+   * one former key (apikey names are not unique) are an ambiguity, as for a key.
+   */
+  claimByFormerKey(): void {
+    this.desired.forEach((item, i) => {
+      if (item.renamedFrom === undefined || item.ensure !== 'present' || this.#matches[i] !== noMatch) return;
+      for (const former of item.renamedFrom) {
+        const candidates = this.#index.carriers(former).filter((a) => !this.#claimed.has(a.id));
+        if (candidates.length === 0) continue;
+        for (const a of candidates) this.#claimed.add(a.id);
+        if (candidates.length === 1) {
+          this.#matches[i] = { kind: 'found', actual: candidates[0]! };
+          this.#formerKeys.set(i, former);
+        } else this.#matches[i] = { kind: 'ambiguous', ids: candidates.map((a) => a.id).sort((x, y) => x - y) };
+        return;
+      }
+    });
+  }
+
+  /** Whether a change of this declared item (undefined: an undeclared one) is only reported. */
+  #observed(item: D | undefined): boolean {
+    return this.options.observeAll || item?.mode === 'observe';
+  }
+
+  /** A change planned, or only reported when its item is observed. */
+  #emit(item: D | undefined, out: PlanBuilder<N>, change: Omit<ChangeOf<N>, 'kind'>): void {
+    if (this.#observed(item)) out.observe(change);
+    else out.change(change);
+  }
+
+  /**
    * Twins: other remote items with a kept item's name, claimed by no declaration. Deleted as
    * duplicates (they are claimed here, so prune and "unmanaged" never see them).
    */
@@ -152,7 +195,7 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
         if (keptIds.has(a.id) || this.#twins.some((t) => t.twin.id === a.id)) continue;
         if (this.#claimed.has(a.id) && item.id !== undefined) continue; // another declaration's
         this.#claimed.add(a.id);
-        this.#twins.push({ twin: a, kept: match.actual, source: item.source });
+        this.#twins.push({ twin: a, kept: match.actual, source: item.source, item });
       }
     });
   }
@@ -219,7 +262,7 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       else if (match.kind === 'id_not_found') {
         out.problem({ key: this.spec.desiredKeyOf(item), code: 'id_not_found', source: item.source, message: `no remote ${this.spec.noun} has id ${item.id}; remove \`id:\` to create "${this.spec.desiredKeyOf(item)}" anew` });
       } else if (match.kind === 'none') this.#emitCreate(item, out);
-      else this.#emitUpdate(item, match.actual, out);
+      else this.#emitUpdate(item, match.actual, out, this.#formerKeys.get(i));
     });
   }
 
@@ -238,7 +281,7 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       out.protected.push({ kind: this.spec.kind, key: remoteKey, id: match.actual.id });
       return;
     }
-    out.change({ action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent', ...from(item.source) });
+    this.#emit(item, out, { action: 'delete', key: remoteKey, id: match.actual.id, fields: this.spec.deleteFields(match.actual), reason: 'ensure: absent', ...from(item.source) });
   }
 
   #emitCreate(item: D, out: PlanBuilder<N>): void {
@@ -249,11 +292,13 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       return;
     }
     const created = this.spec.createFields(item);
-    if ('problem' in created) out.problem(created.problem);
-    else out.change({ action: 'create', key, id: null, fields: created.fields, ...from(item.source) });
+    // An observed item is never created: what it would lack to be created is no problem.
+    if ('problem' in created && this.#observed(item)) out.observe({ action: 'create', key, id: null, fields: {} as ChangeOf<N>['fields'], ...from(item.source) });
+    else if ('problem' in created) out.problem(created.problem);
+    else this.#emit(item, out, { action: 'create', key, id: null, fields: created.fields, ...from(item.source) });
   }
 
-  #emitUpdate(item: D, remote: A, out: PlanBuilder<N>): void {
+  #emitUpdate(item: D, remote: A, out: PlanBuilder<N>, formerKey?: string): void {
     const key = this.spec.desiredKeyOf(item);
     const { fields, reason } = this.spec.updateFields(item, remote);
     if (Object.keys(fields).length === 0) {
@@ -270,14 +315,14 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       out.problem({ key, code: 'identity_conflict', source: item.source, message: `cannot rename ${this.spec.noun} id ${remote.id} to "${key}": ${blocker}` });
       return;
     }
-    out.change({ action: 'update', key, id: remote.id, fields, reason, ...from(item.source) });
+    this.#emit(item, out, { action: 'update', key, id: remote.id, fields, reason, ...(formerKey === undefined ? {} : { renamedFrom: formerKey }), ...from(item.source) });
   }
 
   emitTwins(out: PlanBuilder<N>): void {
-    for (const { twin, kept, source } of this.#twins) {
+    for (const { twin, kept, source, item } of this.#twins) {
       const key = this.spec.keyOf(twin);
       if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: twin.id });
-      else out.change({ action: 'delete', key, id: twin.id, fields: this.spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept`, ...from(source) });
+      else this.#emit(item, out, { action: 'delete', key, id: twin.id, fields: this.spec.deleteFields(twin), reason: `duplicate of id ${kept.id}, which is kept`, ...from(source) });
     }
   }
 
@@ -289,7 +334,7 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       const key = this.spec.keyOf(a);
       if (!this.options.prune) out.unmanaged.push({ kind: this.spec.kind, key, id: a.id });
       else if (this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key, id: a.id });
-      else out.change({ action: 'delete', key, id: a.id, fields: this.spec.deleteFields(a), reason: 'prune: not declared', ...from(this.options.pruneSource) });
+      else this.#emit(undefined, out, { action: 'delete', key, id: a.id, fields: this.spec.deleteFields(a), reason: 'prune: not declared', ...from(this.options.pruneSource) });
     }
   }
 }

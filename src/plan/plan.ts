@@ -1,4 +1,5 @@
-import type { ActualState, Change, DesiredState, PasswordsUnavailable, Plan } from '../model/index.js';
+import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan } from '../model/index.js';
+import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
@@ -25,6 +26,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     users,
     false,
     policy.pruneSource,
+    policy.observe === true,
   );
   const keys = new PlanBuilder('apikey');
   planKind(
@@ -36,6 +38,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     keys,
     policy.deleteDuplicateApikeys === true,
     policy.pruneSource,
+    policy.observe === true,
   );
 
   const notes: string[] = [];
@@ -50,6 +53,8 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   const unavailable = passwordsUnavailable(desired, users);
   if (unavailable) notes.push(unavailableNote(unavailable));
 
+  const observed = [...users.observed, ...keys.observed].sort(compareChanges);
+  const ignored = [...ignoredFields('sshUser', desired.sshUsers, ignorableFieldsOf(sshUserKind)), ...ignoredFields('apikey', desired.apikeys, ignorableFieldsOf(apikeyKind))];
   return {
     changes: [...users.changes, ...keys.changes].sort(compareChanges),
     unchanged: users.unchanged + keys.unchanged,
@@ -58,6 +63,9 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     problems: [...users.problems, ...keys.problems].sort(compareRefs),
     notes,
     ...(unavailable ? { passwordsUnavailable: unavailable } : {}),
+    // Set only when used: a plan of a file without them is what it always was (saved-plan bytes).
+    ...(observed.length > 0 ? { observed } : {}),
+    ...(ignored.length > 0 ? { ignored } : {}),
   };
 }
 
@@ -94,6 +102,22 @@ function unavailableNote(u: PasswordsUnavailable): string {
   const drift = n === 0 ? '' : ` Password drift not checked for ${n} existing SSH user${n === 1 ? '' : 's'}.`;
   const sends = u.changes.length === 0 ? '' : ' A change marked "not available to this run" sends the password when it is applied with the secret.';
   return `Password secrets not available to this run (--secrets optional): ${shown}${more}.${drift}${sends}`;
+}
+
+/**
+ * The fields the declared items of a kind ignore, for the plan's header: `all` when every item
+ * to keep ignores it (a top-level `ignore:`, or each item's), else the keys that do, sorted.
+ */
+function ignoredFields(kind: Kind, items: readonly { readonly ensure: string; readonly ignore?: readonly string[]; readonly username?: string; readonly name?: string }[], fields: readonly string[]): IgnoredFields[] {
+  const present = items.filter((i) => i.ensure === 'present');
+  if (!present.some((i) => i.ignore !== undefined)) return [];
+  const out: IgnoredFields[] = [];
+  for (const field of fields) {
+    const keys = present.filter((i) => i.ignore?.includes(field) === true).map((i) => (i.username ?? i.name)!);
+    if (keys.length === 0) continue;
+    out.push({ kind, field, keys: keys.length === present.length ? 'all' : [...new Set(keys)].sort(compareStrings) });
+  }
+  return out;
 }
 
 /** The order of a plan's changes (targeted-plan.ts sorts the changes it adds the same way). */

@@ -28,6 +28,11 @@ export interface PlanPolicy {
    * Absent: the whole file, nothing replaced.
    */
   readonly selection?: ItemSelection;
+  /**
+   * The whole service is observed (a target with `mode: observe`): every change is reported in
+   * Plan.observed and none is planned, deletes included. Absent: only items with `mode: observe`.
+   */
+  readonly observe?: boolean;
 }
 
 /**

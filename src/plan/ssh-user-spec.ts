@@ -37,9 +37,11 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
     updateFields(item, actual) {
       const changed = updateFieldChanges(sshUserKind, item, actual);
       const fields = { ...changed.fields };
-      let reason: string | undefined = changed.renamed ? 'rename by id' : undefined;
+      // A rename by `renamedFrom:` is shown as such (Change.renamedFrom), not as one by id.
+      let reason: string | undefined = changed.renamed && item.id !== undefined ? 'rename by id' : undefined;
       // The password is write-only: never listed, so compared through fingerprints, not values.
-      if (item.password || item.passwordUnavailable !== undefined) {
+      // An ignored one is sent on create only: never compared, rotated or counted as untracked.
+      if ((item.password || item.passwordUnavailable !== undefined) && item.ignore?.includes('password') !== true) {
         const why = passwordReason(item, actual, passwords, fingerprints, out);
         if (why) {
           fields.password = { before: SENSITIVE, after: SENSITIVE };

@@ -29,6 +29,9 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   // `--secrets optional`: what the plan was made without (references, never values).
   if (plan.passwordsUnavailable) doc.passwordsUnavailable = passwordsUnavailableDocument(plan.passwordsUnavailable);
   if (plan.selection !== undefined) doc.selection = { only: [...plan.selection.only], exclude: [...plan.selection.exclude], omitted: { ...plan.selection.omitted } };
+  // Issue 29: present only when used, so a document of a plan without them is unchanged.
+  if (plan.observed) doc.observed = plan.observed.map((c) => observedChange(c, report));
+  if (plan.ignored) doc.ignored = plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] }));
   const roleNames = namedRoles(plan.changes, report.roleNames);
   if (roleNames !== undefined) doc.roleNames = roleNames;
   if (report.results && report.results.length > 0) doc.results = report.results.map(jsonResult);
@@ -62,8 +65,17 @@ function passwordsUnavailableDocument(u: PasswordsUnavailable): Record<string, u
   return { references: [...u.references], changes: [...u.changes], driftNotChecked: [...u.driftNotChecked] };
 }
 
+/** A change an observed item would need: never written (`observed` of the document). */
+function observedChange(c: Change, report: Report): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  if (c.renamedFrom !== undefined) out.renamedFrom = c.renamedFrom;
+  if (report.sources && c.source !== undefined) out.source = positionText(c.source);
+  return out;
+}
+
 function jsonChange(c: Change, index: number, report: Report, unavailable: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: c.kind, action: c.action, key: c.key, id: c.id, fields: c.fields };
+  if (c.renamedFrom !== undefined) out.renamedFrom = c.renamedFrom;
   // The field stays `(sensitive)`, as in every plan; this says the run did not have it.
   if (c.kind === 'sshUser' && 'password' in c.fields && unavailable.has(c.key)) out.passwordAvailable = false;
   if (report.sources && c.source !== undefined) out.source = positionText(c.source);

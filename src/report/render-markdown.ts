@@ -45,6 +45,10 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   const rest = whereTheRestIs(report, options);
   out.items(plan.problems, (p) => ['', '> [!CAUTION]', `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`], (n) => ['', `> [!CAUTION]`, `> … and ${count(n)} more declared items could not be planned; ${rest}.`]);
   for (const n of plan.notes) out.push('', `> [!NOTE]`, `> ${text(n)}`);
+  if (plan.ignored) {
+    const what = plan.ignored.map((i) => `${i.kind} ${i.field} (${i.keys === 'all' ? `every ${i.kind}` : i.keys.map((k) => `\`${code(k)}\``).join(', ')})`).join('; ');
+    out.push('', '> [!NOTE]', `> Ignored fields (sent on create, never updated, not drift): ${what}`);
+  }
   const approval = report.approval;
   const gates = new Map((approval?.review.gates ?? []).map((g) => [g.index, g]));
   const approved = new Set(approval?.approved ?? []);
@@ -80,6 +84,12 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
       out.items(sent, (r) => [resultRow(r)], (n) => ['', `**${count(n)} of ${count(sent.length)} results are not shown**; ${rest}.`]);
     }
     for (const [reason, n] of notStartedByReason(report.results)) out.push('', `⏭️ **${count(n)} change${n === 1 ? '' : 's'}** ${text(reason)}`);
+  }
+  if (plan.observed) {
+    const n = plan.observed.length;
+    out.push('', `<details><summary>${count(n)} observed item${n === 1 ? '' : 's'} drifted (mode: observe: reported, not written)</summary>`, '', '| would | kind | key | id | fields |', '|---|---|---|---|---|');
+    out.items(plan.observed, (c) => [changeRow(c, report.roleNames)], (m) => [`- … and ${count(m)} more; ${rest}`]);
+    out.push('', '</details>');
   }
   itemList(out, plan.unmanaged, 'unmanaged (not in the file, not pruned)', rest);
   itemList(out, plan.protected, 'protected (left alone by a protect glob)', rest);
@@ -165,7 +175,8 @@ function changeRow(c: Change, roleNames: ReadonlyMap<number, string> | undefined
     .map((f) => `\`${code(f)}\``)
     .join('<br>');
   const id = c.id ?? (c.replaces === undefined ? '' : `-/+ replaces ${c.replaces}`);
-  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\` | ${id} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
+  const renamed = c.renamedFrom === undefined ? '' : ` (renamed from \`${code(c.renamedFrom)}\`)`;
+  return `| ${icon[c.action]} | ${c.kind} | \`${code(c.key)}\`${renamed} | ${id} | ${extra.map((e) => `${e} | `).join('')}${fields} |`;
 }
 
 function notStartedByReason(results: readonly ChangeResult[]): Map<string, number> {

@@ -40,7 +40,8 @@ export function renderPlanText(report: Report, options: TextOptions): string {
   const { plan } = report;
   const lines: string[] = [];
   for (const note of plan.notes) lines.push(paint('yellow', `Note: ${safeText(note)}`));
-  if (plan.notes.length > 0) lines.push('');
+  if (plan.ignored) lines.push(ignoredLine(plan.ignored));
+  if (plan.notes.length > 0 || plan.ignored) lines.push('');
   for (const p of plan.problems) {
     const where = p.source ? safeText(`${p.source.file}:${p.source.line}:${p.source.col}: `) : '';
     lines.push(paint('red', `Error: ${where}${p.kind} ${quoteKey(p.key)}: ${safeText(p.message)}`));
@@ -65,6 +66,7 @@ export function renderPlanText(report: Report, options: TextOptions): string {
   if (gates.size > 0) lines.push(...approvalSection(report, paint), '');
   for (const w of report.approval?.review.warnings ?? []) lines.push(paint('yellow', `Policy: ${w.rule}: ${safeText(w.message)}`), '');
   const limit = options.listLimit ?? defaultListLimit;
+  if (plan.observed) lines.push(...observedSection(plan.observed, paint, report.roleNames), '');
   if (plan.protected.length > 0) lines.push(...itemList('Protected (left alone by a protect glob):', plan.protected, limit), '');
   if (plan.unmanaged.length > 0) lines.push(...itemList('Unmanaged (not in the file, not pruned):', plan.unmanaged, limit), '');
   lines.push(summaryLine(plan, paint));
@@ -131,15 +133,46 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
     return `      ${paint(color, '~')} ${pad} = ${show(f.before)} -> ${show(after)}`;
   });
   const sign = replaces === undefined ? marker[change.action] : '-/+';
-  return [head, ...notes, `  ${paint(color, sign)} ${change.kind} ${quoteKey(change.key)} {`, ...body, '    }'];
+  const renamed = change.renamedFrom === undefined ? '' : ` (renamed from ${quoteKey(change.renamedFrom)})`;
+  return [head, ...notes, `  ${paint(color, sign)} ${change.kind} ${quoteKey(change.key)}${renamed} {`, ...body, '    }'];
+}
+
+/** Names shown per ignored field before "and N more". */
+const ignoredKeysShown = 5;
+
+/** `Ignored (…): apikey roles (every apikey); sshUser level ("alice")`: the plan's header line. */
+function ignoredLine(ignored: NonNullable<Plan['ignored']>): string {
+  const parts = ignored.map(({ kind, field, keys }) => {
+    if (keys === 'all') return `${kind} ${field} (every ${kind})`;
+    const shown = keys.slice(0, ignoredKeysShown).map(quoteKey).join(', ');
+    const more = keys.length > ignoredKeysShown ? ` and ${keys.length - ignoredKeysShown} more` : '';
+    return `${kind} ${field} (${shown}${more})`;
+  });
+  return `Ignored fields (sent on create, never updated, not drift): ${parts.join('; ')}`;
+}
+
+/** Drift of observed items: shown as the changes a sync would make, and that it does not make. */
+function observedSection(observed: readonly Change[], paint: Paint, roleNames: ReadonlyMap<number, string> | undefined): string[] {
+  const n = observed.length;
+  const out = [paint('yellow', `Observed only (mode: observe): ${n} item${n === 1 ? ' has' : 's have'} drifted; reported, not written:`), ''];
+  observed.forEach((change, i) => {
+    const [, ...rest] = renderChange(change, paint, roleNames);
+    const id = change.id === null ? '' : ` (id ${change.id})`;
+    const would = { create: 'missing: not created', update: 'drifted: not updated', delete: 'not deleted' }[change.action];
+    out.push(`  # ${change.kind} ${quoteKey(change.key)}${id} ${would} (observe only)${change.reason ? ` (${safeText(change.reason)})` : ''}`, ...rest);
+    if (i < n - 1) out.push('');
+  });
+  return out;
 }
 
 function summaryLine(plan: Plan, paint: Paint): string {
   const s = summarize(plan);
+  const n = plan.observed?.length ?? 0;
+  const observed = n === 0 ? '' : `\n${paint('yellow', `Observed: ${n} item${n === 1 ? '' : 's'} drifted (observe only: not corrected).`)}`;
   if (plan.changes.length === 0) {
-    return paint('green', `No changes. The service matches the desired state (${s.unchanged} unchanged, ${s.unmanaged} unmanaged).`);
+    return `${paint('green', `No changes. The service matches the desired state (${s.unchanged} unchanged, ${s.unmanaged} unmanaged).`)}${observed}`;
   }
-  return `${paint('bold', 'Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`;
+  return `${paint('bold', 'Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.${observed}`;
 }
 
 /** `✓ created sshUser "deploy"`: one result, as it is known. */

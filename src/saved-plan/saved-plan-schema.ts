@@ -35,6 +35,7 @@ const changeBase = {
   key: z.string().min(1),
   id: positiveId.nullable(),
   reason: z.string().optional(),
+  renamedFrom: z.string().min(1).optional(),
   source: position.optional(),
   replaces: positiveId.optional(),
   replaced: z.literal(true).optional(),
@@ -47,6 +48,7 @@ const changeSchema = z
   .superRefine((c, ctx) => {
     if (c.replaces !== undefined && c.action !== 'create') ctx.addIssue({ code: 'custom', path: ['replaces'], message: 'only a create replaces a key' });
     if (c.replaced === true && c.action !== 'delete') ctx.addIssue({ code: 'custom', path: ['replaced'], message: 'only a delete is replaced' });
+    if (c.renamedFrom !== undefined && c.action !== 'update') ctx.addIssue({ code: 'custom', path: ['renamedFrom'], message: 'only an update renames' });
     if ((c.action === 'create') !== (c.id === null)) ctx.addIssue({ code: 'custom', path: ['id'], message: c.action === 'create' ? 'a create has id null' : `an ${c.action} needs the remote id` });
     for (const [name, f] of Object.entries(c.fields as Record<string, { before: unknown; after: unknown }>)) {
       const ok = c.action === 'create' ? f.before === null && f.after !== null : c.action === 'delete' ? f.after === null : f.before !== null && f.after !== null;
@@ -83,6 +85,8 @@ const planSchema = z.strictObject({
       omitted: z.strictObject({ declared: z.int().min(0), remote: z.int().min(0) }),
     })
     .optional(),
+  observed: z.array(changeSchema).min(1).optional(),
+  ignored: z.array(z.strictObject({ kind, field: z.string().min(1), keys: z.union([z.literal('all'), z.array(z.string())]) })).min(1).optional(),
 });
 
 const passwordReference = z.union([
@@ -114,6 +118,7 @@ export const savedPlanSchema = z.strictObject({
     maxDeletes: z.int().min(0),
     deleteDuplicateApikeys: z.boolean().optional(),
     selection: z.strictObject({ only: z.array(z.string().min(1)), exclude: z.array(z.string().min(1)), replace: z.array(z.string().min(1)), unmatchedAllowed: z.literal(true).optional() }).optional(),
+    observe: z.boolean().optional(),
   }),
   actualFingerprint: hex64,
   plan: planSchema,

@@ -23,6 +23,8 @@ export interface SavedPlanSettings {
    * again, checks every saved change lies inside them, and plans with them to compare.
    */
   readonly selection?: SelectionFlags;
+  /** The service was observed as a whole (a target with `mode: observe`; absent: not). */
+  readonly observe?: boolean;
 }
 
 /**
@@ -137,6 +139,9 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     // Made with `--secrets optional` without some passwords: apply checks what this plan could not.
     ...(plan.passwordsUnavailable ? { passwordsUnavailable: plan.passwordsUnavailable } : {}),
     ...(plan.selection === undefined ? {} : { selection: plan.selection }),
+    // Issue 29: present only when used, so a plan without them saves the same bytes as before.
+    ...(plan.observed ? { observed: plan.observed.map((c) => changeDocument(c, sources)) } : {}),
+    ...(plan.ignored ? { ignored: plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] })) } : {}),
   };
 }
 
@@ -148,6 +153,7 @@ function changeDocument(c: Change, sources: boolean): Record<string, unknown> {
     id: c.id,
     fields: c.fields,
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
+    ...(c.renamedFrom !== undefined ? { renamedFrom: c.renamedFrom } : {}),
     ...(sources && c.source !== undefined ? { source: c.source } : {}),
     ...(c.replaces !== undefined ? { replaces: c.replaces } : {}),
     ...(c.replaced === true ? { replaced: true } : {}),

@@ -106,6 +106,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     passwordMode: saved.settings.passwordMode,
     deleteDuplicateApikeys: saved.settings.deleteDuplicateApikeys === true,
     ...savedSelection(input),
+    observe: saved.settings.observe === true,
   });
   verifyChanges({ ...input, desired }, actual, policy);
   // A plan made without some passwords (`--secrets optional`) did not check their drift: with

@@ -12,6 +12,8 @@ export interface PolicyChoices {
   readonly deleteDuplicateApikeys: boolean;
   /** `--only`, `--exclude`, `--replace`, compiled; absent: the whole file, nothing replaced. */
   readonly selection?: ItemSelection;
+  /** The service is observed as a whole (a target with `mode: observe`): nothing is planned, drift is reported. */
+  readonly observe?: boolean;
 }
 
 /** The one place a PlanPolicy is made, for a sync and for a saved plan alike. */
@@ -24,6 +26,7 @@ export function policyFor(desired: DesiredState, choices: PolicyChoices): PlanPo
     deleteDuplicateApikeys: choices.deleteDuplicateApikeys,
     ...(pruneSource === undefined ? {} : { pruneSource }),
     ...(choices.selection === undefined ? {} : { selection: choices.selection }),
+    ...(choices.observe === true ? { observe: true } : {}),
   };
 }
 
@@ -37,6 +40,7 @@ export interface PolicyInput {
   readonly passwordState?: PasswordState | undefined;
   /** `--only`, `--exclude`, `--replace` as given (checked when parsed: exit 64). */
   readonly selection?: SelectionFlags;
+  readonly observe?: boolean;
 }
 
 export function planPolicy(input: PolicyInput): PlanPolicy {
@@ -46,6 +50,7 @@ export function planPolicy(input: PolicyInput): PlanPolicy {
     passwordMode: input.rotatePasswords ? 'rotate' : input.passwordState?.exists ? 'state' : 'create-only',
     deleteDuplicateApikeys: input.deleteDuplicateApikeys === true,
     ...selectionOf(input.selection),
+    observe: input.observe === true,
   });
 }
 

@@ -43,6 +43,8 @@ export interface SyncInput extends WriteRunHooks {
   readonly deleteDuplicateApikeys?: boolean;
   /** `--only`, `--exclude`, `--replace` (issue 29): a partial plan, items replaced. */
   readonly selection?: SelectionFlags;
+  /** The service is observed as a whole (a target with `mode: observe`): drift is reported, nothing written. */
+  readonly observe?: boolean;
   readonly dryRun: boolean;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or

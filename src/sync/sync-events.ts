@@ -19,6 +19,11 @@ export function syncEvents(sync: Pick<SyncOutcome, 'plan' | 'results' | 'refusal
   if ((options.dryRun || sync.cancelled === true) && changes.length > 0) {
     events.push({ event: 'drift_found', target, summary: planned, changes, message: `${changes.length} change${changes.length === 1 ? '' : 's'} pending` });
   }
+  // Observed items (mode: observe) drift on every run until someone acts: told each run, never applied.
+  const observed = (sync.plan.observed ?? []).map((c) => ({ kind: c.kind, action: c.action, key: c.key }));
+  if (observed.length > 0) {
+    events.push({ event: 'drift_found', target, summary: { observed: observed.length }, changes: observed, message: `${observed.length} observed item${observed.length === 1 ? '' : 's'} drifted (observe only: not corrected)` });
+  }
   const applied = results.filter((r) => r.status === 'applied');
   const failed = results.filter((r) => r.status !== 'applied');
   if (applied.length > 0) {

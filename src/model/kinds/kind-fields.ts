@@ -11,6 +11,16 @@ export function stateFieldsOf<K extends KindDeclaration>(kind: K): readonly (rea
   return fieldsOf(kind).filter(([, field]) => !field.writeOnly) as unknown as readonly (readonly [StateFieldName<K>, FieldDeclaration])[];
 }
 
+/**
+ * The fields an item may `ignore:` (never updated, never drift): the updatable ones that are
+ * not its identity (a rename is `renamedFrom:`), in declaration order.
+ */
+export function ignorableFieldsOf<K extends KindDeclaration>(kind: K): readonly FieldName<K>[] {
+  return fieldsOf(kind)
+    .filter(([, field]) => field.updatable && field.identity !== true)
+    .map(([name]) => name);
+}
+
 /** The identity field's name (`username`, `name`). */
 export function identityOf<K extends KindDeclaration>(kind: K): IdentityFieldName<K> & StateFieldName<K> {
   const found = fieldsOf(kind).find(([, field]) => field.identity === true);

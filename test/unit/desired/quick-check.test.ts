@@ -48,8 +48,14 @@ const password = mostly(fc.oneof(fc.string({ maxLength: 8 }), someOf({ env: name
 const ensure = name('present', 'absent');
 const bool = mostly(fc.boolean());
 
-const sshUser = someOf({ username: name('deploy', 'ops', 'j.doe'), id, level: name('n1', 'n2'), password, ensure, targets: selector }, ['username']);
-const apikey = someOf({ name: name('billing', 'monitor'), id, superuser: bool, roles: list(roleRef), ensure, targets: selector }, ['name']);
+// Issue 29's per-item keys: former names, ignored fields (of the kind, or of the other kind, or
+// the identity: zod refuses those), observe mode.
+const renamedFrom = list(name('old-deploy', 'ops', 'billing-old'), 1);
+const ignoreOf = (...fields: string[]) =>
+  fc.oneof({ weight: 12, arbitrary: list(name(...fields)) }, { weight: 1, arbitrary: fc.array(fc.constantFrom('username', 'name', 'ttl', ...fields), { maxLength: 2 }) });
+const mode = name('observe');
+const sshUser = someOf({ username: name('deploy', 'ops', 'j.doe'), id, level: name('n1', 'n2'), password, ensure, targets: selector, renamedFrom, ignore: ignoreOf('level', 'password'), mode }, ['username']);
+const apikey = someOf({ name: name('billing', 'monitor'), id, superuser: bool, roles: list(roleRef), ensure, targets: selector, renamedFrom, ignore: ignoreOf('superuser', 'roles'), mode }, ['name']);
 const kinds = (value: fc.Arbitrary<unknown>) => mostly(someOf({ sshUsers: value, apikeys: value }));
 const policy = someOf({
   superuser: name('allow', 'forbid', 'approve'),
@@ -69,6 +75,7 @@ const desiredFile = someOf({
   protect: orNull(kinds(orNull(list(name('root', 'admin-*'))))),
   policy: orNull(mostly(policy)),
   targets: selector,
+  ignore: mostly(someOf({ sshUsers: ignoreOf('level', 'password'), apikeys: ignoreOf('superuser', 'roles') })),
 });
 
 function zodAnswer(raw: unknown): unknown {
@@ -108,6 +115,9 @@ sshUsers:
     password: {env: DEPLOY_PW}
     ensure: present
     targets: [sp-1, rj-2]
+    renamedFrom: [deployer, old-deploy]
+    ignore: [level, password]
+    mode: observe
   - username: ops
     password: {file: secrets/ops}
   - username: old
@@ -121,6 +131,8 @@ apikeys:
     targets: {site: sp, example.com/tier: web}
   - name: monitor
     id: 4
+    ignore: [roles]
+    renamedFrom: [monitoring]
 prune: {sshUsers: true}
 protect: {sshUsers: [root, "admin-*"], apikeys: null}
 policy:
@@ -133,6 +145,7 @@ policy:
   levels: [n1]
   approveDeletesOver: 3
 targets: {env: prod}
+ignore: {apikeys: [superuser], sshUsers: []}
 `) as unknown;
     const quick = quickCheckDesired(raw);
     expect(quick).toBeDefined();
