@@ -50,3 +50,4 @@ export { runDemo, type DemoRun, type DemoService } from './run-demo.js';
 export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from './validate-files.js';
 export { readAudit, type ReadAuditRequest } from './read-audit.js';
 export { savedPlanReport, syncReport } from './run-report.js';
+export { interruptedAtPrompt, interruptedInstead, throwAfterReport } from './interrupt-outcome.js';

@@ -22,7 +22,8 @@ import {
 import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
-import { catchInterrupts, interruptedSummary, type Interrupts } from './interrupts.js';
+import { catchInterrupts, type Interrupts } from './interrupts.js';
+import { interruptedSummary } from '../report/index.js';
 import { isInteractive, useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
 import { resolveFormat, type ServiceOptions } from './shared-options.js';

@@ -1,9 +1,7 @@
-import { settingWords } from '../app/index.js';
-import { endedByStop, stoppedBeforeSending } from '../api/index.js';
-import { LockWaitStoppedError } from '../apply/index.js';
-import { AmsyncError, InterruptedError } from '../errors.js';
-import type { ChangeResult } from '../model/index.js';
-import { fsProblem } from '../secrets/index.js';
+import { stoppingMessage } from '../report/index.js';
+
+// What happens after the signal (the summary, the exit it becomes) is app/interrupt-outcome.ts
+// and report/interrupt-text.ts; this file only catches the signals.
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -69,71 +67,4 @@ export function catchInterrupts(source: SignalEmitter, notify: (text: string) =>
     },
     dispose,
   };
-}
-
-function stoppingMessage(event: StopSignal, sent: number): string {
-  const again = '(again to quit at once)';
-  if (sent === 0) return `${event}: stopping: nothing more is sent, and no request is waiting for an answer ${again}`;
-  return `${event}: stopping: nothing more is sent; the ${requests(sent)} already sent ${sent === 1 ? 'finishes' : 'finish'}, then what was done is saved and reported ${again}`;
-}
-
-function requests(n: number): string {
-  return `${n} request${n === 1 ? '' : 's'}`;
-}
-
-/**
- * After the report is out: an interrupt becomes its exit code, with the counts of what was
- * applied, failed and never sent, and a state file that could not be written becomes one clear
- * line (exit 1) — the results above stand either way.
- */
-export function throwAfterReport(interrupts: Interrupts, stateSaveError: unknown, stateFile: string, results?: readonly ChangeResult[]): void {
-  const stateLine = stateSaveError === undefined ? undefined : stateNotSavedMessage(stateSaveError, stateFile);
-  if (interrupts.received) {
-    throw new InterruptedError(interrupts.received, `${interruptedSummary(interrupts, results)}${stateLine ? `; but ${stateLine}` : ''}`);
-  }
-  if (stateLine) throw new AmsyncError('state_not_saved', stateLine, { cause: stateSaveError });
-}
-
-/**
- * `interrupted by SIGINT: 10 applied, 1 failed, 89 not started (never sent); …`: what the
- * service received, as counts, and what was sent after the signal (only what was on the wire).
- */
-export function interruptedSummary(interrupts: Pick<Interrupts, 'received' | 'sentAtSignal'>, results: readonly ChangeResult[] | undefined): string {
-  const by = `interrupted by ${interrupts.received ?? 'a signal'}`;
-  if (results === undefined || results.length === 0) return `${by} before any change was sent: nothing was written`;
-  const applied = results.filter((r) => r.status === 'applied').length;
-  const failed = results.filter((r) => r.status === 'failed').length;
-  const notStarted = results.filter((r) => r.notStarted === true).length;
-  const skipped = results.filter((r) => r.status === 'skipped').length - notStarted;
-  const counts = `${applied} applied, ${failed} failed, ${notStarted} not started (never sent)${skipped > 0 ? `, ${skipped} skipped` : ''}`;
-  const sent = interrupts.sentAtSignal ?? 0;
-  const after = sent === 0 ? 'nothing was sent after the signal' : `nothing was sent after the signal but the ${requests(sent)} already on the wire, which finished`;
-  return `${by}: ${counts}; ${after}; the results above are saved`;
-}
-
-/**
- * An error that ended the run because the interrupt stopped its requests (a listing cut
- * short, a read before the apply; never sent, or a 503/429 whose retry the interrupt kept
- * from starting) becomes the interrupt itself: nothing was written, and the exit is 130 /
- * 143, not a failure of the service. Any other error is returned as it was.
- */
-export function interruptedInstead(interrupts: Pick<Interrupts, 'received'> | undefined, error: unknown): unknown {
-  if (interrupts?.received !== undefined && error instanceof LockWaitStoppedError) {
-    return new InterruptedError(interrupts.received, `interrupted by ${interrupts.received} while waiting for the writer lock ${error.path} (${error.holder}); nothing was sent`);
-  }
-  if (interrupts?.received === undefined || !(stoppedBeforeSending(error) || endedByStop(error))) return error;
-  return new InterruptedError(interrupts.received, `interrupted by ${interrupts.received} before any change was sent: nothing was written`);
-}
-
-/** Ctrl-C at the confirmation prompt: nothing was sent, nothing written; exit 130 / 143. */
-export function interruptedAtPrompt(signal: StopSignal): InterruptedError {
-  return new InterruptedError(signal, `interrupted by ${signal} at the confirmation: nothing was written`);
-}
-
-function stateNotSavedMessage(error: unknown, stateFile: string): string {
-  // Its path, setting, errno and fix as every local path's (src/secrets/local-path-error.ts): a
-  // read-only volume needs another fix than a full disk.
-  const setting = settingWords('stateFile');
-  const { reason, fix } = fsProblem(error, { what: 'the state file', path: stateFile, setting, knob: '--state-file' });
-  return `the state file ${stateFile} could not be written (${setting}): ${reason}: the changes above were applied, but drift of the passwords they set cannot be detected until it is; ${fix}, then run once with --rotate-passwords`;
 }

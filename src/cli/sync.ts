@@ -4,13 +4,13 @@ import { approvalHashLength, changesToWrite, matchApprovals, normaliseApproval, 
 import { badFlag } from '../settings/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import { formatDiagnostic, type ApprovalStatus, type Plan } from '../model/index.js';
-import { checkSecretsMode, finishRun, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, secretsModes, type BodyEnd, type SecretsMode } from '../app/index.js';
+import { checkSecretsMode, finishRun, interruptedAtPrompt, interruptedInstead, throwAfterReport, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, secretsModes, type BodyEnd, type SecretsMode } from '../app/index.js';
 import type { SelectionFlags } from '../plan/index.js';
 import { selectionFlags } from './selection-flags.js';
 import { itemAddressProblem } from '../apply/index.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
-import { catchInterrupts, interruptedAtPrompt, interruptedInstead, throwAfterReport, type Interrupts } from './interrupts.js';
+import { catchInterrupts, type Interrupts } from './interrupts.js';
 import type { LiveOutput } from './live-output.js';
 import type * as ReportModule from '../report/index.js';
 import { isInteractive, useColor } from './io.js';

@@ -12,3 +12,4 @@ export { plural, validateSummaryLine, type ValidateCounts, type ValidateReport }
 export { auditReadWarning, renderAuditTable } from './render-audit.js';
 export { applyingProgress, elapsed, listingProgress, stillLine } from './progress-text.js';
 export { diagnosticCommands, planProblemCommands, workflowCommand } from './workflow-commands.js';
+export { interruptedSummary, stoppingMessage, type StopReceived } from './interrupt-text.js';
