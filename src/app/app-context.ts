@@ -33,6 +33,8 @@ export interface LoadedDesiredState {
 
 export interface SyncOptions {
   readonly dryRun: boolean;
+  /** The wall clock expiries are planned against (the daemon's, virtual in tests). @default Date.now */
+  readonly now?: () => number;
   readonly rotatePasswords?: boolean;
   readonly pruneAll?: boolean;
   readonly allowEmptyPrune?: boolean;
@@ -306,6 +308,7 @@ class AppContext implements ServiceContext {
       ...(this.#deps.observe === true ? { observe: true } : {}),
       ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
       dryRun: options.dryRun,
+      ...(options.now === undefined ? {} : { now: options.now }),
       tokenSink: this.tokenSink(),
       onResult: (result) => {
         hooks?.onResult(result);

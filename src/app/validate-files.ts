@@ -1,6 +1,7 @@
 import { loadDesired } from '../desired/index.js';
 import { InvalidInputError } from '../errors.js';
 import type { DesiredState, Diagnostic } from '../model/index.js';
+import { diagnosticCodes, expiresAtMs, instantText } from '../model/index.js';
 import type { ValidateCounts, ValidateReport } from '../report/index.js';
 import { describeSource, loadSettings, type DesiredPaths } from '../settings/index.js';
 
@@ -13,6 +14,8 @@ export interface ValidateRequest {
   readonly targetsFile?: string | undefined;
   /** A password variable unset or a secret file unreadable is an error, not a warning. */
   readonly requireSecrets: boolean;
+  /** The wall clock `expires:` is checked against (ms). @default Date.now */
+  readonly now?: () => number;
 }
 
 /** Findings about the desired files (the others are about the settings): what the exit message names. */
@@ -46,6 +49,9 @@ export async function validateFiles(request: ValidateRequest, env: Env): Promise
     state = loaded.value;
     if (loaded.files.length > 1) files = loaded.files.map((f) => f.file);
     warnings.push(...loaded.warnings.filter((d) => !unchecked.has(d.code)));
+    const past = pastExpiries(loaded.value, (request.now ?? Date.now)());
+    for (const d of past) desiredDiagnostics.add(d);
+    warnings.push(...past);
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
     const kept = error.diagnostics.filter((d) => !unchecked.has(d.code));
@@ -83,4 +89,28 @@ function split(diagnostics: readonly Diagnostic[], errors: Diagnostic[], warning
 export function countsOf(state: DesiredState): ValidateCounts {
   const absent = [...state.sshUsers, ...state.apikeys].filter((i) => i.ensure === 'absent').length;
   return { sshUsers: state.sshUsers.length, apikeys: state.apikeys.length, absent };
+}
+
+/**
+ * `expires:` already past (issue 30): valid, but the item is deleted at the next sync and never
+ * created; a warning (exit 0) at the item, so a forgotten contractor entry is noticed.
+ */
+function pastExpiries(state: DesiredState, now: number): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const check = (list: 'sshUsers' | 'apikeys', noun: string, items: readonly { readonly expires?: string; readonly ensure: string; readonly source?: Diagnostic['position'] }[], keyOf: (i: number) => string) => {
+    items.forEach((item, i) => {
+      const at = item.expires === undefined || item.ensure !== 'present' ? undefined : expiresAtMs(item.expires);
+      if (at === undefined || at > now) return;
+      out.push({
+        severity: 'warning',
+        code: diagnosticCodes.alreadyExpired,
+        message: `${noun} "${keyOf(i)}" expired at ${instantText(at)}: a sync deletes it and never creates it (remove it, or change its expiry)`,
+        path: `${list}[${i}].expires`,
+        ...(item.source ? { position: item.source } : {}),
+      });
+    });
+  };
+  check('sshUsers', 'SSH user', state.sshUsers, (i) => state.sshUsers[i]!.username);
+  check('apikeys', 'apikey', state.apikeys, (i) => state.apikeys[i]!.name);
+  return out;
 }

@@ -25,7 +25,7 @@ export interface DaemonDeps {
    * requests already sent finish (the client's withStop, and stopWrites).
    * `approvals`: the hashes the approvals file lists now (pass them to runSync).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string>; now?: () => number }): Promise<SyncOutcome>;
   /**
    * The hook for a notification (DESIGN.md §10): after a run that applied, called with the
    * changes that wait for an approval and were not written, when some were not announced

@@ -10,6 +10,7 @@ import type { DaemonStatus } from './readiness.js';
 import { summariseSync, type RunSummary } from './run-summary.js';
 import type { RunVerdict, TriggerReason } from './sync-loop.js';
 import type { Timers } from '../time/index.js';
+import { ExpiryWatch } from './expiry-watch.js';
 
 export type DaemonMode = 'apply' | 'observe';
 
@@ -32,7 +33,7 @@ export interface ReconcilerDeps {
    * `approvals`: the hashes the approvals file lists (a gated change is written only when one
    * covers it, checked against the change as planned in this very run).
    */
-  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string> }): Promise<SyncOutcome>;
+  sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string>; now: () => number }): Promise<SyncOutcome>;
   /**
    * Fires when the daemon begins to stop: passed to every run as `stop` — nothing more is sent,
    * what was sent finishes (the lifecycle's stopSignal). @default never
@@ -89,6 +90,8 @@ export class Reconciler {
   /** Hashes the hook was told of, while they stay pending: each is announced once. */
   #announced = new Set<string>();
   #approvalsError: string | undefined;
+  /** Expiries of the last plan: the gauges, `access_expiring` told once, the next wake-up. */
+  readonly #expiries = new ExpiryWatch();
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -109,6 +112,11 @@ export class Reconciler {
       runDeadlineMs: this.#d.runDeadlineMs(),
       pendingApprovals: this.#pending.map((p) => p.hash),
     };
+  }
+
+  /** When a run should start for an expiry (wall ms), as of the last plan; undefined: none. */
+  get nextExpiryWakeAt(): number | undefined {
+    return this.#expiries.wakeAt;
   }
 
   /** The gated changes waiting for an approval, as of the last run that applied. */
@@ -249,7 +257,7 @@ export class Reconciler {
     try {
       // Read at every run: a hash listed since the last one approves its change now.
       const approvals = dryRun ? new Set<string>() : await this.#approvals();
-      sync = await this.#d.sync(desired, { dryRun, signal, stop: this.#d.stop ?? never, reasons, approvals });
+      sync = await this.#d.sync(desired, { dryRun, signal, stop: this.#d.stop ?? never, reasons, approvals, now: () => this.#d.timers.wallNow() });
     } catch (error) {
       // Abandoned: the cancellation is the deadline's doing, already recorded.
       if (signal.aborted) return 'failure';
@@ -272,6 +280,9 @@ export class Reconciler {
     this.#record(sync, summary, dryRun);
     this.#trackApprovals(sync, dryRun);
     for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
+    const expiries = this.#expiries.observe(sync.plan, this.#d.timers.wallNow(), null);
+    this.#d.metrics.setExpiries?.(expiries.next, expiries.soon);
+    for (const event of expiries.events) this.#d.notify?.(event);
     return summary.outcome;
   }
 

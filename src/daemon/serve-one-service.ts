@@ -115,6 +115,7 @@ class ServiceOfTheMoment {
       pruneAll: this.request.prune,
       signal: runSignal(options.signal, term, options.dryRun),
       approvals: options.approvals,
+      ...(options.now === undefined ? {} : { now: options.now }),
       trigger: auditTrigger(options.reasons),
       // SIGTERM, or the end of the term for a run that writes (a replica that does not lead still
       // plans): nothing more is sent (queued writes are cancelled), what was sent finishes.

@@ -118,6 +118,7 @@ function openTarget(parts: TargetOpener, settings: Settings, target: Target, cre
         pruneAll: request.prune,
         signal: elector ? AbortSignal.any([o.signal, elector.term]) : o.signal,
         trigger: auditTrigger(o.reasons),
+        ...(o.now === undefined ? {} : { now: o.now }),
         // SIGTERM or the end of the shard's term: nothing more is sent, what was sent finishes.
         stopWrites: stopWritesOf(o.stop, elector?.term),
         ...(elector ? { writeFence: elector.fence } : {}),

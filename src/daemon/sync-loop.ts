@@ -1,8 +1,8 @@
 import { retryDelay, type BackoffOptions } from './backoff.js';
 import type { Timers } from '../time/index.js';
 
-/** What asked for a run. Several can share one run. `ctl`: `amsync ctl sync` or `resume`; `window`: a deny window ended. */
-export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry' | 'leader' | 'ctl' | 'window';
+/** What asked for a run. Several can share one run. `ctl`: `amsync ctl sync` or `resume`; `window`: a deny window ended; `expiry`: an item expires (or will in 24 h). */
+export type TriggerReason = 'start' | 'file' | 'schedule' | 'reload' | 'retry' | 'leader' | 'ctl' | 'window' | 'expiry';
 
 export interface RunVerdict {
   /** The run failed in a way a later attempt may fix: retry with backoff unless a trigger comes first. */

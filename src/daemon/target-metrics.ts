@@ -38,6 +38,7 @@ export function createTargetMetrics(registry: Registry, global: DaemonMetrics): 
   const pending = new Gauge({ name: 'amsync_target_pending_approvals', help: 'Changes the policy gates that wait for an approval on each target, as of its last run.', labelNames: ['target'] as const, registers });
   // amsync_pending_approvals of a fleet: the sum over its targets.
   const pendingByTarget = new Map<string, number>();
+  const expiriesByTarget = new Map<string, { next: number | undefined; soon: number }>(), setFleetExpiries = (byTarget = expiriesByTarget) => fleetExpiries(global, byTarget);
   const owned = new Gauge({ name: 'amsync_fleet_targets', help: 'Targets this replica runs: those of the targets file its shard owns.', registers });
   owned.set(0);
   const families = [runs, lastDuration, changes, drift, unmanaged, lastSuccess, running, failures, ready, abandoned, pending];
@@ -91,15 +92,24 @@ export function createTargetMetrics(registry: Registry, global: DaemonMetrics): 
           abandoned.inc({ target });
           global.recordAbandoned();
         },
+        setExpiries: (next, soon) => setFleetExpiries(expiriesByTarget.set(target, { next, soon })),
       };
     },
     removeTarget(target) {
       if (!known.delete(target)) return;
       pendingByTarget.delete(target);
+      if (expiriesByTarget.delete(target)) setFleetExpiries();
       for (const family of families) family.remove({ target } as never);
       for (const outcome of outcomes) runs.remove({ target, outcome });
       for (const outcome of ['applied', 'failed', 'skipped']) changes.remove({ target, outcome });
     },
     setOwnedTargets: (count) => owned.set(count),
   };
+}
+
+/** The fleet's expiry gauges: the earliest next expiry and the sum of items expiring, over its targets. */
+function fleetExpiries(global: Pick<DaemonMetrics, 'setExpiries'>, byTarget: ReadonlyMap<string, { next: number | undefined; soon: number }>): void {
+  const all = [...byTarget.values()];
+  const next = all.reduce<number | undefined>((a, e) => (e.next === undefined ? a : a === undefined ? e.next : Math.min(a, e.next)), undefined);
+  global.setExpiries?.(next, all.reduce((a, e) => a + e.soon, 0));
 }

@@ -22,6 +22,8 @@ export interface TargetSyncOptions {
   readonly reasons: readonly TriggerReason[];
   /** The hashes the approvals file lists now (none without one). */
   readonly approvals: ReadonlySet<string>;
+  /** The daemon's wall clock (virtual in tests): expiries are planned against it. */
+  readonly now?: () => number;
 }
 
 /** One target's way to its service: a client kept across runs (its limiter and login). */
@@ -84,6 +86,9 @@ export class TargetRunner {
   /** A run has completed (or been abandoned) since the runner was made. */
   attempted = false;
   readonly #parts: TargetRunnerParts;
+  /** The run asked for at the next expiry (or 24 h before one), and when. */
+  #expiryTimer: { at: number; handle: unknown } | undefined;
+  #stopped = false;
 
   constructor(parts: TargetRunnerParts) {
     this.#parts = parts;
@@ -121,18 +126,46 @@ export class TargetRunner {
 
   /** No more runs; once the one in progress is over, its service closes. */
   async stop(): Promise<void> {
+    this.#disarmExpiry();
     await this.loop.stop();
     this.service.close?.();
   }
 
   /** As stop, for a reopen: returns its credential for the service that replaces it. */
   async stopAndHandOver(): Promise<CredentialHandover | undefined> {
+    this.#disarmExpiry();
     await this.loop.stop();
     try {
       return await this.service.handOverCredential?.();
     } finally {
       this.service.close?.();
     }
+  }
+
+  /**
+   * A run at the next expiry of the last plan (or 24 h before it, for `access_expiring`), on
+   * the daemon's clock: an expired item is deleted then, not at the next scheduled run.
+   */
+  #armExpiry(): void {
+    const at = this.reconciler.nextExpiryWakeAt;
+    if (this.#stopped || this.#parts.stop.aborted || at === this.#expiryTimer?.at) return;
+    this.#disarmExpiry(false);
+    if (at === undefined) return;
+    const timers = this.#parts.timers;
+    // setTimeout holds at most 2^31-1 ms (~24.8 days): a later expiry wakes a run that re-arms.
+    const delay = Math.min(Math.max(0, at - timers.wallNow()), 2 ** 31 - 1);
+    const handle = timers.setTimeout(() => {
+      this.#expiryTimer = undefined;
+      this.#parts.logger.info({ at: new Date(at).toISOString() }, 'an expiry is due: run');
+      this.loop.trigger('expiry');
+    }, delay);
+    this.#expiryTimer = { at, handle };
+  }
+
+  #disarmExpiry(stopping = true): void {
+    if (stopping) this.#stopped = true;
+    if (this.#expiryTimer) this.#parts.timers.clearTimeout(this.#expiryTimer.handle);
+    this.#expiryTimer = undefined;
   }
 
   async #run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
@@ -143,6 +176,7 @@ export class TargetRunner {
     try {
       const verdict = await this.reconciler.run(reasons);
       this.attempted = true;
+      this.#armExpiry();
       parts.afterRun(this);
       return verdict;
     } finally {

@@ -50,6 +50,9 @@ class DocumentCheck {
       if (!item) return;
       this.#uniqueIdentity(kind, item, i, byIdentity);
       this.#uniqueId(kind, item, i, byId);
+      if (item.expires !== undefined && item.ttl !== undefined) {
+        this.#report('error', diagnosticCodes.expiryConflict, `give either expires or ttl, not both: they are two ways to say when this ${kindWords[kind]}'s access ends`, [kind, i, 'ttl'], 'key');
+      }
       if (kind === 'sshUsers') this.#sshUserAdvice(item, i);
       else this.#duplicateRoles(item, i);
     });

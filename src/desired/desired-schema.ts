@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Ensure, FieldDeclaration, KindDeclaration, StateFieldName, WriteOnlyFieldName } from '../model/index.js';
-import { apikeyKind, fieldsOf, identityOf, ignorableFieldsOf, sshUserKind } from '../model/index.js';
+import { apikeyKind, expiresAtMs, fieldsOf, identityOf, ignorableFieldsOf, sshUserKind, ttlMs } from '../model/index.js';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes, quote } from '../yaml/index.js';
 import { noOuterSpaces } from './name-rules.js';
@@ -77,6 +77,22 @@ const ignoreSchema = (kind: KindDeclaration) =>
 const modeSchema = () =>
   z.enum(['observe']).meta({ description: '`observe`: drift is reported (plan, metrics, notifications) and never written; the item is never deleted (prune or `ensure: absent`).' });
 
+const expiresSchema = (kind: KindDeclaration) =>
+  z
+    .string()
+    .refine((s) => expiresAtMs(s) !== undefined, { error: (issue) => `${quote(String(issue.input))} is not an RFC 3339 date-time with an offset (e.g. 2026-12-31T18:00:00Z)` })
+    .meta({
+      description: `When this ${kind.noun}'s access ends (RFC 3339 with an offset, e.g. 2026-12-31T18:00:00Z): past it the ${kind.noun} is deleted (reason \`expired\`, a verified delete inside the deletion budget) and never re-created while the file says so. Not with \`ttl\`.`,
+    });
+
+const ttlSchema = (kind: KindDeclaration) =>
+  z
+    .string()
+    .refine((s) => ttlMs(s) !== undefined, { error: (issue) => `${quote(String(issue.input))} is not a duration: a positive number and a unit (30s, 15m, 72h, 90d)` })
+    .meta({
+      description: `How long this ${kind.noun} lives, counted from its create (as amsync recorded it in the state file): a number and a unit (30s, 15m, 72h, 90d). Past it, it is deleted as with \`expires\`. Not with \`expires\`.`,
+    });
+
 /** Schemas used by more than one item schema. */
 interface Shared {
   readonly roleRef: ReturnType<typeof roleRefSchema>;
@@ -97,7 +113,7 @@ type FileValueOf<F extends FieldDeclaration> = FileValues[F['type']];
 /** An item of a kind as the file holds it (the kind's fields, then `id`, `ensure`, `targets`). */
 export type FileItemOf<K extends KindDeclaration> = { [F in StateFieldName<K>]: FileValueOf<K['fields'][F]> } & {
   [F in WriteOnlyFieldName<K>]?: FileValueOf<K['fields'][F]>;
-} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']>; renamedFrom?: string[]; ignore?: string[]; mode?: 'observe' };
+} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']>; renamedFrom?: string[]; ignore?: string[]; mode?: 'observe'; expires?: string; ttl?: string };
 
 /** One field's schema, from its declaration (model/kinds): type, default, description. */
 function fieldSchema(name: string, field: FieldDeclaration, shared: Shared): z.ZodType {
@@ -128,6 +144,8 @@ function itemSchema<K extends KindDeclaration>(kind: K, shared: Shared): z.ZodTy
       renamedFrom: renamedFromSchema(kind).optional(),
       ignore: ignoreSchema(kind).optional(),
       mode: modeSchema().optional(),
+      expires: expiresSchema(kind).optional(),
+      ttl: ttlSchema(kind).optional(),
     })
     .meta({ title: kind.title }) as unknown as z.ZodType<FileItemOf<K>>;
 }

@@ -143,7 +143,7 @@ function toItem<K extends KindDeclaration>(
   passwords: Passwords,
   ignoredByFile: readonly string[] | undefined,
 ): Record<string, unknown> {
-  const values = item as unknown as Readonly<Record<string, unknown>> & Pick<FileItemOf<K>, 'renamedFrom' | 'ignore' | 'mode'> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
+  const values = item as unknown as Readonly<Record<string, unknown>> & Pick<FileItemOf<K>, 'renamedFrom' | 'ignore' | 'mode' | 'expires' | 'ttl'> & { readonly id?: number; readonly ensure: Ensure; readonly targets?: Parameters<typeof toTargetSelector>[0] };
   const out: Record<string, unknown> = {};
   for (const [name, field] of fieldsOf(kind)) {
     const value = values[name];
@@ -177,6 +177,8 @@ function toItem<K extends KindDeclaration>(
   const ignore = [...new Set([...(ignoredByFile ?? []), ...(values.ignore ?? [])])];
   if (ignore.length > 0) out.ignore = ignore;
   if (values.mode !== undefined) out.mode = values.mode;
+  if (values.expires !== undefined) out.expires = values.expires;
+  if (values.ttl !== undefined) out.ttl = values.ttl;
   return out;
 }
 

@@ -2,7 +2,7 @@ import { isProxy } from 'node:util/types';
 import { envNamePattern } from '../secrets/index.js';
 import { numberInQuotes } from '../yaml/index.js';
 import type { FieldDeclaration, KindDeclaration } from '../model/index.js';
-import { apikeyKind, fieldsOf, ignorableFieldsOf, sshUserKind } from '../model/index.js';
+import { apikeyKind, expiresAtMs, fieldsOf, ignorableFieldsOf, sshUserKind, ttlMs } from '../model/index.js';
 import type { DesiredFile, FileItemOf } from './desired-schema.js';
 import { noOuterSpaces } from './name-rules.js';
 import { labelKeyPattern, labelValuePattern, targetNamePattern } from './target-selector.js';
@@ -174,6 +174,10 @@ const ignoreOf = (kind: KindDeclaration) => {
 };
 const modes = ['observe'] as const;
 
+/** `expires:` and `ttl:`, as the schema's refinements (model/expiry.ts decides both). */
+const expiresText = (value: unknown): string => (typeof value === 'string' && expiresAtMs(value) !== undefined ? value : decline());
+const ttlText = (value: unknown): string => (typeof value === 'string' && ttlMs(value) !== undefined ? value : decline());
+
 /**
  * A kind's item check, its keys generated from the kind's declaration (model/kinds): the
  * fields, `id` after the identity, `ensure` and `targets`, as desired-schema.ts's itemSchema.
@@ -187,7 +191,7 @@ export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlyS
   }
   keys.add('ensure');
   keys.add('targets');
-  for (const control of ['renamedFrom', 'ignore', 'mode']) keys.add(control);
+  for (const control of ['renamedFrom', 'ignore', 'mode', 'expires', 'ttl']) keys.add(control);
   const ignore = ignoreOf(kind);
   const check = (value: unknown): FileItemOf<K> => {
     const item = plainObject(value, keys);
@@ -200,6 +204,7 @@ export function itemCheck<K extends KindDeclaration>(kind: K): { keys: ReadonlyS
     out.ensure = ensure(item);
     Object.assign(out, optional(item, 'targets', targets));
     Object.assign(out, optional(item, 'renamedFrom', formerNames), optional(item, 'ignore', ignore), optional(item, 'mode', (m) => oneOf(m, modes)));
+    Object.assign(out, optional(item, 'expires', expiresText), optional(item, 'ttl', ttlText));
     return out as FileItemOf<K>;
   };
   return { keys, check };

@@ -17,6 +17,10 @@ export interface ItemControls {
   /** Fields never updated nor shown as drift (sent on create); the file's top-level `ignore:` for the kind is folded in. */
   readonly ignore?: readonly string[];
   readonly mode?: ItemMode;
+  /** `expires:` as written (RFC 3339 with an offset): past it, the item is deleted and never re-created. */
+  readonly expires?: string;
+  /** `ttl:` as written (`72h`): counted from the item's create (the state file's record). */
+  readonly ttl?: string;
 }
 
 /**

@@ -63,6 +63,9 @@ export const diagnosticCodes = {
   targetCredential: 'target_credential',
   // settings
   invalidEnv: 'invalid_env',
+  // expiry (issue 30): `expires:` and `ttl:` both given; an expiry already past (validate)
+  expiryConflict: 'expiry_conflict',
+  alreadyExpired: 'already_expired',
 } as const;
 
 export type DiagnosticCode = (typeof diagnosticCodes)[keyof typeof diagnosticCodes];

@@ -47,3 +47,4 @@ export type {
   WriteOnlyFieldName,
 } from './kinds/index.js';
 export { apikeyKind, canonicalValue, fieldsOf, identityOf, ignorableFieldsOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';
+export { expiresAtMs, formatRemaining, instantText, ttlMs, type CreatedTimes, type PlanClock, type PlannedExpiry } from './expiry.js';

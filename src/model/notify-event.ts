@@ -19,6 +19,10 @@ export const notifyEventNames = [
   'config_invalid',
   /** The daemon was suspended (`amsync ctl suspend`: it observes only) or resumed. */
   'suspension_changed',
+  /** An expired item (`expires:` / `ttl:`) was deleted. */
+  'access_expired',
+  /** An item expires within 24 hours (told once per item and expiry). */
+  'access_expiring',
 ] as const;
 
 export type NotifyEventName = (typeof notifyEventNames)[number];

@@ -1,5 +1,6 @@
 import type { FieldChange, FieldChangesOf, KindOf, kinds } from './kinds/index.js';
 import type { SourcePosition } from './source-position.js';
+import type { PlannedExpiry } from './expiry.js';
 
 export type Kind = keyof typeof kinds;
 export type Action = 'create' | 'update' | 'delete';
@@ -106,6 +107,11 @@ export interface Plan {
   readonly observed?: readonly Change[];
   /** Fields declared `ignore:` (never updated, never drift), for the plan's header. Absent when none. */
   readonly ignored?: readonly IgnoredFields[];
+  /**
+   * Declared items with an expiry not reached yet (`expires:` / `ttl:`), sorted like changes.
+   * An expired one is a delete with the reason `expired` instead. Absent when there is none.
+   */
+  readonly expiries?: readonly PlannedExpiry[];
 }
 
 /**
@@ -143,6 +149,8 @@ export interface PlanSummary {
   readonly delete: number;
   readonly unchanged: number;
   readonly unmanaged: number;
+  /** Of the deletes, those of expired items (reason `expired`); present only when there are some. */
+  readonly expired?: number;
 }
 
 export type ResultStatus = 'applied' | 'failed' | 'skipped';

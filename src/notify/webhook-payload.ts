@@ -69,6 +69,8 @@ const titles: Readonly<Record<NotifyEventName, string>> = {
   leadership_changed: 'Leadership changed',
   config_invalid: 'Configuration invalid',
   suspension_changed: 'Suspended or resumed',
+  access_expired: 'Access expired',
+  access_expiring: 'Access expiring',
 };
 
 const icons: Readonly<Record<NotifyEventName, string>> = {
@@ -79,6 +81,8 @@ const icons: Readonly<Record<NotifyEventName, string>> = {
   leadership_changed: ':crown:',
   config_invalid: ':warning:',
   suspension_changed: ':pause_button:',
+  access_expired: ':lock:',
+  access_expiring: ':alarm_clock:',
 };
 
 function defaultMessage(event: NotifyEvent): string {

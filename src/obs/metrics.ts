@@ -76,6 +76,11 @@ export interface DaemonMetrics {
   recordAbandoned(): void;
   /** Changes the policy gates that wait for an approval (not written), as of the last run. */
   setPendingApprovals(count: number): void;
+  /**
+   * Expiries (`expires:` / `ttl:`) as of the last run: the next one (epoch ms; undefined: none)
+   * and how many items expire within 24 hours. Optional: a fake in a test may leave it out.
+   */
+  setExpiries?(nextEpochMs: number | undefined, expiringWithinDay: number): void;
 }
 
 /** What the service client's events feed. */
@@ -246,6 +251,14 @@ function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof Run
     help: '1 while the sync windows (daemon.windows) let runs write; 0 inside a deny window or outside every allow window.',
     registers,
   });
+  const nextExpiry = new Gauge({
+    name: 'amsync_next_expiry_timestamp_seconds',
+    help: 'Unix time of the next expiry (expires: / ttl:) of a declared item, as of the last run; 0 when none expires.',
+    registers,
+  });
+  const expiring = new Gauge({ name: 'amsync_items_expiring', help: 'Declared items that expire within 24 hours, as of the last run.', registers });
+  nextExpiry.set(0);
+  expiring.set(0);
   suspended.set(0);
   windowOpen.set(1);
   configValid.set(1);
@@ -267,6 +280,10 @@ function daemonStateMetrics(registers: Registers): Omit<DaemonMetrics, keyof Run
     setSyncWindowOpen: (open) => windowOpen.set(open ? 1 : 0),
     recordAbandoned: () => abandoned.inc(),
     setPendingApprovals: (count) => pendingApprovals.set(Number.isFinite(count) && count >= 0 ? count : 0),
+    setExpiries: (next, soon) => {
+      nextExpiry.set(next === undefined ? 0 : next / 1000);
+      expiring.set(soon);
+    },
   };
 }
 

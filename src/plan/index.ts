@@ -9,3 +9,5 @@ export { checkSafety } from './safety.js';
 export type { SafetyOptions } from './safety.js';
 export { summarize } from './summary.js';
 export { kindsWithoutWriteScope } from './scope-check.js';
+export { declaredItems } from './declared-items.js';
+export { expiredReason } from './expiry-plan.js';

@@ -1,4 +1,4 @@
-import type { Change, ChangeOf, ItemRef, Kind, PlanProblem } from '../model/index.js';
+import type { Change, ChangeOf, ItemRef, Kind, PlanProblem, PlannedExpiry } from '../model/index.js';
 
 /** Accumulates one kind's part of a plan. */
 export class PlanBuilder<N extends Kind = Kind> {
@@ -9,6 +9,10 @@ export class PlanBuilder<N extends Kind = Kind> {
   /** Changes of observed items: reported, never planned (Plan.observed). */
   readonly observed: Change[] = [];
   unchanged = 0;
+  /** Expiries not reached yet (Plan.expiries). */
+  readonly expiries: PlannedExpiry[] = [];
+  /** Plain-language notes of this kind (an expired item not created). */
+  readonly notes: string[] = [];
   /** Users whose passwords exist but are not tracked by a fingerprint (see notes). */
   untrackedPasswords = 0;
   /** Existing users with a declared password that is not compared (no state file). */

@@ -1,4 +1,5 @@
-import type { ChangeOf, Ensure, Kind, PlanProblem, SourcePosition } from '../model/index.js';
+import type { ChangeOf, Ensure, Kind, PlanClock, PlanProblem, SourcePosition } from '../model/index.js';
+import { expiredNotCreatedNote, expiredReason, expiryOf, plannedExpiry } from './expiry-plan.js';
 import { indexActual, type ActualIndex } from './index-actual.js';
 import type { PlanBuilder } from './plan-builder.js';
 
@@ -29,6 +30,9 @@ export interface DesiredItem {
   readonly renamedFrom?: readonly string[];
   /** `observe`: its changes are reported (Plan.observed), never planned. */
   readonly mode?: 'observe';
+  /** `expires:` / `ttl:` (expiry-plan.ts): past it, the item is deleted and never created. */
+  readonly expires?: string;
+  readonly ttl?: string;
 }
 
 /** The one of several twins that is kept: the oldest, as the service numbers them (lowest id). */
@@ -54,8 +58,9 @@ export function planKind<N extends Kind, D extends DesiredItem, A extends { id: 
   deleteDuplicates = false,
   pruneSource?: SourcePosition,
   observeAll = false,
+  clock?: PlanClock,
 ): void {
-  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys, pruneSource, observeAll });
+  const planner = new KindPlanner(spec, desired, actual, { prune, isProtected, deleteDuplicates: deleteDuplicates && !spec.uniqueKeys, pruneSource, observeAll, clock });
   planner.claimPinned();
   planner.claimByKey();
   planner.claimByFormerKey();
@@ -76,6 +81,8 @@ interface PlannerOptions {
   readonly pruneSource: SourcePosition | undefined;
   /** The whole kind is observed (a target with `mode: observe`): nothing is planned, all is reported. */
   readonly observeAll: boolean;
+  /** The time of the plan and the creates `ttl:` counts from; absent: no item expires. */
+  readonly clock: PlanClock | undefined;
 }
 
 // Where the file asks for each change; set only when known, so a plan of a state built in
@@ -261,9 +268,36 @@ class KindPlanner<N extends Kind, D extends DesiredItem, A extends { id: number 
       else if (item.ensure === 'absent') this.#emitAbsent(item, match, out);
       else if (match.kind === 'id_not_found') {
         out.problem({ key: this.spec.desiredKeyOf(item), code: 'id_not_found', source: item.source, message: `no remote ${this.spec.noun} has id ${item.id}; remove \`id:\` to create "${this.spec.desiredKeyOf(item)}" anew` });
-      } else if (match.kind === 'none') this.#emitCreate(item, out);
+      } else if (this.#emitExpired(item, match, out)) return;
+      else if (match.kind === 'none') this.#emitCreate(item, out);
       else this.#emitUpdate(item, match.actual, out, this.#formerKeys.get(i));
     });
+  }
+
+  /**
+   * An item with an expiry (`expires:` / `ttl:`): before it, listed in Plan.expiries and
+   * planned as usual (false); past it, deleted with the reason `expired` when it exists, and
+   * never created (true: nothing else is planned for it).
+   */
+  #emitExpired(item: D, match: Match<A>, out: PlanBuilder<N>): boolean {
+    const clock = this.options.clock;
+    if (clock === undefined || (item.expires === undefined && item.ttl === undefined)) return false;
+    const found = match.kind === 'found' ? match.actual : undefined;
+    const at = expiryOf(item, this.spec.kind, found?.id ?? null, clock);
+    if (at === undefined) return false;
+    const key = this.spec.desiredKeyOf(item);
+    if (at > clock.now) {
+      out.expiries.push(plannedExpiry(this.spec.kind, key, found?.id ?? null, at, clock.now));
+      return false;
+    }
+    if (found === undefined) {
+      out.notes.push(expiredNotCreatedNote(this.spec.noun, key, at));
+      return true;
+    }
+    const remoteKey = this.spec.keyOf(found);
+    if (this.options.isProtected(remoteKey) || this.options.isProtected(key)) out.protected.push({ kind: this.spec.kind, key: remoteKey, id: found.id });
+    else this.#emit(item, out, { action: 'delete', key: remoteKey, id: found.id, fields: this.spec.deleteFields(found), reason: expiredReason, ...from(item.source) });
+    return true;
   }
 
   #emitAmbiguous(item: D, ids: readonly number[], out: PlanBuilder<N>): void {

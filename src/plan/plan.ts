@@ -1,4 +1,4 @@
-import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan } from '../model/index.js';
+import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
 import { PlanBuilder } from './plan-builder.js';
@@ -15,7 +15,7 @@ const actionOrder = { create: 0, update: 1, delete: 2 } as const;
  * The diff engine: a pure function of the desired state, the complete actual state and the
  * policy. Same inputs, same plan, in a deterministic order (kind, then key).
  */
-export function plan(desired: DesiredState, actual: ActualState, policy: PlanPolicy, fingerprints: PasswordFingerprints = noFingerprints): Plan {
+export function plan(desired: DesiredState, actual: ActualState, policy: PlanPolicy, fingerprints: PasswordFingerprints = noFingerprints, now?: PlanClock): Plan {
   const users = new PlanBuilder('sshUser');
   planKind(
     sshUserSpec(policy.passwords, fingerprints, users),
@@ -27,6 +27,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     false,
     policy.pruneSource,
     policy.observe === true,
+    now,
   );
   const keys = new PlanBuilder('apikey');
   planKind(
@@ -39,6 +40,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     policy.deleteDuplicateApikeys === true,
     policy.pruneSource,
     policy.observe === true,
+    now,
   );
 
   const notes: string[] = [];
@@ -52,7 +54,9 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
 
   const unavailable = passwordsUnavailable(desired, users);
   if (unavailable) notes.push(unavailableNote(unavailable));
+  notes.push(...users.notes, ...keys.notes);
 
+  const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
   const observed = [...users.observed, ...keys.observed].sort(compareChanges);
   const ignored = [...ignoredFields('sshUser', desired.sshUsers, ignorableFieldsOf(sshUserKind)), ...ignoredFields('apikey', desired.apikeys, ignorableFieldsOf(apikeyKind))];
   return {
@@ -66,6 +70,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     // Set only when used: a plan of a file without them is what it always was (saved-plan bytes).
     ...(observed.length > 0 ? { observed } : {}),
     ...(ignored.length > 0 ? { ignored } : {}),
+    ...(expiries.length > 0 ? { expiries } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Plan, PlanSummary } from '../model/index.js';
+import { expiredReason } from './expiry-plan.js';
 
 export function summarize(plan: Plan): PlanSummary {
   const count = (action: string) => plan.changes.filter((c) => c.action === action).length;
@@ -8,5 +9,12 @@ export function summarize(plan: Plan): PlanSummary {
     delete: count('delete'),
     unchanged: plan.unchanged,
     unmanaged: plan.unmanaged.length,
+    ...expiredCount(plan),
   };
+}
+
+/** The deletes of expired items, counted apart (only when there are some: summaries of other plans are as they were). */
+function expiredCount(plan: Plan): { expired?: number } {
+  const n = plan.changes.filter((c) => c.action === 'delete' && c.reason === expiredReason).length;
+  return n > 0 ? { expired: n } : {};
 }

@@ -1,4 +1,4 @@
-import type { ActualState, Change, DesiredState, Plan } from '../model/index.js';
+import type { ActualState, Change, DesiredState, Plan, PlanClock } from '../model/index.js';
 import { declaredItems } from './declared-items.js';
 import { isPartial } from './item-selection.js';
 import { compareChanges, plan as planAll } from './plan.js';
@@ -13,8 +13,8 @@ import { selectItems } from './select-items.js';
  * itself, the same object. Pure, like the rest of plan/; throws UsageError (exit 64) for an
  * address that names nothing it may.
  */
-export function plan(desired: DesiredState, actual: ActualState, policy: PlanPolicy, fingerprints: PasswordFingerprints = noFingerprints): Plan {
-  const full = planAll(desired, actual, policy, fingerprints);
+export function plan(desired: DesiredState, actual: ActualState, policy: PlanPolicy, fingerprints: PasswordFingerprints = noFingerprints, now?: PlanClock): Plan {
+  const full = planAll(desired, actual, policy, fingerprints, now);
   const selection = policy.selection;
   if (selection === undefined || (selection.replace.length === 0 && !isPartial(selection))) return full;
   const declared = declaredItems(desired, actual);

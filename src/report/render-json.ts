@@ -31,6 +31,8 @@ export function toJsonDocument(report: Report): Record<string, unknown> {
   if (plan.selection !== undefined) doc.selection = { only: [...plan.selection.only], exclude: [...plan.selection.exclude], omitted: { ...plan.selection.omitted } };
   // Issue 29: present only when used, so a document of a plan without them is unchanged.
   if (plan.observed) doc.observed = plan.observed.map((c) => observedChange(c, report));
+  // Issue 30: declared items with an expiry ahead (`expiresAt`); absent when there are none.
+  if (plan.expiries) doc.expiries = plan.expiries.map((e) => ({ kind: e.kind, key: e.key, id: e.id, expiresAt: e.expiresAt, remainingSeconds: e.remainingSeconds }));
   if (plan.ignored) doc.ignored = plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] }));
   const roleNames = namedRoles(plan.changes, report.roleNames);
   if (roleNames !== undefined) doc.roleNames = roleNames;

@@ -40,7 +40,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   if (plan.changes.length === 0) {
     out.push(`**No changes.** ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
   } else {
-    out.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
+    out.push(`**${s.create} to create, ${s.update} to update, ${s.delete} to delete**${s.expired === undefined ? '' : ` (${s.expired} expired)`}, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`);
   }
   const rest = whereTheRestIs(report, options);
   out.items(plan.problems, (p) => ['', '> [!CAUTION]', `> ${p.kind} \`${code(p.key)}\`: ${text(p.message)}`], (n) => ['', `> [!CAUTION]`, `> … and ${count(n)} more declared items could not be planned; ${rest}.`]);
@@ -89,6 +89,12 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     const n = plan.observed.length;
     out.push('', `<details><summary>${count(n)} observed item${n === 1 ? '' : 's'} drifted (mode: observe: reported, not written)</summary>`, '', '| would | kind | key | id | fields |', '|---|---|---|---|---|');
     out.items(plan.observed, (c) => [changeRow(c, report.roleNames)], (m) => [`- … and ${count(m)} more; ${rest}`]);
+    out.push('', '</details>');
+  }
+  if (plan.expiries) {
+    const n = plan.expiries.length;
+    out.push('', `<details><summary>${count(n)} item${n === 1 ? '' : 's'} with an expiry ahead</summary>`, '', '| kind | key | id | expiresAt |', '|---|---|---|---|');
+    out.items(plan.expiries, (e) => [`| ${e.kind} | \`${code(e.key)}\` | ${e.id ?? 'new'} | ${e.expiresAt} |`], (m) => [`- … and ${count(m)} more; ${rest}`]);
     out.push('', '</details>');
   }
   itemList(out, plan.unmanaged, 'unmanaged (not in the file, not pruned)', rest);

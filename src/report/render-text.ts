@@ -1,4 +1,4 @@
-import { approvalHint, fieldEntries, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
+import { approvalHint, fieldEntries, formatRemaining, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
 import { positionText, type Report } from './report.js';
 import { afterValue, quoteKey, renderField, safeText, unavailableOf } from './render-value.js';
 import { summarize } from '../plan/index.js';
@@ -67,6 +67,7 @@ export function renderPlanText(report: Report, options: TextOptions): string {
   for (const w of report.approval?.review.warnings ?? []) lines.push(paint('yellow', `Policy: ${w.rule}: ${safeText(w.message)}`), '');
   const limit = options.listLimit ?? defaultListLimit;
   if (plan.observed) lines.push(...observedSection(plan.observed, paint, report.roleNames), '');
+  if (plan.expiries) lines.push(...expiriesSection(plan, limit), '');
   if (plan.protected.length > 0) lines.push(...itemList('Protected (left alone by a protect glob):', plan.protected, limit), '');
   if (plan.unmanaged.length > 0) lines.push(...itemList('Unmanaged (not in the file, not pruned):', plan.unmanaged, limit), '');
   lines.push(summaryLine(plan, paint));
@@ -165,6 +166,17 @@ function observedSection(observed: readonly Change[], paint: Paint, roleNames: R
   return out;
 }
 
+/** `  sshUser "contractor" (id 7): expires in 2d 4h (2026-12-31T18:00:00Z)`: each declared item with an expiry ahead. */
+function expiriesSection(plan: Plan, limit: number): string[] {
+  const expiries = plan.expiries ?? [];
+  const shown = expiries.slice(0, limit).map((e) => {
+    const id = e.id === null ? ' (new)' : ` (id ${e.id})`;
+    return `  ${e.kind} ${quoteKey(e.key)}${id}: expires in ${formatRemaining(e.remainingSeconds * 1000)} (${e.expiresAt})`;
+  });
+  const more = expiries.length - shown.length;
+  return ['Expiring (expires / ttl):', ...shown, ...(more > 0 ? [`  … and ${more.toLocaleString('en-US')} more (all of them: --json, or --report FILE)`] : [])];
+}
+
 function summaryLine(plan: Plan, paint: Paint): string {
   const s = summarize(plan);
   const n = plan.observed?.length ?? 0;
@@ -172,7 +184,8 @@ function summaryLine(plan: Plan, paint: Paint): string {
   if (plan.changes.length === 0) {
     return `${paint('green', `No changes. The service matches the desired state (${s.unchanged} unchanged, ${s.unmanaged} unmanaged).`)}${observed}`;
   }
-  return `${paint('bold', 'Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.${observed}`;
+  const expired = s.expired === undefined ? '' : ` (${s.expired} expired)`;
+  return `${paint('bold', 'Plan:')} ${s.create} to create, ${s.update} to update, ${s.delete} to delete${expired}, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.${observed}`;
 }
 
 /** `✓ created sshUser "deploy"`: one result, as it is known. */

@@ -8,7 +8,7 @@ export type { PasswordState } from './state-file.js';
 export { TokenFileError } from './token-sink.js';
 export { TokenSink } from './token-sink.js';
 export type { KeptCurrent, TokenFile } from './token-sink.js';
-export { openPasswordState } from './state-file.js';
+export { createdKey, openPasswordState } from './state-file.js';
 export { envNamePattern } from './secret-ref.js';
 export { refOf, resolveWrittenSecret } from './secret-ref.js';
 export { secretCodes } from './secret-ref.js';

@@ -13,7 +13,9 @@ import { localPathError, notRegularFile } from './local-path-error.js';
 const buildStateFileSchema = () =>
   z.object({
     version: z.literal(1),
-    services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()) })),
+    // createdAt (issue 30): when amsync created (or first managed) an item with a `ttl:`, by
+    // `<kind>:<id>`, RFC 3339 UTC. Written only when there is one: older files stay as they were.
+    services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()), createdAt: z.record(z.string(), z.string()).optional() })),
   });
 type StateFileContent = z.infer<ReturnType<typeof buildStateFileSchema>>;
 
@@ -29,6 +31,10 @@ export interface PasswordState {
   /** Records a password applied to user `id`; persisted by `save`. */
   record(id: number, fingerprint: string): void;
   forget(id: number): void;
+  /** Create times of items with a `ttl:`, in ms, by `<kind>:<id>` (createdKey). Absent: none kept (a state made in code). */
+  readonly createdAt?: ReadonlyMap<string, number>;
+  /** Records when item `kind`/`id` was created (ms); persisted by `save`, merged like fingerprints. */
+  recordCreated?(kind: string, id: number, at: number): void;
   readonly dirty: boolean;
   save(): Promise<void>;
 }
@@ -51,6 +57,8 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const doc: StateFileContent = content ?? { version: 1, services: {} };
   const service = normaliseUrl(options.serviceUrl);
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
+  const createdAt = new Map(Object.entries(doc.services[service]?.createdAt ?? {}).map(([k, iso]) => [k, Date.parse(iso)] as const).filter(([, ms]) => Number.isFinite(ms)));
+  const ownCreated = new Map<string, string>();
   // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
   // the file as it is then, not over the file as it was read, so what another run saved since
   // (one that took the writer lock from this one while it was paused) is kept.
@@ -79,6 +87,14 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
       own.set(String(id), null);
       if (applied.delete(String(id))) changes += 1;
     },
+    createdAt,
+    recordCreated(kind, id, at) {
+      const k = createdKey(kind, id);
+      if (createdAt.get(k) === at) return;
+      createdAt.set(k, at);
+      ownCreated.set(k, new Date(at).toISOString());
+      changes += 1;
+    },
     async save() {
       if (changes === saved) return;
       const upTo = changes;
@@ -93,7 +109,9 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
         else merged.set(id, fp);
       }
       const sorted = Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
-      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted } } };
+      const created = { ...(current.services[service]?.createdAt ?? {}), ...Object.fromEntries(ownCreated) };
+      const createdPart = Object.keys(created).length === 0 ? {} : { createdAt: Object.fromEntries(Object.entries(created).sort(([a], [b]) => a.localeCompare(b))) };
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart } } };
       await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
@@ -157,4 +175,9 @@ async function readRegularFile(path: string): Promise<string> {
 
 function normaliseUrl(url: string): string {
   return url.replace(/\/+$/, '');
+}
+
+/** The state file's key of an item's create time: `sshUser:12`. */
+export function createdKey(kind: string, id: number): string {
+  return `${kind}:${id}`;
 }

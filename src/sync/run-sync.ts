@@ -6,6 +6,7 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
+import { expiryClock, recordTtlCreates } from './expiry-records.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -46,6 +47,11 @@ export interface SyncInput extends WriteRunHooks {
   /** The service is observed as a whole (a target with `mode: observe`): drift is reported, nothing written. */
   readonly observe?: boolean;
   readonly dryRun: boolean;
+  /**
+   * The wall clock (ms since the epoch) expiries are planned against (`expires:`, `ttl:`); the
+   * daemon passes its own (virtual in tests). @default Date.now
+   */
+  readonly now?: () => number;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or
    * the hash of the whole set of changes that need one (DESIGN.md §10). A change the policy
@@ -115,7 +121,11 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
   const fingerprints = passwordFingerprints(desired, passwordState);
-  const plan = makePlan(desired, actual, policy, fingerprints);
+  const wallNow = input.now ?? Date.now;
+  const clock = expiryClock(desired, actual, passwordState, wallNow(), input.dryRun);
+  // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
+  if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
+  const plan = makePlan(desired, actual, policy, fingerprints, clock);
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;
   const listed = <R extends object>(rest: R) => ({
@@ -146,7 +156,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     passwordState,
     fingerprints,
     tokenSink: input.tokenSink,
-    onResult: input.onResult,
+    onResult: withTtlRecords(recordTtlCreates(desired, passwordState, wallNow), input.onResult),
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -162,4 +172,13 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
   });
+}
+
+/** The results hook with the ttl create records first (they are saved with the fingerprints). */
+function withTtlRecords(record: ((r: ChangeResult) => void) | undefined, onResult: ((r: ChangeResult) => void) | undefined): ((r: ChangeResult) => void) | undefined {
+  if (record === undefined) return onResult;
+  return (r) => {
+    record(r);
+    onResult?.(r);
+  };
 }

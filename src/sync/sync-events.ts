@@ -1,4 +1,5 @@
 import type { NotifyEvent } from '../model/index.js';
+import { expiredReason } from '../plan/index.js';
 import type { SyncOutcome } from './run-sync.js';
 
 /**
@@ -28,6 +29,12 @@ export function syncEvents(sync: Pick<SyncOutcome, 'plan' | 'results' | 'refusal
   const failed = results.filter((r) => r.status !== 'applied');
   if (applied.length > 0) {
     events.push({ event: 'changes_applied', target, summary: { ...count(applied.map((r) => r.action)), failed: failed.length }, changes: applied, message: `${applied.length} change${applied.length === 1 ? '' : 's'} applied` });
+  }
+  // Expired items deleted (expires: / ttl:): told on their own, beside changes_applied.
+  const expiredIds = new Set(sync.plan.changes.filter((c) => c.action === 'delete' && c.reason === expiredReason).map((c) => `${c.kind}\u0000${c.key}`));
+  const expired = applied.filter((r) => r.action === 'delete' && expiredIds.has(`${r.kind}\u0000${r.key}`)).map((r) => ({ kind: r.kind, action: r.action, key: r.key }));
+  if (expired.length > 0) {
+    events.push({ event: 'access_expired', target, summary: { expired: expired.length }, changes: expired, message: `${expired.length} expired item${expired.length === 1 ? '' : 's'} deleted: ${expired.map((c) => `${c.kind} ${c.key}`).join(', ')}` });
   }
   if (failed.length > 0) {
     events.push({ event: 'failure', target, summary: { applied: applied.length, failed: failed.length }, changes: failed, message: `${failed.length} of ${results.length} changes did not apply` });

@@ -54,8 +54,11 @@ const renamedFrom = list(name('old-deploy', 'ops', 'billing-old'), 1);
 const ignoreOf = (...fields: string[]) =>
   fc.oneof({ weight: 12, arbitrary: list(name(...fields)) }, { weight: 1, arbitrary: fc.array(fc.constantFrom('username', 'name', 'ttl', ...fields), { maxLength: 2 }) });
 const mode = name('observe');
-const sshUser = someOf({ username: name('deploy', 'ops', 'j.doe'), id, level: name('n1', 'n2'), password, ensure, targets: selector, renamedFrom, ignore: ignoreOf('level', 'password'), mode }, ['username']);
-const apikey = someOf({ name: name('billing', 'monitor'), id, superuser: bool, roles: list(roleRef), ensure, targets: selector, renamedFrom, ignore: ignoreOf('superuser', 'roles'), mode }, ['name']);
+// Issue 30's expiry: RFC 3339 with an offset (and near misses zod refuses), durations.
+const expires = name('2026-12-31T18:00:00Z', '2026-12-31T19:00:00+01:00', '2026-12-31T18:00:00.5Z', '2026-12-31T18:00:00', '2026-12-31', '2026-02-30T18:00:00Z');
+const ttl = name('30s', '15m', '72h', '90d', '0s', '1w', '72 h', '1h30m');
+const sshUser = someOf({ username: name('deploy', 'ops', 'j.doe'), id, level: name('n1', 'n2'), password, ensure, targets: selector, renamedFrom, ignore: ignoreOf('level', 'password'), mode, expires, ttl }, ['username']);
+const apikey = someOf({ name: name('billing', 'monitor'), id, superuser: bool, roles: list(roleRef), ensure, targets: selector, renamedFrom, ignore: ignoreOf('superuser', 'roles'), mode, expires, ttl }, ['name']);
 const kinds = (value: fc.Arbitrary<unknown>) => mostly(someOf({ sshUsers: value, apikeys: value }));
 const policy = someOf({
   superuser: name('allow', 'forbid', 'approve'),

@@ -1,0 +1,34 @@
+import type { ActualState, ChangeResult, DesiredState, Kind, PlanClock } from '../model/index.js';
+import { declaredItems } from '../plan/index.js';
+import { createdKey, type PasswordState } from '../secrets/index.js';
+
+/**
+ * What `ttl:` counts from (DESIGN.md §3): the time amsync created the item, kept in the state
+ * file. An item with a `ttl:` that exists and has no record (adopted, or created by a run that
+ * died before it saved) counts from the first run that manages it: recorded now (not by a
+ * dry-run, whose plan counts from now as well).
+ */
+export function expiryClock(desired: DesiredState, actual: ActualState, state: PasswordState | undefined, now: number, dryRun: boolean): PlanClock {
+  const times = state?.createdAt;
+  if (state === undefined || times === undefined) return { now };
+  if (!dryRun) {
+    for (const d of declaredItems(desired, actual)) {
+      if (d.item.ttl === undefined || d.item.ensure !== 'present' || d.remoteId === undefined) continue;
+      if (!times.has(createdKey(d.kind, d.remoteId))) state.recordCreated?.(d.kind, d.remoteId, now);
+    }
+  }
+  return { now, createdAt: (kind, id) => times.get(createdKey(kind, id)) };
+}
+
+/** Records the create time of each item with a `ttl:` this run created (before the state file's last save). */
+export function recordTtlCreates(desired: DesiredState, state: PasswordState | undefined, clock: () => number): ((result: ChangeResult) => void) | undefined {
+  if (state?.recordCreated === undefined) return undefined;
+  const withTtl = new Set<string>();
+  const mark = (kind: Kind, key: string) => withTtl.add(`${kind}\u0000${key}`);
+  for (const u of desired.sshUsers) if (u.ttl !== undefined && u.ensure === 'present') mark('sshUser', u.username);
+  for (const k of desired.apikeys) if (k.ttl !== undefined && k.ensure === 'present') mark('apikey', k.name);
+  if (withTtl.size === 0) return undefined;
+  return (r) => {
+    if (r.action === 'create' && r.status === 'applied' && typeof r.id === 'number' && withTtl.has(`${r.kind}\u0000${r.key}`)) state.recordCreated?.(r.kind, r.id, clock());
+  };
+}
