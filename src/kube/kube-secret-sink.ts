@@ -188,8 +188,13 @@ function verbWords(verb: SecretVerb): string {
   return verb === 'get' ? 'the read' : verb === 'create' ? 'the create' : 'the update';
 }
 
-/** ECONNREFUSED, a TLS error code: the errno alone, never the library's message. */
+/** ECONNREFUSED, a TLS error code: the errno alone (found down the chain of causes), never the library's message. */
 function reachProblem(cause: unknown): string {
-  const code = (cause as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : 'no answer';
+  let at = cause;
+  for (let depth = 0; depth < 5 && at !== null && typeof at === 'object'; depth += 1) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return 'no answer';
 }
