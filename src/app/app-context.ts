@@ -193,7 +193,8 @@ function checkDeps(deps: AppDeps): void {
     if (set && dep === undefined) fail(`${setting} is set and no ${what} was given`);
     if (!set && dep !== undefined) fail(`${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} was given and ${setting} is not set`);
   };
-  present('token sink', deps.tokenSink, 'tokensDir or kubernetesSecret', settings.tokensDir !== undefined || settings.kubernetesSecret !== undefined);
+  const sinkSetting = settings.tokensDir === undefined && settings.kubernetesSecret !== undefined ? 'kubernetesSecret' : 'tokensDir';
+  present('token sink', deps.tokenSink, sinkSetting, settings.tokensDir !== undefined || settings.kubernetesSecret !== undefined);
   present('audit trail', deps.audit, 'auditLog', settings.auditLog !== undefined);
   present('notifier', deps.notifier, 'notify.webhooks', settings.notify.webhooks.length > 0);
   if (deps.sharedNotifier === true && deps.notifier === undefined) fail('sharedNotifier is set and no notifier was given');

@@ -1,3 +1,4 @@
+import type * as KubeClient from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** An API server given directly (tests), instead of the pod's service account or ~/.kube/config. */
@@ -8,7 +9,7 @@ export interface KubeServer {
 }
 
 /** The client library, loaded on first use only: it is large, and most runs never talk to Kubernetes. */
-export type KubeClientModule = typeof import('@kubernetes/client-node');
+export type KubeClientModule = typeof KubeClient;
 
 /**
  * The client library and a config as kubectl finds it: the pod's service account in a cluster,

@@ -165,7 +165,10 @@ export class KubeSecretSink implements SecretSink {
     const message = ((): string => {
       switch (error.status) {
         case 403:
-          return `${head}: the Kubernetes API server refused to ${error.verb} it (403 Forbidden): the service account lacks the RBAC verb "${error.verb}" on resource "secrets" (resourceNames: [${name}]) in namespace ${namespace}; grant get, create and update on it in a Role (examples/kubernetes/token-secret.yaml)`;
+          // RBAC cannot limit create to a name (a create request names no object in its URL): say so rather than suggest a rule that does not work.
+          return error.verb === 'create'
+            ? `${head}: the Kubernetes API server refused to create it (403 Forbidden): the service account lacks the RBAC verb "create" on resource "secrets" in namespace ${namespace}; create the Secret beforehand (as examples/kubernetes/token-secret.yaml does), or grant create on secrets in a Role (it cannot be limited to one name)`
+            : `${head}: the Kubernetes API server refused to ${error.verb} it (403 Forbidden): the service account lacks the RBAC verb "${error.verb}" on resource "secrets" (resourceNames: [${name}]) in namespace ${namespace}; grant get and update on it in a Role (examples/kubernetes/token-secret.yaml)`;
         case 401:
           return `${head}: the Kubernetes API server did not accept amsync's credentials (401 Unauthorized); check the service account token or the kubeconfig`;
         case 404:

@@ -76,11 +76,7 @@ describe('KubeSecretSink against a fake API server', () => {
     backend.beforeNextPut = undefined;
   });
 
-  it.each([
-    ['get', 'read'],
-    ['create', 'create'],
-    ['update', 'update'],
-  ] as const)('a 403 on %s names the verb and resource the RBAC lacks, and no token', async (verb) => {
+  it.each(['get', 'create', 'update'] as const)('a 403 on %s names the verb and resource the RBAC lacks, and no token', async (verb) => {
     const s = sink();
     if (verb === 'update') await s.write('a', token('tok-a-4'));
     backend.allowed.delete(verb);
@@ -89,7 +85,9 @@ describe('KubeSecretSink against a fake API server', () => {
     expect(error).toBeInstanceOf(KubeSecretError);
     const message = (error as Error).message;
     expect(message).toBe(
-      `cannot write the Secret amsync/amsync-tokens: the Kubernetes API server refused to ${verb} it (403 Forbidden): the service account lacks the RBAC verb "${verb}" on resource "secrets" (resourceNames: [amsync-tokens]) in namespace amsync; grant get, create and update on it in a Role (examples/kubernetes/token-secret.yaml); its token was not written`,
+      verb === 'create'
+        ? 'cannot write the Secret amsync/amsync-tokens: the Kubernetes API server refused to create it (403 Forbidden): the service account lacks the RBAC verb "create" on resource "secrets" in namespace amsync; create the Secret beforehand (as examples/kubernetes/token-secret.yaml does), or grant create on secrets in a Role (it cannot be limited to one name); its token was not written'
+        : `cannot write the Secret amsync/amsync-tokens: the Kubernetes API server refused to ${verb} it (403 Forbidden): the service account lacks the RBAC verb "${verb}" on resource "secrets" (resourceNames: [amsync-tokens]) in namespace amsync; grant get and update on it in a Role (examples/kubernetes/token-secret.yaml); its token was not written`,
     );
     expect(message).not.toContain(secret);
     expect(message).not.toContain(Buffer.from(secret).toString('base64'));
