@@ -35,8 +35,10 @@ const allowed = {
   fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
   // The application layer (issue 28): the context of a run, built from explicit inputs, and the
   // use cases the CLI and the daemon share. Never cli/ nor daemon/.
-  app: ['model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'plan', 'policy', 'report', 'saved-plan', 'secrets', 'settings', 'state', 'sync', 'text', 'time', 'yaml'],
-  daemon: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app'],
+  // Kubernetes (issue 30): the client's config, shared by the Lease and the Secret sink.
+  kube: ['model', 'errors', 'secrets', 'settings'],
+  app: ['kube', 'model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'plan', 'policy', 'report', 'saved-plan', 'secrets', 'settings', 'state', 'sync', 'text', 'time', 'yaml'],
+  daemon: ['kube', 'model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app'],
   emulator: ['errors'],
 };
 

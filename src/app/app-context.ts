@@ -7,7 +7,7 @@ import type { AccessService, ChangeResult, DesiredState, Diagnostic, NotifyEvent
 import type { AuditTrigger } from '../audit/index.js';
 import type { Notifier } from '../notify/index.js';
 import type { Logger } from '../obs/index.js';
-import type { PasswordState, TokenSink } from '../secrets/index.js';
+import type { PasswordState, SecretSink } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
 import type { SelectionFlags } from '../plan/index.js';
 import { runSync, syncEvents, type SyncInput, type SyncOutcome } from '../sync/index.js';
@@ -84,7 +84,7 @@ export interface ServiceContext {
   /** The password state file of this service (fingerprints of applied passwords). */
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
-  tokenSink(): TokenSink | undefined;
+  tokenSink(): SecretSink | undefined;
   /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
   writerLock(): Promise<HeldLock>;
   /** Further looks for a lost apikey create, from the client's request timeout (DESIGN.md §8). */
@@ -151,8 +151,8 @@ export interface AppDeps {
   readonly passwordState: () => Promise<PasswordState>;
   /** Takes the host's writer lock beside the state file (DESIGN.md §6 "One writer"); the context fences the client's writes with it. */
   readonly writerLock: (signal?: AbortSignal) => Promise<HeldLock>;
-  /** Where apikey tokens go: present exactly when `tokensDir` is set. */
-  readonly tokenSink: TokenSink | undefined;
+  /** Where apikey tokens go: present exactly when `tokensDir` or `kubernetesSecret` is set. */
+  readonly tokenSink: SecretSink | undefined;
   /** The audit log of this process's writes: present exactly when `auditLog` is set. */
   readonly audit: AuditTrail | undefined;
   /** The webhooks' notifier: present exactly when `notify.webhooks` lists some. */
@@ -195,7 +195,8 @@ function checkDeps(deps: AppDeps): void {
     if (set && dep === undefined) fail(`${setting} is set and no ${what} was given`);
     if (!set && dep !== undefined) fail(`${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} was given and ${setting} is not set`);
   };
-  present('token sink', deps.tokenSink, 'tokensDir', settings.tokensDir !== undefined);
+  const sinkSetting = settings.tokensDir === undefined && settings.kubernetesSecret !== undefined ? 'kubernetesSecret' : 'tokensDir';
+  present('token sink', deps.tokenSink, sinkSetting, settings.tokensDir !== undefined || settings.kubernetesSecret !== undefined);
   present('audit trail', deps.audit, 'auditLog', settings.auditLog !== undefined);
   present('notifier', deps.notifier, 'notify.webhooks', settings.notify.webhooks.length > 0);
   if (deps.sharedNotifier === true && deps.notifier === undefined) fail('sharedNotifier is set and no notifier was given');
@@ -258,7 +259,7 @@ class AppContext implements ServiceContext {
 
   lateCreate = (): LateCreateLooks => this.#deps.lateCreate;
 
-  tokenSink = (): TokenSink | undefined => this.#deps.tokenSink;
+  tokenSink = (): SecretSink | undefined => this.#deps.tokenSink;
 
   auditTrail = (): AuditTrail | undefined => this.#deps.audit;
 

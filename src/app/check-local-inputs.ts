@@ -18,9 +18,19 @@ const sendable = 'a bearer token is one word of printable ASCII (no white space 
  * (DESIGN.md §8), instead of a failed listing or an apikey created whose token cannot be stored. The client still re-reads the
  * token file on every 401 (rotation); this is the check at start. Never shows a token.
  */
-export function checkLocalInputs(settings: Pick<Settings, 'token' | 'tokenFile' | 'tokensDir'>): void {
+export function checkLocalInputs(settings: Pick<Settings, 'token' | 'tokenFile' | 'tokensDir' | 'kubernetesSecret'>): void {
   checkToken(settings);
+  checkOneSink(settings);
   if (settings.tokensDir !== undefined) checkTokensDir(settings.tokensDir);
+}
+
+/** Tokens go to one place: two sinks would leave a key's token current in one and stale in the other after a failed write. */
+function checkOneSink({ tokensDir, kubernetesSecret }: Pick<Settings, 'tokensDir' | 'kubernetesSecret'>): void {
+  if (tokensDir === undefined || kubernetesSecret === undefined) return;
+  throw new UsageError(
+    `tokensDir and kubernetesSecret are both set: apikey tokens go to one place; unset one (--tokens-dir, AMSYNC_TOKENS_DIR, tokensDir or --kubernetes-secret, AMSYNC_KUBERNETES_SECRET, kubernetesSecret); nothing was sent`,
+    'two_token_sinks',
+  );
 }
 
 function checkToken({ token, tokenFile }: Pick<Settings, 'token' | 'tokenFile'>): void {

@@ -42,7 +42,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   // Never for a run that writes, whatever the caller passed: a sync needs every password.
   const loaded = await context.loadDesired(dryRun && request.secrets === 'optional' ? { secrets: 'optional' } : undefined);
   request.onLoaded?.(loaded);
-  checkReplaceSink(request.selection, context.settings.tokensDir);
+  checkReplaceSink(request.selection, context.settings.tokensDir ?? context.settings.kubernetesSecret);
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
   await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });

@@ -1,6 +1,6 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
-import { fingerprint, type TokenFile, type TokenSink } from '../secrets/index.js';
+import { fingerprint, type TokenFile, type SecretSink } from '../secrets/index.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
@@ -18,7 +18,7 @@ export interface ExecuteInput {
   readonly passwordState?: PasswordState;
   /** The fingerprints the plan was made with (declared and last applied passwords). */
   readonly fingerprints: PasswordFingerprints;
-  readonly tokenSink?: TokenSink;
+  readonly tokenSink?: SecretSink;
   readonly onResult?: (result: ChangeResult) => void;
   /** Told before each write request is sent (the audit log). */
   readonly onAttempt?: (change: Change) => void;

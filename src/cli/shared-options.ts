@@ -31,6 +31,7 @@ export interface ServiceOptions {
   readonly listDeadlineMs?: number;
   readonly maxResponseBytes?: number;
   readonly tokensDir?: string;
+  readonly kubernetesSecret?: string;
   readonly stateFile?: string;
   readonly logLevel?: LogLevel;
   readonly allowInsecureHttp?: boolean;
@@ -117,6 +118,7 @@ export function addConnectionOptions(cmd: Command): Command {
 export function addLocalStateOptions(cmd: Command): Command {
   return cmd
     .option('--tokens-dir <DIR>', 'write new apikey tokens here, one 0600 file each (AMSYNC_TOKENS_DIR)', checked('--tokens-dir', rules.path))
+    .option('--kubernetes-secret <NAMESPACE/NAME>', 'write new apikey tokens to this Kubernetes Secret, one data key each (AMSYNC_KUBERNETES_SECRET)', checked('--kubernetes-secret', rules.kubeSecretRef))
     .option('--state-file <PATH>', 'password fingerprints of the last apply (AMSYNC_STATE_FILE; default .amsync/state.json)', checked('--state-file', rules.path));
 }
 

@@ -1,4 +1,5 @@
 import type { V1Lease } from '@kubernetes/client-node';
+import { loadKubeConfig, type KubeServer } from '../kube/index.js';
 import type { LeaseRef } from '../settings/index.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-elector.js';
 
@@ -8,7 +9,7 @@ export interface KubeLeaseStoreOptions {
    * Where the API server is. Default: the pod's service account (in a cluster), else
    * ~/.kube/config, as kubectl finds it.
    */
-  readonly server?: { readonly url: string; readonly token?: string; readonly skipTLSVerify?: boolean };
+  readonly server?: KubeServer;
 }
 
 /**
@@ -16,16 +17,7 @@ export interface KubeLeaseStoreOptions {
  * election is on (the library is large). A 409 from the API server is a LeaseConflictError.
  */
 export async function kubeLeaseStore(options: KubeLeaseStoreOptions): Promise<LeaseStore> {
-  const k8s = await import('@kubernetes/client-node');
-  const config = new k8s.KubeConfig();
-  if (options.server) {
-    config.loadFromClusterAndUser(
-      { name: 'amsync', server: options.server.url, skipTLSVerify: options.server.skipTLSVerify ?? false },
-      { name: 'amsync', ...(options.server.token ? { token: options.server.token } : {}) },
-    );
-  } else {
-    config.loadFromDefault();
-  }
+  const { k8s, config } = await loadKubeConfig(options.server);
   const api = config.makeApiClient(k8s.CoordinationV1Api);
   const { namespace, name } = options.ref;
   const toRecord = (lease: V1Lease): LeaseRecord => ({

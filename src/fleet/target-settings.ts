@@ -5,7 +5,8 @@ import type { Target } from './target.js';
 /**
  * The settings one target runs with: the command's (flags, environment, settings file), with
  * the target's URL and credential instead of any given for a single service, its own
- * overrides (rate, concurrency, caFile, pageSize), and its own state file and token folder.
+ * overrides (rate, concurrency, caFile, pageSize), and its own state file and token folder
+ * (or Kubernetes Secret).
  * Pure.
  */
 export function targetSettings(base: Settings, target: Target): Settings {
@@ -32,6 +33,8 @@ export function targetSettings(base: Settings, target: Target): Settings {
     http: { ...base.http, ...(o.caFile === undefined ? {} : { caFile: o.caFile }) },
     stateFile: perTargetStateFile(base.stateFile, target.name),
     ...(base.tokensDir === undefined ? {} : { tokensDir: join(base.tokensDir, target.name) }),
+    // One Secret per target (NAMESPACE/NAME-<target>): two targets' keys of one name never share a data key.
+    ...(base.kubernetesSecret === undefined ? {} : { kubernetesSecret: `${base.kubernetesSecret}-${target.name}` }),
   };
 }
 

@@ -5,6 +5,7 @@ import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { isFsError, whyAndFix } from './local-path-error.js';
+import type { KeptCurrent, SecretSink, TokenFile } from './secret-sink.js';
 
 /**
  * What sits at `tokensDir/<name>` is not a regular file amsync may compare and replace (a
@@ -37,25 +38,18 @@ const safeReadFlags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (consta
 /** A token is a line; a larger file is not one of ours and is simply replaced. */
 const maxTokenFileBytes = 64 * 1024;
 
-/** One key's token file to keep current (keepCurrent). */
-export interface TokenFile {
-  readonly name: string;
-  readonly token: SecretValue;
-}
-
-/** What keepCurrent did: files written, and the keys whose file could not be (TokenFileError). */
-export interface KeptCurrent {
-  readonly written: number;
-  readonly errors: readonly { readonly name: string; readonly error: TokenFileError }[];
-}
 
 /**
  * Where server-generated apikey tokens go: `tokensDir/<name>`, 0600, written atomically, and
  * only when the content differs (a sidecar syncing every few minutes does not churn the
  * files). Tokens are never printed; this is the only place that reveals them.
  */
-export class TokenSink {
+export class TokenSink implements SecretSink {
   constructor(private readonly dir: string) {}
+
+  get describe(): string {
+    return `tokensDir ${this.dir}`;
+  }
 
   /** The file a key's token is written to; names are made safe as file names. */
   pathFor(name: string): string {

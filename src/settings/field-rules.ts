@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { validate as ValidateCron } from 'node-cron';
+import { parseKubeSecretRef } from './kube-secret-ref.js';
 import { parseLeaseRef } from './lease-ref.js';
 import * as z from 'zod';
 import { quote, rangeWords } from '../yaml/index.js';
@@ -91,6 +92,13 @@ export const rules = {
       error: (issue) => `${quote(String(issue.input))} is not a Lease: expected lease:NAMESPACE/NAME, e.g. lease:amsync/amsync-leader`,
     }),
     expected: 'lease:NAMESPACE/NAME',
+    fromText: asIs,
+  }),
+  kubeSecretRef: lazyRule<string>({
+    schema: () => z.string().refine((s) => parseKubeSecretRef(s) !== undefined, {
+      error: (issue) => `${quote(String(issue.input))} is not a Kubernetes Secret: expected NAMESPACE/NAME, e.g. amsync/amsync-tokens`,
+    }),
+    expected: 'NAMESPACE/NAME of a Kubernetes Secret',
     fromText: asIs,
   }),
   listen: lazyRule<string>({

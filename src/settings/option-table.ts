@@ -42,6 +42,14 @@ export const settingOptions: readonly SettingOption[] = [
   },
   { path: ['stateFile'], rule: rules.path, default: '.amsync/state.json', env: 'AMSYNC_STATE_FILE', flag: '--state-file', description: 'Where password fingerprints of the last apply are kept.' },
   { path: ['tokensDir'], rule: rules.path, env: 'AMSYNC_TOKENS_DIR', flag: '--tokens-dir', description: 'Folder new apikey tokens are written to, one 0600 file per key.' },
+  {
+    path: ['kubernetesSecret'],
+    rule: rules.kubeSecretRef,
+    env: 'AMSYNC_KUBERNETES_SECRET',
+    flag: '--kubernetes-secret',
+    description:
+      'NAMESPACE/NAME of a Kubernetes Secret new apikey tokens are written to instead of files, one data key per key (created when missing; other data keys are left alone). Not together with tokensDir.',
+  },
   { path: ['http', 'timeoutMs'], rule: rules.int1, default: 30_000, env: 'AMSYNC_HTTP_TIMEOUT_MS', description: 'Per-request timeout in milliseconds.' },
   { path: ['http', 'caFile'], rule: rules.path, env: 'AMSYNC_CA_FILE', flag: '--ca-file', description: 'PEM bundle of a private CA. TLS verification is always on.' },
   { path: ['http', 'allowInsecureHttp'], rule: rules.boolean, default: false, env: 'AMSYNC_ALLOW_INSECURE_HTTP', flag: '--allow-insecure-http', switch: true, description: 'Allow plain http:// to a host that is not loopback.' },

@@ -66,6 +66,11 @@ export interface Settings {
   readonly stateFile: string;
   /** Where new apikey tokens are written (0600), one file per key name; unset = not kept. */
   readonly tokensDir?: string;
+  /**
+   * `NAMESPACE/NAME` of a Kubernetes Secret the apikey tokens are written to, one data key per
+   * key, instead of tokensDir (not together with it). AMSYNC_KUBERNETES_SECRET / --kubernetes-secret.
+   */
+  readonly kubernetesSecret?: string;
   readonly http: {
     /** Per request. @default 30000 */
     readonly timeoutMs: number;

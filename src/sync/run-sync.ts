@@ -1,7 +1,7 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
-import type { PasswordState, TokenSink } from '../secrets/index.js';
+import type { PasswordState, SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
@@ -10,7 +10,7 @@ import { expiryClock, recordTtlCreates } from './expiry-records.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
-  readonly tokenSink?: TokenSink;
+  readonly tokenSink?: SecretSink;
   /** Called for each result as it is known (logs, metrics, the audit log). */
   readonly onResult?: (result: ChangeResult) => void;
   /** Told before each write request is sent (the audit log). */

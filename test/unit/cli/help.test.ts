@@ -23,6 +23,7 @@ const sample: Record<string, string> = {
   '--log-level': 'info',
   '--ca-file': 'ca.pem',
   '--tokens-dir': 'tokens',
+  '--kubernetes-secret': 'amsync/amsync-tokens',
   '--state-file': 'state.json',
   '--socket': 'ctl.sock',
   '--format': 'text',

@@ -1,0 +1,59 @@
+import { AmsyncError } from '../errors.js';
+
+/** The longest data key a Secret may have (the API server's limit, as for a ConfigMap). */
+export const maxSecretKeyLength = 253;
+
+/** Kept as they are; every other byte of the name's UTF-8 becomes `_XX`. */
+const plain = /[-.A-Za-z0-9]/;
+
+/**
+ * The Secret data key of an item name. A data key is `[-._a-zA-Z0-9]+`, at most 253
+ * characters, and neither `.`, `..` nor starting with `..`. Letters, digits, `-` and `.` are
+ * kept; every other byte of the name's UTF-8 (a space, `/`, `@`, a letter outside ASCII, and
+ * `_` itself, the escape character) becomes `_` and two upper-case hex digits:
+ * `CI deploy` -> `CI_20deploy`, `ci_deploy` -> `ci_5Fdeploy`. Because `_` is always escaped,
+ * a key reads back as exactly one name (secretDataKeyName): two names never share a key, so
+ * one item's secret can never overwrite another's. A leading `.` of `.`, `..` or `..x` is
+ * escaped too (`_2E`), and the empty name is `_` (no escape ends there).
+ */
+export function secretDataKey(name: string): string {
+  if (name === '') return '_';
+  let out = '';
+  for (const byte of Buffer.from(name, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += plain.test(ch) ? ch : `_${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  if (out === '.' || out.startsWith('..')) out = `_2E${out.slice(1)}`;
+  return out;
+}
+
+/** The item name a data key was made from (the inverse of secretDataKey); undefined for a key it never makes. */
+export function secretDataKeyName(key: string): string | undefined {
+  if (key === '_') return '';
+  const bytes: number[] = [];
+  for (let i = 0; i < key.length; i += 1) {
+    const ch = key[i]!;
+    if (ch !== '_') {
+      if (!plain.test(ch)) return undefined;
+      bytes.push(ch.charCodeAt(0));
+      continue;
+    }
+    const hex = key.slice(i + 1, i + 3);
+    if (!/^[0-9A-F]{2}$/.test(hex)) return undefined;
+    bytes.push(parseInt(hex, 16));
+    i += 2;
+  }
+  const name = Buffer.from(bytes).toString('utf8');
+  return secretDataKey(name) === key ? name : undefined;
+}
+
+/** An item whose name makes a data key past 253 characters: its secret cannot go to a Secret. */
+export class SecretKeyTooLongError extends AmsyncError {
+  constructor(length: number, secret: string) {
+    super(
+      'kube_secret_key',
+      `its name makes the data key of ${length} characters in ${secret}, past the ${maxSecretKeyLength} Kubernetes allows (each byte other than a letter, a digit, - or . takes three); shorten the name, or use tokensDir; its secret was not written`,
+    );
+    this.name = 'SecretKeyTooLongError';
+  }
+}

@@ -1,0 +1,29 @@
+import type { SecretValue } from '../model/index.js';
+import type { AmsyncError } from '../errors.js';
+
+/** One item's secret to keep current (keepCurrent): an apikey's token under its declared name. */
+export interface TokenFile {
+  readonly name: string;
+  readonly token: SecretValue;
+}
+
+/** What keepCurrent did: secrets written, and the items whose secret could not be (one line each, no secret). */
+export interface KeptCurrent {
+  readonly written: number;
+  readonly errors: readonly { readonly name: string; readonly error: AmsyncError }[];
+}
+
+/**
+ * Where server-generated secrets go, one per declared item name: the file sink (tokensDir,
+ * TokenSink) or a Kubernetes Secret (kubernetesSecret, src/kube/). Kept small on purpose: a
+ * new kind of secret (a generated password) is one more name space of items in the same two
+ * calls, not a new method per sink.
+ */
+export interface SecretSink {
+  /** Where the secrets go, for messages: `tokensDir /var/lib/amsync/tokens`, `the Secret amsync/amsync-tokens`. */
+  readonly describe: string;
+  /** Writes one item's secret; true when it changed (new or different). Throws an AmsyncError naming the item. */
+  write(name: string, secret: SecretValue): Promise<boolean>;
+  /** Every item's secret current, written only where it differs; one item's failure does not cost the others theirs. */
+  keepCurrent(items: Iterable<TokenFile>): Promise<KeptCurrent>;
+}

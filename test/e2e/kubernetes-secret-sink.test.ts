@@ -1,0 +1,128 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
+import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
+
+// issue 30, item 4: apikey tokens written to a Kubernetes Secret (kubernetesSecret), against
+// the emulator and a fake API server that enforces resourceVersion and RBAC verbs. The client
+// library finds its kubeconfig through the process's KUBECONFIG, as kubectl does (as in
+// daemon-leader-election.test.ts).
+
+const TOKEN = 'CANARY-bearer-k8s-sink-5e2b';
+const SECRET = 'amsync-tokens';
+let emu: RunningEmulator;
+let backend: SecretBackend;
+let api: Awaited<ReturnType<typeof startSecretApi>>;
+let dir: string;
+const kubeconfigBefore = process.env.KUBECONFIG;
+
+beforeAll(async () => {
+  emu = await startEmulator({ tokens: [TOKEN] });
+  dir = await mkdtemp(join(tmpdir(), 'amsync-k8s-secret-'));
+  backend = new SecretBackend('amsync');
+  api = await startSecretApi(backend);
+  await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(api.url));
+  process.env.KUBECONFIG = join(dir, 'kubeconfig');
+});
+afterAll(async () => {
+  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
+  else process.env.KUBECONFIG = kubeconfigBefore;
+  await api.close();
+  await emu.close();
+  await rm(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  emu.reset();
+  emu.clearRequests();
+  backend.secrets.clear();
+  backend.requests.length = 0;
+  backend.putVersions.length = 0;
+  backend.allowed.clear();
+  for (const verb of ['get', 'create', 'update'] as const) backend.allowed.add(verb);
+  backend.beforeNextPut = undefined;
+});
+
+function amsync(args: string[], env: Record<string, string> = {}): Promise<InProcessRun> {
+  return runInProcess(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, KUBECONFIG: join(dir, 'kubeconfig'), ...env } });
+}
+
+const tokenOf = (name: string) => emu.state().apikeys.find((k) => k.name === name)!.token;
+const apikeyCreates = () => emu.requests().filter((r) => r.method === 'POST' && r.path === '/api/3rdparty/apikeys');
+
+/** Neither the token nor its base64 (the Secret's form) anywhere in what amsync printed. */
+function expectNoToken(run: InProcessRun, token: string): void {
+  for (const form of [token, Buffer.from(token).toString('base64')]) {
+    expect(run.stdout).not.toContain(form);
+    expect(run.stderr).not.toContain(form);
+  }
+}
+
+describe('kubernetesSecret: tokens in a Kubernetes Secret', () => {
+  it('`amsync sync` writes each new key\'s token under its data key, surviving a resourceVersion conflict between read and write', async () => {
+    await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: CI deploy\n    roles: [1]\n  - name: ci-build\n');
+    await writeFile(join(dir, 'settings.yaml'), `kubernetesSecret: amsync/${SECRET}\n`);
+    // The Secret is there already, with another tool's key: amsync updates it in place.
+    backend.handle('POST', '/api/v1/namespaces/amsync/secrets', JSON.stringify({ metadata: { name: SECRET }, data: { 'other-tool': Buffer.from('theirs').toString('base64') } }));
+    const before = backend.secrets.get(SECRET)!.metadata.resourceVersion;
+    // Someone else writes the Secret after amsync read it and before its update arrives.
+    backend.beforeNextPut = (b) => b.touch(SECRET, 'someone-else', 'in-between');
+
+    const run = await amsync(['sync', '--settings', 'settings.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const doc = JSON.parse(run.stdout) as { results: { key: string; action: string; status: string }[] };
+    // What amsync reports is what the service received: two creates.
+    expect(doc.results.map((r) => `${r.action} ${r.key} ${r.status}`).sort()).toEqual(['create CI deploy applied', 'create ci-build applied']);
+    expect(apikeyCreates()).toHaveLength(2);
+
+    expect(backend.value(SECRET, 'CI_20deploy')).toBe(tokenOf('CI deploy'));
+    expect(backend.value(SECRET, 'ci-build')).toBe(tokenOf('ci-build'));
+    expect(backend.value(SECRET, 'other-tool')).toBe('theirs');
+    expect(backend.value(SECRET, 'someone-else')).toBe('in-between');
+    // The first update carried the version amsync read (409), the retry the one after the other writer's.
+    expect(backend.putVersions[0]).toBe(before);
+    expect(backend.putVersions.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(backend.putVersions).size).toBe(backend.putVersions.length);
+    expectNoToken(run, tokenOf('CI deploy'));
+    expectNoToken(run, tokenOf('ci-build'));
+
+    // A second sync: nothing to change, and the Secret is read but not written.
+    const puts = backend.putVersions.length;
+    const again = await amsync(['sync', '--settings', 'settings.yaml']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(backend.putVersions).toHaveLength(puts);
+  });
+
+  it('a 403 on the update fails the change\'s token clearly, naming the verb and resource the RBAC lacks, and prints no token', async () => {
+    await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-new\n');
+    backend.handle('POST', '/api/v1/namespaces/amsync/secrets', JSON.stringify({ metadata: { name: SECRET }, data: {} }));
+    backend.allowed.delete('update');
+
+    const run = await amsync(['sync'], { AMSYNC_KUBERNETES_SECRET: `amsync/${SECRET}` });
+    expect(run.code).toBe(1);
+    expect(apikeyCreates()).toHaveLength(1); // the key exists on the service: its create is applied
+    expect(run.stderr).toContain(
+      `error: apikey "ci-new": cannot write the Secret amsync/${SECRET}: the Kubernetes API server refused to update it (403 Forbidden): the service account lacks the RBAC verb "update" on resource "secrets" (resourceNames: [${SECRET}]) in namespace amsync; grant get and update on it in a Role (examples/kubernetes/token-secret.yaml); its token was not written`,
+    );
+    expect(backend.value(SECRET, 'ci-new')).toBeUndefined();
+    expectNoToken(run, tokenOf('ci-new'));
+  });
+
+  it('tokensDir and kubernetesSecret together are refused before any request (exit 64)', async () => {
+    await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-new\n');
+    emu.clearRequests();
+    const run = await amsync(['sync', '--tokens-dir', 'tokens', '--kubernetes-secret', `amsync/${SECRET}`]);
+    expect(run.code).toBe(64);
+    expect(run.stderr).toContain('tokensDir and kubernetesSecret are both set');
+    expect(emu.requests()).toEqual([]);
+    expect(backend.requests).toEqual([]);
+  });
+
+  it('a kubernetesSecret that is not NAMESPACE/NAME is a usage error naming the flag', async () => {
+    const run = await amsync(['sync', '--kubernetes-secret', 'Amsync/tokens']);
+    expect(run.code).toBe(64);
+    expect(run.stderr).toContain('--kubernetes-secret');
+  });
+});
