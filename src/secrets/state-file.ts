@@ -13,7 +13,15 @@ import { localPathError, notRegularFile } from './local-path-error.js';
 const buildStateFileSchema = () =>
   z.object({
     version: z.literal(1),
-    services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()) })),
+    services: z.record(
+      z.string(),
+      z.object({
+        sshUserPasswords: z.record(z.string(), z.string()),
+        // Generated passwords (password: {generate}), by SSH user id: when amsync set each, and
+        // whether its sink write failed. Absent until one is generated (older files lack it).
+        generatedPasswords: z.record(z.string(), z.object({ setAt: z.iso.datetime(), lost: z.literal(true).optional() })).optional(),
+      }),
+    ),
   });
 type StateFileContent = z.infer<ReturnType<typeof buildStateFileSchema>>;
 
@@ -28,9 +36,20 @@ export interface PasswordState {
   readonly key: Buffer;
   /** Records a password applied to user `id`; persisted by `save`. */
   record(id: number, fingerprint: string): void;
+  /** Forgets the user's fingerprint and generated-password record (a deleted user). */
   forget(id: number): void;
+  /** Generated passwords set by amsync, by SSH user id (as a string). Optional: a state made in code may keep none. */
+  readonly generated?: ReadonlyMap<string, GeneratedPasswordRecord>;
+  /** Records that a generated password was set on user `id` (`lost`: its sink write failed); persisted by `save`. */
+  recordGenerated?(id: number, record: GeneratedPasswordRecord): void;
   readonly dirty: boolean;
   save(): Promise<void>;
+}
+
+/** When amsync set a generated password (epoch ms), and whether the sink lost it. */
+export interface GeneratedPasswordRecord {
+  readonly setAt: number;
+  readonly lost?: true;
 }
 
 export interface OpenStateOptions {
@@ -51,6 +70,9 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const doc: StateFileContent = content ?? { version: 1, services: {} };
   const service = normaliseUrl(options.serviceUrl);
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
+  const generated = new Map(Object.entries(doc.services[service]?.generatedPasswords ?? {}).map(([id, r]) => [id, recordFromFile(r)]));
+  // This run's own generated records (null: forgotten), merged like `own` below.
+  const ownGenerated = new Map<string, GeneratedPasswordRecord | null>();
   // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
   // the file as it is then, not over the file as it was read, so what another run saved since
   // (one that took the writer lock from this one while it was paused) is kept.
@@ -78,6 +100,16 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
     forget(id) {
       own.set(String(id), null);
       if (applied.delete(String(id))) changes += 1;
+      if (generated.delete(String(id))) {
+        ownGenerated.set(String(id), null);
+        changes += 1;
+      }
+    },
+    generated,
+    recordGenerated(id, record) {
+      generated.set(String(id), record);
+      ownGenerated.set(String(id), record);
+      changes += 1;
     },
     async save() {
       if (changes === saved) return;
@@ -93,11 +125,26 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
         else merged.set(id, fp);
       }
       const sorted = Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
-      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted } } };
+      const mergedGenerated = new Map(Object.entries(current.services[service]?.generatedPasswords ?? {}));
+      for (const [id, r] of ownGenerated) {
+        if (r === null) mergedGenerated.delete(id);
+        else mergedGenerated.set(id, recordToFile(r));
+      }
+      // Written only once a password was generated: a state file of a run without them is what it always was.
+      const generatedPasswords = mergedGenerated.size === 0 ? {} : { generatedPasswords: Object.fromEntries([...mergedGenerated.entries()].sort(([a], [b]) => Number(a) - Number(b))) };
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...generatedPasswords } } };
       await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
   };
+}
+
+function recordFromFile(r: { setAt: string; lost?: true | undefined }): GeneratedPasswordRecord {
+  return { setAt: Date.parse(r.setAt), ...(r.lost === true ? { lost: true as const } : {}) };
+}
+
+function recordToFile(r: GeneratedPasswordRecord): { setAt: string; lost?: true } {
+  return { setAt: new Date(r.setAt).toISOString(), ...(r.lost === true ? { lost: true as const } : {}) };
 }
 
 function keyPath(statePath: string): string {

@@ -3,7 +3,7 @@ import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, 
 import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
 import type { PasswordState, TokenSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
+import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 
@@ -114,7 +114,9 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
-  const fingerprints = passwordFingerprints(desired, passwordState);
+  // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
+  const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink, Date.now());
+  const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
   const plan = makePlan(desired, actual, policy, fingerprints);
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;
