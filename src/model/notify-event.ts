@@ -19,6 +19,8 @@ export const notifyEventNames = [
   'config_invalid',
   /** The daemon was suspended (`amsync ctl suspend`: it observes only) or resumed. */
   'suspension_changed',
+  /** A credential was replaced by a new one: a generated SSH password rotated (its schedule, `--replace`, a lost one set again). */
+  'credential_rotated',
 ] as const;
 
 export type NotifyEventName = (typeof notifyEventNames)[number];

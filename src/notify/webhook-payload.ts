@@ -69,6 +69,7 @@ const titles: Readonly<Record<NotifyEventName, string>> = {
   leadership_changed: 'Leadership changed',
   config_invalid: 'Configuration invalid',
   suspension_changed: 'Suspended or resumed',
+  credential_rotated: 'Credential rotated',
 };
 
 const icons: Readonly<Record<NotifyEventName, string>> = {
@@ -79,6 +80,7 @@ const icons: Readonly<Record<NotifyEventName, string>> = {
   leadership_changed: ':crown:',
   config_invalid: ':warning:',
   suspension_changed: ':pause_button:',
+  credential_rotated: ':key:',
 };
 
 function defaultMessage(event: NotifyEvent): string {
