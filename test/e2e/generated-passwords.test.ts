@@ -99,6 +99,20 @@ describe('password: {generate}', () => {
     await expectNowhere([alice, bob], ['plan.json', 'audit.jsonl', '.amsync/state.json']);
   });
 
+  it('a saved plan generates when it is applied (amsync apply), not when it is made', async () => {
+    outputs.length = 0;
+    const planned = await amsync(['plan', '--tokens-dir', 'tokens', '--out', 'plan.json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(await readFile(join(dir, 'plan.json'), 'utf8')).toContain('"after": "(generated)"');
+    emu.clearRequests();
+    const applied = await amsync(['apply', 'plan.json', '--tokens-dir', 'tokens']);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(writes().map((r) => `${r.method} ${r.path}`)).toEqual(['POST /api/sshusers', 'POST /api/sshusers']);
+    const alice = await readFile(sinkFile('alice'), 'utf8');
+    expect(await passwordMatches('alice', alice)).toBe(true);
+    await expectNowhere([alice, await readFile(sinkFile('bob'), 'utf8')], ['plan.json', '.amsync/state.json']);
+  });
+
   it('rotates on a moved clock: one PUT with a new password, the sink updated, the old one gone', async () => {
     outputs.length = 0;
     vi.useFakeTimers({ toFake: ['Date'] });
