@@ -152,10 +152,17 @@ describe('password: {generate}', () => {
     await expectNowhere([first, second, bob], ['audit.jsonl', '.amsync/state.json']);
   });
 
-  it('--replace sshUser:NAME rotates now', async () => {
+  it('a sink file that went missing is a note; --replace sshUser:NAME rotates now', async () => {
     outputs.length = 0;
     expect((await amsync(['sync', '--tokens-dir', 'tokens'])).code).toBe(0);
     const before = await readFile(sinkFile('bob'), 'utf8');
+    // A sink file someone deleted: kept as it is on the service, with a note; nothing written.
+    await rm(sinkFile('bob'));
+    emu.clearRequests();
+    const noted = await amsync(['sync', '--tokens-dir', 'tokens']);
+    expect(noted.stdout).toContain('Generated password missing from the password sink (or changed there), kept as it is on the service: SSH user "bob"');
+    expect(writes()).toEqual([]);
+    expect(await passwordMatches('bob', before)).toBe(true);
     emu.clearRequests();
     const run = await amsync(['sync', '--tokens-dir', 'tokens', '--replace', 'sshUser:bob']);
     expect(run.code, run.stderr).toBe(0);
