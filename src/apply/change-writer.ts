@@ -1,4 +1,7 @@
 import type { AccessService, Change, ChangeOf, DesiredApikey, DesiredSshUser, SecretValue, WriteOutcome } from '../model/index.js';
+import { GENERATED } from '../model/index.js';
+import { generatePassword } from '../secrets/index.js';
+import { AmsyncError } from '../errors.js';
 import { apikeyBody, newApikey, newSshUser, sshUserBody } from './request-body.js';
 import type { PasswordRecorder } from './password-recorder.js';
 import type { TouchedIds } from './touched-ids.js';
@@ -11,6 +14,13 @@ export interface ChangeWriterDeps {
   readonly onToken?: (name: string, token: SecretValue) => Promise<boolean | void>;
   /** Told before each request that writes (a drift re-write too): the audit log's "attempt" line. */
   readonly onAttempt?: (change: Change) => void;
+  /**
+   * Keeps a password amsync generated and the service accepted (the password sink, the state
+   * file). Throws when the sink could not take it: the change then fails (the password is lost
+   * and the state file says so, so that the next run sets a new one). Absent: no sink, and a
+   * change that would generate one is not sent.
+   */
+  readonly onGeneratedPassword?: (username: string, id: number, password: SecretValue) => Promise<void>;
 }
 
 /**
@@ -39,15 +49,30 @@ export class ChangeWriter {
       passwords?.forget(change.id!);
       return { accepted: false, id: change.id! };
     }
-    const body = sshUserBody(change, user);
+    // `(generated)`: the password is made now, just before the request that sets it.
+    const generated = change.fields.password?.after === GENERATED ? this.#generate(change, user) : undefined;
+    const body = sshUserBody(change, generated === undefined ? user : { ...user!, password: generated });
     const outcome =
       change.action === 'create'
         ? await writer.createSshUser(newSshUser(change.key, body))
         : await writer.updateSshUser(change.id!, body);
     const id = outcome.id ?? change.id;
     touched.add('sshUser', id);
+    if (generated !== undefined && id !== null && id !== undefined) {
+      await this.#deps.onGeneratedPassword!(change.key, id, generated);
+      return outcome;
+    }
     if (body.password && id !== null && id !== undefined) passwords?.record(id, body.password);
     return outcome;
+  }
+
+  /** A new password for a change marked `(generated)`; refused before anything is sent when it could not be kept. */
+  #generate(change: ChangeOf<'sshUser'>, user: DesiredSshUser | undefined): SecretValue {
+    if (user?.passwordGenerated === undefined) throw new AmsyncError('password_not_generated', `SSH user "${change.key}" no longer declares \`password: {generate}\`; nothing was sent`);
+    if (this.#deps.onGeneratedPassword === undefined) {
+      throw new AmsyncError('password_sink_missing', `SSH user "${change.key}": a generated password needs a password sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR); nothing was sent`);
+    }
+    return generatePassword(user.passwordGenerated);
   }
 
   async #writeApikey(change: ChangeOf<'apikey'>): Promise<WriteOutcome> {

@@ -1,6 +1,7 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
-import { fingerprint, type TokenFile, type SecretSink } from '../secrets/index.js';
+import { fingerprint, TokenSink, type TokenFile, type SecretSink } from '../secrets/index.js';
+import { keepGeneratedPassword } from './keep-generated-password.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
@@ -96,6 +97,8 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
         return false;
       });
     },
+    // Generated passwords go to the file sink's folder of them (tokensDir/passwords~) only.
+    ...(sink instanceof TokenSink ? { onGeneratedPassword: keepGeneratedPassword(sink.passwordSink(), state, saver) } : {}),
     fingerprints: input.fingerprints,
     onResult: input.onResult,
     onAttempt: input.onAttempt,

@@ -17,3 +17,4 @@ export { fencingWrites, withWriterLock } from './with-writer-lock.js';
 export type { LockAcquirer, LockOutcome } from './with-writer-lock.js';
 export { passwordFingerprints } from './password-fingerprints.js';
 export { itemAddressProblem, itemSelection, parseItemAddress } from './item-address.js';
+export { generatedPasswordFacts } from './generated-password-facts.js';

@@ -53,6 +53,8 @@ function explainSecret(source: YamlSource) {
       return [make(diagnosticCodes.invalidType, `expected a password: ${secretForms}; got ${describeValue(value, false)}`, path)];
     }
     const keys = Object.keys(record);
+    // `{generate: …}` (the fourth form): that branch's own complaint (a short length, an unknown class).
+    if (keys.length === 1 && keys[0] === 'generate') return (issue.errors[3] ?? []).flatMap((sub) => describe({ ...sub, path: [...path, ...sub.path] } as Issue));
     const unknown = keys.filter((k) => k !== 'env' && k !== 'file');
     if (unknown.length > 0) {
       return unknown.map((k) =>

@@ -1,7 +1,8 @@
 import { dirname } from 'node:path';
-import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, KindDeclaration, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, GeneratedPassword, KindDeclaration, PasswordClass, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
 import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
 import { checkDesired } from './check-desired.js';
+import { checkGeneratedPasswords } from './check-generated.js';
 import { checkTargets } from './check-targets.js';
 import { toTargetSelector, type SelectableTarget } from './target-selector.js';
 import { sortDiagnostics, limits, PositionsNeeded, readPlainYaml, readYaml, type YamlSource, issuesToDiagnostics } from '../yaml/index.js';
@@ -9,6 +10,7 @@ import { diagnosticCodes } from '../model/index.js';
 import { desiredFileSchema, type DesiredFile, type FileItemOf, type PolicyInput } from './desired-schema.js';
 import { desiredWording } from './desired-wording.js';
 import { quickCheckDesired } from './quick-check.js';
+import { durationMs } from './rotation-duration.js';
 import { resolvePasswords, type MissingSecrets, type ResolvedPassword, type UnavailablePassword } from './resolve-passwords.js';
 
 export interface ParseDesiredContext {
@@ -91,6 +93,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, desiredWording(source)));
   diagnostics.push(...checkDesired(raw, source));
   diagnostics.push(...checkTargets(raw, source, ctx.targets));
+  diagnostics.push(...checkGeneratedPasswords(raw, source));
   const { passwords, unavailable, diagnostics: secretDiagnostics } = resolvePasswords(raw, source, {
     env: ctx.env,
     baseDir: ctx.baseDir ?? dirname(ctx.file),
@@ -157,7 +160,10 @@ function toItem<K extends KindDeclaration>(
       // Resolved by resolve-passwords.ts (by item index); an item to delete needs none.
       const secret = values.ensure === 'absent' ? undefined : passwords.passwords.get(i);
       const missing = values.ensure === 'absent' ? undefined : passwords.unavailable.get(i);
-      if (secret) {
+      const generate = generatedOf(value);
+      if (generate && values.ensure !== 'absent') {
+        out[`${name}Generated`] = generatedPassword(generate, (values as { rotate?: { every: string } }).rotate);
+      } else if (secret) {
         out[name] = secret.secret;
         out[`${name}Ref`] = secret.ref;
       } else if (missing) {
@@ -180,6 +186,21 @@ function toItem<K extends KindDeclaration>(
   if (values.expires !== undefined) out.expires = values.expires;
   if (values.ttl !== undefined) out.ttl = values.ttl;
   return out;
+}
+
+/** `{generate: {…}}` as the schema parsed it, or undefined for the other forms. */
+function generatedOf(value: unknown): { length: number; classes: readonly PasswordClass[] } | undefined {
+  if (typeof value !== 'object' || value === null || !('generate' in value)) return undefined;
+  return (value as { generate: { length: number; classes: readonly PasswordClass[] } }).generate;
+}
+
+function generatedPassword(generate: { length: number; classes: readonly PasswordClass[] }, rotate: { every: string } | undefined): GeneratedPassword {
+  const everyMs = rotate === undefined ? undefined : durationMs(rotate.every);
+  return {
+    length: generate.length,
+    classes: [...new Set(generate.classes)],
+    ...(everyMs === undefined ? {} : { rotateEveryMs: everyMs, rotateEvery: rotate!.every }),
+  };
 }
 
 /**

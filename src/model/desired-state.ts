@@ -1,4 +1,5 @@
 import type { ApikeyKind, DesiredFieldsOf, SshUserKind } from './kinds/index.js';
+import type { GeneratedPassword } from './generated-password.js';
 import type { SecretRef } from './secret-value.js';
 import type { SourcePosition } from './source-position.js';
 
@@ -44,6 +45,11 @@ export interface DesiredSshUser extends DesiredFieldsOf<SshUserKind>, ItemContro
    * or `file PATH`. `password` is then absent; the plan is made without it and says so.
    */
   readonly passwordUnavailable?: string;
+  /**
+   * `password: {generate: …}`: amsync generates the password when it writes it (create,
+   * rotation), sets it and writes it to the password sink; `password` is then absent.
+   */
+  readonly passwordGenerated?: GeneratedPassword;
   readonly ensure: Ensure;
   readonly source?: SourcePosition;
   /** Fleet: the targets this user is for; absent, the file's default (`DesiredState.targets`). */

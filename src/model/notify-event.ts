@@ -23,6 +23,8 @@ export const notifyEventNames = [
   'access_expired',
   /** An item expires within 24 hours (told once per item and expiry). */
   'access_expiring',
+  /** A credential was replaced by a new one: a generated SSH password rotated (its schedule, `--replace`, a lost one set again). */
+  'credential_rotated',
 ] as const;
 
 export type NotifyEventName = (typeof notifyEventNames)[number];

@@ -15,6 +15,13 @@ export const SENSITIVE = '(sensitive)';
  */
 export const SENSITIVE_UNAVAILABLE = '(sensitive, not available to this run)';
 
+/**
+ * Shown, and carried in a change's fields (a saved plan too), instead of SENSITIVE for a
+ * password amsync generates (`password: {generate: …}`): the value does not exist until the
+ * change is written, is generated then, set, and written to the password sink only.
+ */
+export const GENERATED = '(generated)';
+
 export type { FieldChange } from './kinds/index.js';
 
 /**

@@ -71,6 +71,7 @@ const titles: Readonly<Record<NotifyEventName, string>> = {
   suspension_changed: 'Suspended or resumed',
   access_expired: 'Access expired',
   access_expiring: 'Access expiring',
+  credential_rotated: 'Credential rotated',
 };
 
 const icons: Readonly<Record<NotifyEventName, string>> = {
@@ -83,6 +84,7 @@ const icons: Readonly<Record<NotifyEventName, string>> = {
   suspension_changed: ':pause_button:',
   access_expired: ':lock:',
   access_expiring: ':alarm_clock:',
+  credential_rotated: ':key:',
 };
 
 function defaultMessage(event: NotifyEvent): string {

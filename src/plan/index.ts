@@ -4,6 +4,7 @@ export { plan } from './targeted-plan.js';
 export type { ItemAddress, ItemSelection, SelectionFlags } from './item-selection.js';
 export { changeSelected } from './select-items.js';
 export type { PasswordFingerprints, PasswordPolicy, PlanPolicy } from './policy.js';
+export type { GeneratedPasswordFacts, GeneratedRecord } from './policy.js';
 export { noFingerprints } from './policy.js';
 export { checkSafety } from './safety.js';
 export type { SafetyOptions } from './safety.js';

@@ -21,6 +21,10 @@ export class PlanBuilder<N extends Kind = Kind> {
   readonly unavailablePasswords: string[] = [];
   /** `--secrets optional`: existing users whose password drift was not checked. */
   readonly uncheckedPasswords: string[] = [];
+  /** Existing users declaring a generated password amsync never set: kept as they are (see notes). */
+  readonly ungeneratedPasswords: string[] = [];
+  /** Existing users whose generated password is not in the sink (missing, or another value). */
+  readonly unsunkPasswords: string[] = [];
 
   constructor(readonly kind: N) {}
 

@@ -52,6 +52,8 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     notes.push(`${n} existing SSH user${n === 1 ? '' : 's'} ${n === 1 ? 'has' : 'have'} a password amsync has not set yet, so drift cannot be detected; --rotate-passwords sets and tracks ${n === 1 ? 'it' : 'them'}.`);
   }
 
+  notes.push(...generatedPasswordNotes(users));
+
   const unavailable = passwordsUnavailable(desired, users);
   if (unavailable) notes.push(unavailableNote(unavailable));
   notes.push(...users.notes, ...keys.notes);
@@ -72,6 +74,19 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     ...(ignored.length > 0 ? { ignored } : {}),
     ...(expiries.length > 0 ? { expiries } : {}),
   };
+}
+
+/** Existing users whose generated password amsync keeps though it cannot vouch for it (names only). */
+function generatedPasswordNotes(users: PlanBuilder<'sshUser'>): string[] {
+  const names = (list: readonly string[]) => [...new Set(list)].sort(compareStrings).map((n) => JSON.stringify(n)).join(', ');
+  const notes: string[] = [];
+  if (users.ungeneratedPasswords.length > 0) {
+    notes.push(`Generated password not set by amsync, kept as it is: SSH user ${names(users.ungeneratedPasswords)}; --replace sshUser:NAME generates and sets one.`);
+  }
+  if (users.unsunkPasswords.length > 0) {
+    notes.push(`Generated password missing from the password sink (or changed there), kept as it is on the service: SSH user ${names(users.unsunkPasswords)}; --replace sshUser:NAME sets a new one.`);
+  }
+  return notes;
 }
 
 /** `--secrets optional`: what the plan was made without; undefined when every password was read. */

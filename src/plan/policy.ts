@@ -52,6 +52,28 @@ export interface PasswordPolicy {
 export interface PasswordFingerprints {
   readonly desired: ReadonlyMap<string, string>;
   readonly applied: ReadonlyMap<string, string>;
+  /** Generated passwords (`password: {generate: …}`): what the state file and the sink say. Absent: none declared. */
+  readonly generated?: GeneratedPasswordFacts;
+}
+
+/**
+ * What the planner needs to know about generated passwords, read by the caller (the state
+ * file, the password sink, the clock): the planner stays pure and is given `now`.
+ */
+export interface GeneratedPasswordFacts {
+  /** Epoch milliseconds: a rotation is due when `now - setAt >= every`. */
+  readonly now: number;
+  /** By SSH user id (as a string): when amsync last set a generated password, and whether the sink lost it. */
+  readonly records: ReadonlyMap<string, GeneratedRecord>;
+  /** Usernames whose sink file is missing or holds another password than the one amsync set. */
+  readonly notInSink: ReadonlySet<string>;
+}
+
+export interface GeneratedRecord {
+  /** Epoch milliseconds of the write that set it. */
+  readonly setAt: number;
+  /** Set on the service, but the sink write failed: nobody has it; the next run sets a new one. */
+  readonly lost?: true;
 }
 
 export const noFingerprints: PasswordFingerprints = { desired: new Map(), applied: new Map() };

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { ActualState, Change, ChangeOf, DesiredApikey, DesiredSshUser, Plan } from '../model/index.js';
-import { apikeyKind, SENSITIVE } from '../model/index.js';
+import { apikeyKind, GENERATED, SENSITIVE } from '../model/index.js';
 import type { DeclaredItem } from './declared-items.js';
 import { createFieldChanges, deleteFieldChanges } from './field-changes.js';
 import { addressMatches, type ItemAddress } from './item-selection.js';
@@ -14,7 +14,8 @@ export interface Replaced {
 
 /**
  * `--replace ADDR`: issue a declared item's secret again. An SSH user is sent its declared
- * password (an update, as `--rotate-passwords` does for all); an apikey gets a successor: a
+ * password (an update, as `--rotate-passwords` does for all), or a new one when amsync
+ * generates it (`password: {generate}`: a rotation now); an apikey gets a successor: a
  * create with the declared fields (`replaces`: the old id), then the delete of the old key
  * (`replaced`), which the apply runs only after the create applied and its token was written.
  * Apikey names are not unique on the service (api-spec: only usernames are), so the successor
@@ -47,7 +48,8 @@ export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actu
         action: 'update',
         key: user.username,
         id: d.remoteId,
-        fields: { ...before?.fields, password: { before: SENSITIVE, after: SENSITIVE } },
+        // A generated password (password: {generate}) is generated anew: `--replace` rotates it now.
+        fields: { ...before?.fields, password: { before: SENSITIVE, after: user.passwordGenerated ? GENERATED : SENSITIVE } },
         reason: before?.reason !== undefined && before.fields.password === undefined ? `${before.reason}; replace requested` : (before?.reason ?? 'replace requested'),
         ...(user.source === undefined ? {} : { source: user.source }),
       };
@@ -77,7 +79,7 @@ function namedItems(declared: readonly DeclaredItem[], addresses: readonly ItemA
     for (const d of named) {
       const at = d.item.source ? ` (${d.item.source.file}:${d.item.source.line}:${d.item.source.col})` : '';
       if (d.item.ensure === 'absent') throw new UsageError(`--replace ${address.text}: ${d.kind} "${d.key}"${at} is declared \`ensure: absent\`: there is nothing to replace`, 'replace_absent');
-      if (d.kind === 'sshUser' && !(d.item as DesiredSshUser).password) {
+      if (d.kind === 'sshUser' && !(d.item as DesiredSshUser).password && !(d.item as DesiredSshUser).passwordGenerated) {
         throw new UsageError(`--replace ${address.text}: SSH user "${d.key}"${at} declares no password to send again; add \`password:\``, 'replace_no_password');
       }
       if (d.kind === 'apikey' && d.item.id !== undefined) {

@@ -1,5 +1,6 @@
 import type { ActualSshUser, DesiredSshUser } from '../model/index.js';
-import { SENSITIVE, sshUserKind } from '../model/index.js';
+import { GENERATED, SENSITIVE, sshUserKind } from '../model/index.js';
+import { generatedPasswordReason } from './generated-password-reason.js';
 import { createFieldChanges, deleteFieldChanges, updateFieldChanges } from './field-changes.js';
 import type { KindSpec } from './plan-kind.js';
 import type { PasswordFingerprints, PasswordPolicy } from './policy.js';
@@ -17,6 +18,8 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
     keyOf: (a) => a.username,
     desiredKeyOf: (d) => d.username,
     createFields(item) {
+      // Generated when the create is written; the plan (and a saved plan) only says so.
+      if (item.passwordGenerated) return { fields: { ...createFieldChanges(sshUserKind, item), password: { before: null, after: GENERATED } } };
       // `--secrets optional`: planned as it will be applied (with the secret), shown as not available.
       if (!item.password && item.passwordUnavailable !== undefined) {
         out.unavailablePasswords.push(item.username);
@@ -41,7 +44,13 @@ export function sshUserSpec(passwords: PasswordPolicy, fingerprints: PasswordFin
       let reason: string | undefined = changed.renamed && item.id !== undefined ? 'rename by id' : undefined;
       // The password is write-only: never listed, so compared through fingerprints, not values.
       // An ignored one is sent on create only: never compared, rotated or counted as untracked.
-      if ((item.password || item.passwordUnavailable !== undefined) && item.ignore?.includes('password') !== true) {
+      if (item.passwordGenerated && item.ignore?.includes('password') !== true) {
+        const why = generatedPasswordReason(item, actual, passwords, fingerprints.generated, out);
+        if (why) {
+          fields.password = { before: SENSITIVE, after: GENERATED };
+          reason = reason ? `${reason}; ${why}` : why;
+        }
+      } else if ((item.password || item.passwordUnavailable !== undefined) && item.ignore?.includes('password') !== true) {
         const why = passwordReason(item, actual, passwords, fingerprints, out);
         if (why) {
           fields.password = { before: SENSITIVE, after: SENSITIVE };

@@ -1,4 +1,4 @@
-import { SENSITIVE, SENSITIVE_UNAVAILABLE, type Change, type Plan } from '../model/index.js';
+import { GENERATED, SENSITIVE, SENSITIVE_UNAVAILABLE, type Change, type Plan } from '../model/index.js';
 import { escapeControls, jsonSafe } from '../text/index.js';
 
 /**
@@ -7,7 +7,7 @@ import { escapeControls, jsonSafe } from '../text/index.js';
  * service) cannot move the cursor, fake a line of the plan or reorder what follows.
  */
 export function renderValue(value: unknown): string {
-  if (value === SENSITIVE || value === SENSITIVE_UNAVAILABLE) return value;
+  if (value === SENSITIVE || value === SENSITIVE_UNAVAILABLE || value === GENERATED) return value;
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map(renderValue).join(', ')}]`;
   if (typeof value === 'string') return quoteKey(value);

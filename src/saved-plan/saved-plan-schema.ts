@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { InvalidInputError } from '../errors.js';
 import type { Diagnostic, KindDeclaration, ValueType } from '../model/index.js';
-import { apikeyKind, fieldsOf, SENSITIVE, sshUserKind, stateFieldsOf } from '../model/index.js';
+import { apikeyKind, fieldsOf, GENERATED, SENSITIVE, sshUserKind, stateFieldsOf } from '../model/index.js';
 import { savedPlanFormatVersion, savedPlanKind, type SavedPlan } from './saved-plan.js';
 
 /**
@@ -22,9 +22,12 @@ const roleIds = z.array(positiveId);
 const values: Record<Exclude<ValueType, 'secret'>, z.ZodType> = { text: z.string(), flag: z.boolean(), roleIds };
 const valueOf = (type: ValueType): z.ZodType => (type === 'secret' ? z.never() : values[type]);
 
+/** A sensitive value as a plan holds it: `(sensitive)`, or `(generated)` for a password amsync generates when it writes it. */
+const sensitiveValue = z.union([z.literal(SENSITIVE), z.literal(GENERATED)]);
+
 /** A change's `fields`: each declared field at most once; a sensitive one only ever `(sensitive)`. */
 export const fieldsSchema = (kind: KindDeclaration) =>
-  z.strictObject(Object.fromEntries(fieldsOf(kind).map(([name, field]) => [name, change(field.sensitive ? z.literal(SENSITIVE) : valueOf(field.type)).optional()])));
+  z.strictObject(Object.fromEntries(fieldsOf(kind).map(([name, field]) => [name, change(field.sensitive ? sensitiveValue : valueOf(field.type)).optional()])));
 
 /** A listing snapshot's item: its id and listed fields. */
 export const listedSchema = (kind: KindDeclaration) => z.strictObject({ id: positiveId, ...Object.fromEntries(stateFieldsOf(kind).map(([name, field]) => [name, valueOf(field.type)])) });

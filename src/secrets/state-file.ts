@@ -15,7 +15,16 @@ const buildStateFileSchema = () =>
     version: z.literal(1),
     // createdAt (issue 30): when amsync created (or first managed) an item with a `ttl:`, by
     // `<kind>:<id>`, RFC 3339 UTC. Written only when there is one: older files stay as they were.
-    services: z.record(z.string(), z.object({ sshUserPasswords: z.record(z.string(), z.string()), createdAt: z.record(z.string(), z.string()).optional() })),
+    services: z.record(
+      z.string(),
+      z.object({
+        sshUserPasswords: z.record(z.string(), z.string()),
+        createdAt: z.record(z.string(), z.string()).optional(),
+        // Generated passwords (password: {generate}), by SSH user id: when amsync set each, and
+        // whether its sink write failed. Absent until one is generated (older files lack it).
+        generatedPasswords: z.record(z.string(), z.object({ setAt: z.iso.datetime(), lost: z.literal(true).optional() })).optional(),
+      }),
+    ),
   });
 type StateFileContent = z.infer<ReturnType<typeof buildStateFileSchema>>;
 
@@ -30,13 +39,24 @@ export interface PasswordState {
   readonly key: Buffer;
   /** Records a password applied to user `id`; persisted by `save`. */
   record(id: number, fingerprint: string): void;
+  /** Forgets the user's fingerprint and generated-password record (a deleted user). */
   forget(id: number): void;
   /** Create times of items with a `ttl:`, in ms, by `<kind>:<id>` (createdKey). Absent: none kept (a state made in code). */
   readonly createdAt?: ReadonlyMap<string, number>;
   /** Records when item `kind`/`id` was created (ms); persisted by `save`, merged like fingerprints. */
   recordCreated?(kind: string, id: number, at: number): void;
+  /** Generated passwords set by amsync, by SSH user id (as a string). Optional: a state made in code may keep none. */
+  readonly generated?: ReadonlyMap<string, GeneratedPasswordRecord>;
+  /** Records that a generated password was set on user `id` (`lost`: its sink write failed); persisted by `save`. */
+  recordGenerated?(id: number, record: GeneratedPasswordRecord): void;
   readonly dirty: boolean;
   save(): Promise<void>;
+}
+
+/** When amsync set a generated password (epoch ms), and whether the sink lost it. */
+export interface GeneratedPasswordRecord {
+  readonly setAt: number;
+  readonly lost?: true;
 }
 
 export interface OpenStateOptions {
@@ -59,6 +79,9 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const applied = new Map(Object.entries(doc.services[service]?.sshUserPasswords ?? {}));
   const createdAt = new Map(Object.entries(doc.services[service]?.createdAt ?? {}).map(([k, iso]) => [k, Date.parse(iso)] as const).filter(([, ms]) => Number.isFinite(ms)));
   const ownCreated = new Map<string, string>();
+  const generated = new Map(Object.entries(doc.services[service]?.generatedPasswords ?? {}).map(([id, r]) => [id, recordFromFile(r)]));
+  // This run's own generated records (null: forgotten), merged like `own` below.
+  const ownGenerated = new Map<string, GeneratedPasswordRecord | null>();
   // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
   // the file as it is then, not over the file as it was read, so what another run saved since
   // (one that took the writer lock from this one while it was paused) is kept.
@@ -86,6 +109,16 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
     forget(id) {
       own.set(String(id), null);
       if (applied.delete(String(id))) changes += 1;
+      if (generated.delete(String(id))) {
+        ownGenerated.set(String(id), null);
+        changes += 1;
+      }
+    },
+    generated,
+    recordGenerated(id, record) {
+      generated.set(String(id), record);
+      ownGenerated.set(String(id), record);
+      changes += 1;
     },
     createdAt,
     recordCreated(kind, id, at) {
@@ -111,11 +144,26 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
       const sorted = Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
       const created = { ...(current.services[service]?.createdAt ?? {}), ...Object.fromEntries(ownCreated) };
       const createdPart = Object.keys(created).length === 0 ? {} : { createdAt: Object.fromEntries(Object.entries(created).sort(([a], [b]) => a.localeCompare(b))) };
-      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart } } };
+      const mergedGenerated = new Map(Object.entries(current.services[service]?.generatedPasswords ?? {}));
+      for (const [id, r] of ownGenerated) {
+        if (r === null) mergedGenerated.delete(id);
+        else mergedGenerated.set(id, recordToFile(r));
+      }
+      // Written only once a password was generated: a state file of a run without them is what it always was.
+      const generatedPasswords = mergedGenerated.size === 0 ? {} : { generatedPasswords: Object.fromEntries([...mergedGenerated.entries()].sort(([a], [b]) => Number(a) - Number(b))) };
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart, ...generatedPasswords } } };
       await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
   };
+}
+
+function recordFromFile(r: { setAt: string; lost?: true | undefined }): GeneratedPasswordRecord {
+  return { setAt: Date.parse(r.setAt), ...(r.lost === true ? { lost: true as const } : {}) };
+}
+
+function recordToFile(r: GeneratedPasswordRecord): { setAt: string; lost?: true } {
+  return { setAt: new Date(r.setAt).toISOString(), ...(r.lost === true ? { lost: true as const } : {}) };
 }
 
 function keyPath(statePath: string): string {

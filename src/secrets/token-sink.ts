@@ -126,6 +126,20 @@ export class TokenSink implements SecretSink {
     return { written, errors };
   }
 
+  /**
+   * Where generated SSH passwords go (`password: {generate}`): `passwords~/<username>` in this
+   * folder, with the same rules (0600, atomic, regular files only). `~` is escaped in every
+   * key's file name, so no apikey's token file can be that folder.
+   */
+  passwordSink(): TokenSink {
+    return new TokenSink(join(this.dir, passwordsFolder));
+  }
+
+  /** What the file of `name` holds now; undefined when there is none. Throws TokenFileError. */
+  async read(name: string): Promise<string | undefined> {
+    return readExisting(this.pathFor(name));
+  }
+
   /** Returns true when the file was written (new or changed). Throws TokenFileError. */
   async write(name: string, token: SecretValue): Promise<boolean> {
     const path = this.pathFor(name);
@@ -168,6 +182,9 @@ async function readExisting(path: string): Promise<string | undefined> {
     await handle.close();
   }
 }
+
+/** The folder of generated passwords (TokenSink.passwordSink); `~` never appears in a key's file name. */
+export const passwordsFolder = 'passwords~';
 
 /** The sink's memory of the files (see keepCurrent); `~` never appears in a key's file name. */
 const indexName = '.amsync~index';

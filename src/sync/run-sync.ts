@@ -1,9 +1,9 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
-import type { PasswordState, SecretSink } from '../secrets/index.js';
+import { TokenSink, type PasswordState, type SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
-import { type LateCreateLooks, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
+import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 import { expiryClock, recordTtlCreates } from './expiry-records.js';
@@ -120,11 +120,13 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const names = roleNames === undefined ? {} : { roleNames };
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
-  const fingerprints = passwordFingerprints(desired, passwordState);
   const wallNow = input.now ?? Date.now;
   const clock = expiryClock(desired, actual, passwordState, wallNow(), input.dryRun);
   // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
   if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
+  // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
+  const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink instanceof TokenSink ? input.tokenSink : undefined, wallNow());
+  const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
   const plan = makePlan(desired, actual, policy, fingerprints, clock);
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;

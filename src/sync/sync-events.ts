@@ -1,4 +1,5 @@
-import type { NotifyEvent } from '../model/index.js';
+import type { ChangeResult, NotifyChange, NotifyEvent } from '../model/index.js';
+import { GENERATED } from '../model/index.js';
 import { expiredReason } from '../plan/index.js';
 import type { SyncOutcome } from './run-sync.js';
 
@@ -36,10 +37,24 @@ export function syncEvents(sync: Pick<SyncOutcome, 'plan' | 'results' | 'refusal
   if (expired.length > 0) {
     events.push({ event: 'access_expired', target, summary: { expired: expired.length }, changes: expired, message: `${expired.length} expired item${expired.length === 1 ? '' : 's'} deleted: ${expired.map((c) => `${c.kind} ${c.key}`).join(', ')}` });
   }
+  const rotated = rotatedCredentials(sync.plan, applied);
+  if (rotated.length > 0) {
+    events.push({ event: 'credential_rotated', target, summary: { rotated: rotated.length }, changes: rotated, message: `${rotated.length} credential${rotated.length === 1 ? '' : 's'} rotated` });
+  }
   if (failed.length > 0) {
     events.push({ event: 'failure', target, summary: { applied: applied.length, failed: failed.length }, changes: failed, message: `${failed.length} of ${results.length} changes did not apply` });
   }
   return events;
+}
+
+/**
+ * The applied updates that set a new generated password (a rotation: scheduled, `--replace`,
+ * `--rotate-passwords`, or a lost one set again). A create's first password is not a rotation.
+ */
+function rotatedCredentials(plan: SyncOutcome['plan'], applied: readonly ChangeResult[]): NotifyChange[] {
+  const generating = new Set(plan.changes.filter((c) => c.kind === 'sshUser' && c.action === 'update' && c.fields.password?.after === GENERATED).map((c) => c.key));
+  if (generating.size === 0) return [];
+  return applied.filter((r) => r.kind === 'sshUser' && r.action === 'update' && generating.has(r.key)).map((r) => ({ kind: r.kind, action: r.action, key: r.key }));
 }
 
 function count(actions: readonly string[]): Record<string, number> {

@@ -44,4 +44,5 @@ export interface FieldDeclaration<T extends ValueType = ValueType> {
 export type ValueOf<F extends FieldDeclaration> = ValueTypes[F['type']];
 
 /** What a plan shows of a field: `(sensitive)` for a sensitive one, else its value. */
-export type ShownValueOf<F extends FieldDeclaration> = F['sensitive'] extends true ? '(sensitive)' : ValueOf<F>;
+/** A sensitive field is shown `(sensitive)`, or `(generated)` for a password amsync generates when it writes it. */
+export type ShownValueOf<F extends FieldDeclaration> = F['sensitive'] extends true ? '(sensitive)' | '(generated)' : ValueOf<F>;
