@@ -1,4 +1,5 @@
 import type { CredentialHandover } from '../api/index.js';
+import type { AuditControlEntry } from '../app/index.js';
 import { InvalidInputError } from '../errors.js';
 import { desiredForTarget, Semaphore, type Target } from '../fleet/index.js';
 import { formatDiagnostic, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
@@ -44,6 +45,8 @@ export interface FleetDaemonDeps {
   loadFleet(): Promise<FleetInput>;
   /** Told of each target's drift, applied changes and failures (the webhooks; events name the target); never blocks. */
   notify?(event: NotifyEvent): void;
+  /** Writes the fleet's control lines to the audit log (suspend, resume, windows, override; target null). */
+  audit?(entry: AuditControlEntry): void;
   /** A target's service; opened when the target appears or its entry in the targets file changes. */
   openTarget(target: Target, credentialFrom?: CredentialHandover): TargetService;
   /** SIGHUP: re-read the settings; every target's service is opened again afterwards. */
@@ -101,7 +104,7 @@ export interface TargetReadiness {
 export async function startFleetDaemon(deps: FleetDaemonDeps): Promise<RunningFleetDaemon> {
   checkFleetOptions(deps.options);
   const options = deps.options;
-  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
+  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, audit: deps.audit?.bind(deps), options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
   return new Daemon<FleetStatus>(parts, (daemon) => new TargetsFile(daemon, deps)).start();
 }
 
