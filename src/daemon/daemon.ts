@@ -8,9 +8,9 @@ import { defaultRunDeadlineMs, type DaemonOptions, type DaemonRuntimeOptions, ty
 import { errorForLog } from './describe-error.js';
 import type { FileWatchFactory } from './file-watch.js';
 import { InputRecheck } from './input-recheck.js';
-import type { CtlRequest, CtlResponse, CtlStatus } from './ctl-protocol.js';
+import type { CtlLastRun, CtlRequest, CtlResponse, CtlStatus } from './ctl-protocol.js';
 import { startCtlServer, type CtlServer } from './ctl-server.js';
-import type { Readiness } from './readiness.js';
+import type { DaemonStatus, Readiness } from './readiness.js';
 import type { DaemonMode } from './reconciler.js';
 import { compileWindows } from './sync-windows.js';
 import { suspendedWords, WriteGate } from './write-gate.js';
@@ -236,18 +236,16 @@ export class Daemon<S extends Readiness> {
     const runs = [...this.runners.values()].map((r) => r.reconciler.status());
     const one = runs.length === 1 ? runs[0] : undefined;
     const ready = this.#targets.status();
+    // A targets file's runners are named by target; the one service's is ''.
+    const fleet = [...this.runners.keys()].some((name) => name !== '');
     return {
       mode: this.runtime.mode,
       writes: this.runtime.mode === 'apply' && this.gate.held() === undefined,
       suspended: suspension ? { reason: suspension.reason, since: new Date(suspension.since).toISOString(), by: suspension.by } : null,
       window: { open: window.open, reason: window.reason, windows: this.gate.windowCount },
-      lastRun: {
-        outcome: one?.lastOutcome ?? null,
-        lastSuccessAt: one?.lastSuccessAt === undefined ? null : new Date(one.lastSuccessAt).toISOString(),
-        lastError: one?.lastError ?? null,
-        running: runs.some((r) => r.running),
-      },
+      lastRun: { ...lastRunOf(one), running: runs.some((r) => r.running) },
       ready: { ready: ready.ready, reason: ready.reason },
+      ...(fleet ? { targets: [...this.runners.entries()].map(([name, r]) => ({ name, ...lastRunOf(r.reconciler.status()) })) } : {}),
     };
   }
 
@@ -447,4 +445,14 @@ export class Daemon<S extends Readiness> {
       },
     };
   }
+}
+
+/** A target's last run as `ctl status` shows it; none yet without a status. */
+function lastRunOf(s: Pick<DaemonStatus, 'lastOutcome' | 'lastSuccessAt' | 'lastError' | 'running'> | undefined): CtlLastRun {
+  return {
+    outcome: s?.lastOutcome ?? null,
+    lastSuccessAt: s?.lastSuccessAt === undefined ? null : new Date(s.lastSuccessAt).toISOString(),
+    lastError: s?.lastError ?? null,
+    running: s?.running ?? false,
+  };
 }
