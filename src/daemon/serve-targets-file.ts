@@ -57,6 +57,9 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
+      // The request's signals and schedule (the process's and node-cron, unless a caller gives its own), as for one service.
+      ...(request.signals ? { signals: request.signals } : {}),
+      ...(request.scheduler ? { scheduler: request.scheduler } : {}),
       options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
