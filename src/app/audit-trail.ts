@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { AuditLog, processIdentity, revisionFromEnv, type AuditTrigger } from '../audit/index.js';
+import { AuditLog, processIdentity, revisionFromEnv, type AuditControlEntry, type AuditTrigger } from '../audit/index.js';
 import type { Change, ChangeResult, Plan } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
 
@@ -65,6 +65,14 @@ export class AuditTrail {
         }
       },
     };
+  }
+
+  /**
+   * A daemon's control line: suspended, resumed, a sync window closing or opening, an override.
+   * Throws AuditLogError when it cannot be written (the daemon logs it: the control happened).
+   */
+  recordControl(entry: AuditControlEntry): void {
+    this.#open().recordControl(entry, this.#target);
   }
 
   /** A result line that could not be written this run, if any. */

@@ -14,6 +14,7 @@ export {
   type SyncOptions,
 } from './app-context.js';
 export { AuditTrail, planHashOf, type AuditHooks } from './audit-trail.js';
+export type { AuditControlEntry } from '../audit/index.js';
 export { throwOnAuditFailure } from './audit-failure.js';
 export { checkCredentials, type CredentialNames, type WriteProbe } from './check-credentials.js';
 export { checkLocalInputs } from './check-local-inputs.js';

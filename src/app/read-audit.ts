@@ -1,4 +1,4 @@
-import { filterAuditLines, readAuditLog, type AuditFilter, type AuditLine, type AuditReading } from '../audit/index.js';
+import { filterAuditLines, readAuditLog, type AuditFilter, type AuditReading } from '../audit/index.js';
 import { UsageError } from '../errors.js';
 import { loadSettings } from '../settings/index.js';
 
@@ -18,10 +18,10 @@ export interface ReadAuditRequest {
  * `amsync audit`: the audit log (DESIGN.md §10) read and filtered. Reads only the file, never
  * the service; a last line cut short (a crash, a full disk) is passed over and counted.
  */
-export async function readAudit(request: ReadAuditRequest, env: Env): Promise<AuditReading & { readonly lines: readonly AuditLine[] }> {
+export async function readAudit(request: ReadAuditRequest, env: Env): Promise<AuditReading> {
   const file = request.file ?? (await settingsAuditLog(request.settingsFile, env));
   const read = await readAuditLog(file, { includeRotated: request.includeRotated });
-  return { ...read, lines: filterAuditLines(read.lines, request.filter) };
+  return { ...read, lines: filterAuditLines(read.lines, request.filter), records: filterAuditLines(read.records, request.filter) };
 }
 
 async function settingsAuditLog(settingsFile: string | undefined, env: Env): Promise<string> {

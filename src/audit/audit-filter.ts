@@ -1,5 +1,5 @@
 import type { Action } from '../model/index.js';
-import type { AuditLine } from './audit-line.js';
+import { isControlLine, type AuditRecord } from './audit-line.js';
 
 /** Which lines `amsync audit` shows; every given condition must hold. */
 export interface AuditFilter {
@@ -12,11 +12,15 @@ export interface AuditFilter {
   readonly until?: number;
 }
 
-/** The lines that match, in their order. Pure. */
-export function filterAuditLines(lines: readonly AuditLine[], filter: AuditFilter): AuditLine[] {
+/**
+ * The lines that match, in their order. Pure. A control line (suspend, window) has no key nor
+ * action: `--key` and `--action` leave it out, a time bound alone does not.
+ */
+export function filterAuditLines<L extends AuditRecord>(lines: readonly L[], filter: AuditFilter): L[] {
   return lines.filter((line) => {
-    if (filter.key !== undefined && line.key !== filter.key) return false;
-    if (filter.action !== undefined && line.action !== filter.action) return false;
+    if ((filter.key !== undefined || filter.action !== undefined) && isControlLine(line)) return false;
+    if (filter.key !== undefined && !isControlLine(line) && line.key !== filter.key) return false;
+    if (filter.action !== undefined && !isControlLine(line) && line.action !== filter.action) return false;
     if (filter.since === undefined && filter.until === undefined) return true;
     const time = Date.parse(line.time);
     if (filter.since !== undefined && !(time >= filter.since)) return false;

@@ -68,6 +68,47 @@ export interface AuditLine {
   readonly process: AuditProcess;
 }
 
+/**
+ * What a daemon's control line records (no write): a suspension and a resume (`amsync ctl`),
+ * the sync windows closing and opening as the daemon sees them, and a `ctl sync
+ * --override-window`.
+ */
+export const auditEvents = ['suspended', 'resumed', 'window_closed', 'window_opened', 'override'] as const;
+export type AuditEvent = (typeof auditEvents)[number];
+
+/** What a daemon records about its own control: never a write, so no kind, key or action. */
+export interface AuditControlEntry {
+  readonly event: AuditEvent;
+  /** A suspension's reason (for `resumed`: the one it ended), a window's state; null when none. */
+  readonly reason: string | null;
+  /** The uid the ctl process said it runs as; null for what the daemon noticed itself (a window). */
+  readonly uid: number | null;
+}
+
+/**
+ * One control line of the audit log: a line of its own shape (it has `event` and no `kind`),
+ * so write lines stay as they were and a reader tells them apart by that field.
+ */
+export interface AuditControlLine {
+  /** ISO-8601, UTC, milliseconds. */
+  readonly time: string;
+  readonly event: AuditEvent;
+  /** The daemon's target in a fleet; null for the one service and for a whole fleet. */
+  readonly target: string | null;
+  readonly reason: string | null;
+  readonly uid: number | null;
+  readonly revision: string | null;
+  readonly process: AuditProcess;
+}
+
+/** Any line of the audit log: a write's, or a daemon's control line. */
+export type AuditRecord = AuditLine | AuditControlLine;
+
+/** Whether a line read back is a control line (suspend, resume, window, override). */
+export function isControlLine(line: AuditRecord): line is AuditControlLine {
+  return 'event' in line;
+}
+
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 /**
@@ -92,3 +133,17 @@ export const auditLineSchema = z.object({
   revision: z.string().nullable(),
   process: z.object({ pid: z.number(), host: z.string(), user: z.string() }),
 }) satisfies z.ZodType<AuditLine>;
+
+/** A control line read back; unknown fields dropped, as for write lines. */
+export const auditControlLineSchema = z.object({
+  time: z.iso.datetime({ offset: true }),
+  event: z.enum(auditEvents),
+  target: z.string().nullable(),
+  reason: z.string().nullable(),
+  uid: z.number().int().nullable(),
+  revision: z.string().nullable(),
+  process: z.object({ pid: z.number(), host: z.string(), user: z.string() }),
+}) satisfies z.ZodType<AuditControlLine>;
+
+/** Any audit line read back: a write line, else a control line. */
+export const auditRecordSchema = z.union([auditLineSchema, auditControlLineSchema]);

@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, open
 import { hostname, userInfo } from 'node:os';
 import { dirname } from 'node:path';
 import { isSecret, scrubbedJson } from '../secrets/index.js';
-import { auditPhases, auditStatuses, type AuditEntry, type AuditLine, type AuditProcess, type AuditValue } from './audit-line.js';
+import { auditEvents, auditPhases, auditStatuses, type AuditControlEntry, type AuditControlLine, type AuditEntry, type AuditLine, type AuditProcess, type AuditValue } from './audit-line.js';
 import { AuditLogError, auditLogSetting, auditPathProblem, fsReason } from './audit-log-error.js';
 
 export interface AuditLogOptions {
@@ -101,6 +101,27 @@ export class AuditLog {
     const text = scrubbedJson(this.#line(entry));
     this.#append(Buffer.from(`${text}\n`, 'utf8'));
     return JSON.parse(text) as AuditLine;
+  }
+
+  /**
+   * Appends one control line of a daemon (suspended, resumed, a window closing or opening, an
+   * override): its own shape, with `event` and no write fields. Same guarantees as record().
+   */
+  recordControl(entry: AuditControlEntry, target: string | null): AuditControlLine {
+    if (this.#closed) throw new AuditLogError('audit_closed', `the audit log ${this.path} is closed`);
+    if (!(auditEvents as readonly string[]).includes(entry.event)) throw invalid(`event must be one of ${auditEvents.join(', ')}, got ${String(entry.event)}`);
+    const line: AuditControlLine = {
+      time: new Date(this.#now()).toISOString(),
+      event: entry.event,
+      target,
+      reason: entry.reason,
+      uid: Number.isInteger(entry.uid) ? entry.uid : null,
+      revision: this.#revision,
+      process: this.#identity,
+    };
+    const text = scrubbedJson(line);
+    this.#append(Buffer.from(`${text}\n`, 'utf8'));
+    return JSON.parse(text) as AuditControlLine;
   }
 
   close(): void {

@@ -1,7 +1,15 @@
 export { AuditLog, defaultAuditKeep, defaultAuditMaxBytes, processIdentity, type AuditLogNotice, type AuditLogOptions } from './audit-log.js';
 export { AuditLogError, type AuditLogErrorCode } from './audit-log-error.js';
 export {
+  auditControlLineSchema,
+  auditEvents,
   auditLineSchema,
+  auditRecordSchema,
+  isControlLine,
+  type AuditControlEntry,
+  type AuditControlLine,
+  type AuditEvent,
+  type AuditRecord,
   auditPhases,
   auditStatuses,
   auditTriggers,

@@ -1,12 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { auditLineSchema, type AuditLine } from './audit-line.js';
+import { auditRecordSchema, isControlLine, type AuditLine, type AuditRecord } from './audit-line.js';
 import { AuditLogError, fsReason } from './audit-log-error.js';
 
 /** Lines of an audit log, and what was passed over. */
 export interface AuditReading {
-  /** In file order (oldest first). */
+  /** The write lines, in file order (oldest first). */
   readonly lines: readonly AuditLine[];
+  /** Every line, write lines and a daemon's control lines (suspend, resume, windows), in file order. */
+  readonly records: readonly AuditRecord[];
   /**
    * Complete lines that are not audit lines: another program's, or a write cut short by a full
    * disk, closed with a newline when the log was next opened. Counted, not fatal.
@@ -23,7 +25,7 @@ export interface AuditReading {
 
 /** The text of one audit file -> its lines. Pure. */
 export function parseAuditText(text: string, file = ''): AuditReading {
-  const lines: AuditLine[] = [];
+  const records: AuditRecord[] = [];
   let invalidLines = 0;
   let partialLines = 0;
   let firstProblem: { file: string; line: number } | undefined;
@@ -33,7 +35,7 @@ export function parseAuditText(text: string, file = ''): AuditReading {
   parts.forEach((part, index) => {
     if (part.trim() === '') return;
     const line = parseLine(part);
-    if (line) lines.push(line);
+    if (line) records.push(line);
     else {
       invalidLines += 1;
       firstProblem ??= { file, line: index + 1 };
@@ -43,17 +45,21 @@ export function parseAuditText(text: string, file = ''): AuditReading {
     partialLines = 1;
     firstProblem ??= { file, line: parts.length + 1 };
   }
-  return { lines, invalidLines, partialLines, ...(firstProblem ? { firstProblem } : {}) };
+  return { lines: writeLines(records), records, invalidLines, partialLines, ...(firstProblem ? { firstProblem } : {}) };
 }
 
-function parseLine(text: string): AuditLine | undefined {
+function writeLines(records: readonly AuditRecord[]): AuditLine[] {
+  return records.filter((r): r is AuditLine => !isControlLine(r));
+}
+
+function parseLine(text: string): AuditRecord | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     return undefined;
   }
-  const parsed = auditLineSchema.safeParse(json);
+  const parsed = auditRecordSchema.safeParse(json);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -82,7 +88,7 @@ export async function auditFiles(path: string, includeRotated: boolean): Promise
 /** Reads the log at `path` (and its rotated files), oldest line first. Throws AuditLogError `audit_unreadable`. */
 export async function readAuditLog(path: string, options: { readonly includeRotated?: boolean } = {}): Promise<AuditReading & { readonly files: readonly string[] }> {
   const files = await auditFiles(path, options.includeRotated === true);
-  const lines: AuditLine[] = [];
+  const records: AuditRecord[] = [];
   let invalidLines = 0;
   let partialLines = 0;
   let firstProblem: AuditReading['firstProblem'];
@@ -94,10 +100,10 @@ export async function readAuditLog(path: string, options: { readonly includeRota
       throw new AuditLogError('audit_unreadable', `cannot read the audit log ${file}: ${fsReason(error)}`, { cause: error });
     }
     const reading = parseAuditText(text, file);
-    for (const line of reading.lines) lines.push(line);
+    for (const record of reading.records) records.push(record);
     invalidLines += reading.invalidLines;
     partialLines += reading.partialLines;
     firstProblem ??= reading.firstProblem;
   }
-  return { files, lines, invalidLines, partialLines, ...(firstProblem ? { firstProblem } : {}) };
+  return { files, lines: writeLines(records), records, invalidLines, partialLines, ...(firstProblem ? { firstProblem } : {}) };
 }

@@ -53,8 +53,8 @@ async function printAudit(file: string | undefined, opts: AuditOptions, io: CliI
   const [{ readAudit }, { auditReadWarning, renderAuditTable }] = await Promise.all([import('../app/read-audit.js'), import('../report/render-audit.js')]);
   const read = await readAudit({ file, settingsFile: opts.settings, includeRotated: opts.includeRotated === true, filter }, io.env);
   // --json: one line each, as written; jsonSafe keeps bidi and C1 characters from restyling a terminal.
-  if (opts.json === true) for (const line of read.lines) io.stdout.write(`${jsonSafe(JSON.stringify(line))}\n`);
-  else io.stdout.write(renderAuditTable(read.lines));
+  if (opts.json === true) for (const line of read.records) io.stdout.write(`${jsonSafe(JSON.stringify(line))}\n`);
+  else io.stdout.write(renderAuditTable(read.records));
   const warning = auditReadWarning(read);
   if (warning !== undefined) io.stderr.write(warning);
 }

@@ -28,8 +28,23 @@ export interface CtlStatus {
   readonly writes: boolean;
   readonly suspended: { readonly reason: string; readonly since: string; readonly by: string | null } | null;
   readonly window: { readonly open: boolean; readonly reason: string; readonly windows: number };
-  readonly lastRun: { readonly outcome: string | null; readonly lastSuccessAt: string | null; readonly lastError: string | null; readonly running: boolean };
+  readonly lastRun: CtlLastRun;
   readonly ready: { readonly ready: boolean; readonly reason: string };
+  /** A fleet's daemon (a targets file): the last run of each target, in the targets file's order. */
+  readonly targets?: readonly CtlTargetRun[];
+}
+
+/** A run as `ctl status` shows it. */
+export interface CtlLastRun {
+  readonly outcome: string | null;
+  readonly lastSuccessAt: string | null;
+  readonly lastError: string | null;
+  readonly running: boolean;
+}
+
+/** One target's last run in a fleet's `ctl status`. */
+export interface CtlTargetRun extends CtlLastRun {
+  readonly name: string;
 }
 
 export type CtlResponse = { readonly ok: true; readonly message: string; readonly status: CtlStatus } | { readonly ok: false; readonly error: string };

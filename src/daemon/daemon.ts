@@ -1,3 +1,4 @@
+import type { AuditControlEntry } from '../app/index.js';
 import type { NotifyEvent } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
 import { systemTimers, type Timers } from '../time/index.js';
@@ -7,9 +8,9 @@ import { defaultRunDeadlineMs, type DaemonOptions, type DaemonRuntimeOptions, ty
 import { errorForLog } from './describe-error.js';
 import type { FileWatchFactory } from './file-watch.js';
 import { InputRecheck } from './input-recheck.js';
-import type { CtlRequest, CtlResponse, CtlStatus } from './ctl-protocol.js';
+import type { CtlLastRun, CtlRequest, CtlResponse, CtlStatus } from './ctl-protocol.js';
 import { startCtlServer, type CtlServer } from './ctl-server.js';
-import type { Readiness } from './readiness.js';
+import type { DaemonStatus, Readiness } from './readiness.js';
 import type { DaemonMode } from './reconciler.js';
 import { compileWindows } from './sync-windows.js';
 import { suspendedWords, WriteGate } from './write-gate.js';
@@ -33,6 +34,11 @@ export interface DaemonParts {
   readonly options: DaemonOptions;
   /** Told of a suspension and a resume (the webhooks); must not block or throw. */
   readonly notify?: ((event: NotifyEvent) => void) | undefined;
+  /**
+   * Writes a control line to the audit log (a suspension, a resume, a window closing or
+   * opening, an override); absent without an audit log. May throw: the daemon logs it.
+   */
+  readonly audit?: ((entry: AuditControlEntry) => void) | undefined;
   /** The runtime options it starts with; a reload changes them in place. */
   readonly runtime: MutableRuntimeOptions;
   /**
@@ -118,6 +124,8 @@ export class Daemon<S extends Readiness> {
   #ctl: CtlServer | undefined;
   /** The run asked for when the deny windows open now end, and when that is. */
   #windowEnd: { at: number; handle: unknown } | undefined;
+  /** Whether the windows let runs write, as last seen: a change is an audit line. Open until the daemon looks. */
+  #windowOpen = true;
 
   /** `targets` is made once the daemon's own parts are: it may make runners at once. */
   constructor(parts: DaemonParts, targets: (daemon: Daemon<S>) => DaemonTargets<S>) {
@@ -228,18 +236,16 @@ export class Daemon<S extends Readiness> {
     const runs = [...this.runners.values()].map((r) => r.reconciler.status());
     const one = runs.length === 1 ? runs[0] : undefined;
     const ready = this.#targets.status();
+    // A targets file's runners are named by target; the one service's is ''.
+    const fleet = [...this.runners.keys()].some((name) => name !== '');
     return {
       mode: this.runtime.mode,
       writes: this.runtime.mode === 'apply' && this.gate.held() === undefined,
       suspended: suspension ? { reason: suspension.reason, since: new Date(suspension.since).toISOString(), by: suspension.by } : null,
       window: { open: window.open, reason: window.reason, windows: this.gate.windowCount },
-      lastRun: {
-        outcome: one?.lastOutcome ?? null,
-        lastSuccessAt: one?.lastSuccessAt === undefined ? null : new Date(one.lastSuccessAt).toISOString(),
-        lastError: one?.lastError ?? null,
-        running: runs.some((r) => r.running),
-      },
+      lastRun: { ...lastRunOf(one), running: runs.some((r) => r.running) },
       ready: { ready: ready.ready, reason: ready.reason },
+      ...(fleet ? { targets: [...this.runners.entries()].map(([name, r]) => ({ name, ...lastRunOf(r.reconciler.status()) })) } : {}),
     };
   }
 
@@ -254,6 +260,7 @@ export class Daemon<S extends Readiness> {
     const words = suspendedWords(suspension);
     this.log.warn({ reason, by, code: 'suspended' }, `${words}: runs observe only (plan and report drift), nothing is written until \`amsync ctl resume\``);
     this.#parts.notify?.({ event: 'suspension_changed', message: `${words}${by ? ` (by ${by})` : ''}: the daemon observes only until resumed` });
+    this.#audit({ event: 'suspended', reason, uid: request.uid ?? null });
     this.#afterGateChange();
     return this.#answer(words);
   }
@@ -264,13 +271,17 @@ export class Daemon<S extends Readiness> {
     const by = request.uid === undefined || request.uid === null ? null : `uid ${request.uid}`;
     this.log.info({ by, was: previous.reason, code: 'resumed' }, 'resumed: runs write again; a run corrects the drift now');
     this.#parts.notify?.({ event: 'suspension_changed', message: `resumed${by ? ` by ${by}` : ''} (was ${suspendedWords(previous)})` });
+    this.#audit({ event: 'resumed', reason: previous.reason, uid: request.uid ?? null });
     this.#afterGateChange();
     this.trigger('ctl');
     return this.#answer('resumed; a run was asked for');
   }
 
   #syncNow(request: CtlRequest): CtlResponse {
-    if (request.overrideWindow === true) this.gate.overrideWindow(this.runners.keys());
+    if (request.overrideWindow === true) {
+      this.gate.overrideWindow(this.runners.keys());
+      this.#audit({ event: 'override', reason: this.gate.window().open ? null : this.gate.window().reason, uid: request.uid ?? null });
+    }
     this.trigger('ctl');
     const held = this.gate.held();
     const note = held === undefined ? '' : request.overrideWindow === true && this.gate.suspension === undefined ? ' (it writes once, overriding the sync window)' : ` (it observes only: ${held})`;
@@ -283,8 +294,24 @@ export class Daemon<S extends Readiness> {
   }
 
   #updateGateMetrics(): void {
+    const window = this.gate.window();
     this.#parts.metrics.setSuspended?.(this.gate.suspension !== undefined);
-    this.#parts.metrics.setSyncWindowOpen?.(this.gate.window().open);
+    this.#parts.metrics.setSyncWindowOpen?.(window.open);
+    // The windows change with time, not with requests: a change is recorded when the daemon
+    // looks (a run, a scrape, a ctl request, a deny window's end), with the time it looked.
+    if (window.open !== this.#windowOpen) {
+      this.#windowOpen = window.open;
+      this.#audit({ event: window.open ? 'window_opened' : 'window_closed', reason: window.open ? null : window.reason, uid: null });
+    }
+  }
+
+  /** One control line in the audit log; one that cannot be written is logged (what it records happened). */
+  #audit(entry: AuditControlEntry): void {
+    try {
+      this.#parts.audit?.(entry);
+    } catch (error) {
+      this.log.error({ err: errorForLog(error), event: entry.event }, 'a control line could not be written to the audit log');
+    }
   }
 
   #renderMetrics(): Promise<{ contentType: string; body: string }> {
@@ -418,4 +445,14 @@ export class Daemon<S extends Readiness> {
       },
     };
   }
+}
+
+/** A target's last run as `ctl status` shows it; none yet without a status. */
+function lastRunOf(s: Pick<DaemonStatus, 'lastOutcome' | 'lastSuccessAt' | 'lastError' | 'running'> | undefined): CtlLastRun {
+  return {
+    outcome: s?.lastOutcome ?? null,
+    lastSuccessAt: s?.lastSuccessAt === undefined ? null : new Date(s.lastSuccessAt).toISOString(),
+    lastError: s?.lastError ?? null,
+    running: s?.running ?? false,
+  };
 }

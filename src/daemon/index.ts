@@ -30,5 +30,5 @@ export { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
 export { runtimeOptions } from './daemon-options.js';
 export { ctlSocketPath } from './ctl-socket-path.js';
 export { sendCtlRequest } from './ctl-client.js';
-export { ctlOps, type CtlOp, type CtlRequest, type CtlResponse, type CtlStatus } from './ctl-protocol.js';
+export { ctlOps, type CtlLastRun, type CtlOp, type CtlRequest, type CtlResponse, type CtlStatus, type CtlTargetRun } from './ctl-protocol.js';
 export { compileWindows, windowState, type SyncWindow, type WindowState, type OpenWindow } from './sync-windows.js';

@@ -1,3 +1,4 @@
+import type { AuditControlEntry } from '../app/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { DesiredState, NotifyEvent } from '../model/index.js';
 import type { Logger, DaemonMetrics } from '../obs/index.js';
@@ -62,6 +63,8 @@ export interface DaemonDeps {
   readonly watcher?: FileWatchFactory;
   /** Told of drift, applied changes, failures and an invalid file (the webhooks); must not block or throw. */
   readonly notify?: (event: NotifyEvent) => void;
+  /** Writes a control line to the audit log (suspend, resume, windows, override); absent without one. */
+  readonly audit?: (entry: AuditControlEntry) => void;
 }
 
 /** The started daemon of one service: its handle (daemon-lifecycle.ts), with its target's status. */
@@ -78,7 +81,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
   const options = checkDaemonOptions(deps.options);
   const approvalsFile = options.approvalsFile;
   const runtime = { ...initialRuntime(options), ...(approvalsFile === undefined ? {} : { approvalsFile }) };
-  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, options, runtime, logsChanges: true, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
+  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, audit: deps.audit, options, runtime, logsChanges: true, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
   return new Daemon<DaemonStatus & Readiness>(parts, (daemon) => new OneService(daemon, deps)).start();
 }
 

@@ -80,6 +80,8 @@ class ServiceOfTheMoment {
       ...(elector ? { mayWrite: () => elector.leading } : {}),
       // The context of the moment: a settings reload brings its own webhooks.
       notify: (event) => this.service.notify(event),
+      // The audit log of the moment's settings; none when auditLog is unset.
+      audit: (entry) => this.service.auditTrail()?.recordControl(entry),
       // Between runs (the daemon calls it in a run of its own): no sync uses the old context.
       reloadSettings: () => this.#reloadSettings(),
       // The client of the moment: a settings reload replaces it.

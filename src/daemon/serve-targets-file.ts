@@ -1,5 +1,5 @@
 import type { CredentialHandover } from '../api/index.js';
-import { createNotifier, createServiceContext, loadFleet, notifyGraceMs, renewalGraceMs, throwOnAuditFailure, type ServiceContext } from '../app/index.js';
+import { AuditTrail, createNotifier, createServiceContext, loadFleet, notifyGraceMs, renewalGraceMs, throwOnAuditFailure, type AuditControlEntry, type ServiceContext } from '../app/index.js';
 import { ownedInput, shardLease, targetSettings, type Shard, type Target } from '../fleet/index.js';
 import type { NotifyEvent } from '../model/index.js';
 import { createLogger, type AmsyncMetrics, type Logger } from '../obs/index.js';
@@ -32,6 +32,8 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
   }
   // One notifier for the fleet: every target's events name it.
   const notifier = createNotifier(base, env, logger, metrics);
+  // The fleet's control lines (suspend, resume, windows) go to the audit log the settings name, target null.
+  const audit = base.auditLog === undefined ? undefined : new AuditTrail(base.auditLog, env, logger, null);
   let elector: LeaseElector | undefined;
   let daemon: RunningFleetDaemon | undefined;
   try {
@@ -42,6 +44,7 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
     const opener: TargetOpener = { request, logger, metrics, notifier, elector };
     daemon = await startFleetDaemon({
       ...(notifier ? { notify: (event: NotifyEvent) => notifier.notify(event) } : {}),
+      ...(audit ? { audit: (entry: AuditControlEntry) => audit.recordControl(entry) } : {}),
       loadFleet: async () => ownedInput(await loadFleet(fleet, env, fleet.targetsFile), fleet, shard),
       openTarget: (target, credentialFrom) => openTarget(opener, targetSettings(base, target), target, credentialFrom),
       reloadSettings: async () => {
@@ -54,14 +57,19 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
+      // The request's signals and schedule (the process's and node-cron, unless a caller gives its own), as for one service.
+      ...(request.signals ? { signals: request.signals } : {}),
+      ...(request.scheduler ? { scheduler: request.scheduler } : {}),
       options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
     await elector?.stop();
+    audit?.close();
     throw error;
   }
   const result = await daemon.stopped;
   await elector?.stop();
+  audit?.close();
   if (notifier) {
     await notifier.flush(notifyGraceMs);
     await notifier.close();

@@ -1,4 +1,5 @@
 import type { CredentialHandover } from '../api/index.js';
+import type { AuditControlEntry } from '../app/index.js';
 import { InvalidInputError } from '../errors.js';
 import { desiredForTarget, Semaphore, type Target } from '../fleet/index.js';
 import { formatDiagnostic, type DesiredState, type Diagnostic, type NotifyEvent } from '../model/index.js';
@@ -44,6 +45,8 @@ export interface FleetDaemonDeps {
   loadFleet(): Promise<FleetInput>;
   /** Told of each target's drift, applied changes and failures (the webhooks; events name the target); never blocks. */
   notify?(event: NotifyEvent): void;
+  /** Writes the fleet's control lines to the audit log (suspend, resume, windows, override; target null). */
+  audit?(entry: AuditControlEntry): void;
   /** A target's service; opened when the target appears or its entry in the targets file changes. */
   openTarget(target: Target, credentialFrom?: CredentialHandover): TargetService;
   /** SIGHUP: re-read the settings; every target's service is opened again afterwards. */
@@ -69,6 +72,11 @@ export interface FleetStatus extends Readiness {
   readonly shard?: { readonly index: number; readonly count: number };
   readonly configValid: boolean;
   readonly targets: readonly TargetReadiness[];
+  /**
+   * Why runs observe only now: `suspended: REASON since T` (amsync ctl suspend) or a sync
+   * window, as for one service; absent when they may write. The fleet stays ready.
+   */
+  readonly writesHeld?: string;
 }
 
 /** The started daemon of a targets file: its handle (daemon-lifecycle.ts); `idle` waits for every target. */
@@ -101,7 +109,7 @@ export interface TargetReadiness {
 export async function startFleetDaemon(deps: FleetDaemonDeps): Promise<RunningFleetDaemon> {
   checkFleetOptions(deps.options);
   const options = deps.options;
-  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
+  const parts = { logger: deps.logger, metrics: deps.metrics, notify: deps.notify, audit: deps.audit?.bind(deps), options, runtime: initialRuntime(options), logsChanges: false, timers: deps.timers, random: deps.random, signals: deps.signals, scheduler: deps.scheduler, watcher: deps.watcher };
   return new Daemon<FleetStatus>(parts, (daemon) => new TargetsFile(daemon, deps)).start();
 }
 
@@ -162,8 +170,9 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
   status(): FleetStatus {
     const leading = this.#mayWrite();
     const targets = [...this.#daemon.runners.entries()].map(([name, runner]) => this.#describe(this.#entries.get(name)!, runner));
-    const base = { leading, ...(this.#options.shard ? { shard: this.#options.shard } : {}), configValid: this.#inputValid, targets };
-    const state = { stopping: this.#daemon.lifecycle.stopping, loaded: this.#input !== undefined, inputValid: this.#inputValid, leading };
+    const held = this.#daemon.gate.held();
+    const base = { leading, ...(this.#options.shard ? { shard: this.#options.shard } : {}), configValid: this.#inputValid, targets, ...(held === undefined ? {} : { writesHeld: held }) };
+    const state = { stopping: this.#daemon.lifecycle.stopping, loaded: this.#input !== undefined, inputValid: this.#inputValid, leading, ...(held === undefined ? {} : { held }) };
     return { ...base, ...fleetReadiness(state, targets) };
   }
 
@@ -346,14 +355,14 @@ function targetKey(target: Target): string {
 }
 
 /** The fleet's readiness, from its state and its targets' (a standby is ready: it has nothing to run). */
-function fleetReadiness(state: { stopping: boolean; loaded: boolean; inputValid: boolean; leading: boolean }, targets: readonly TargetReadiness[]): Readiness {
+function fleetReadiness(state: { stopping: boolean; loaded: boolean; inputValid: boolean; leading: boolean; held?: string }, targets: readonly TargetReadiness[]): Readiness {
   if (state.stopping) return { ready: false, reason: 'shutting down' };
   if (!state.loaded) return { ready: false, reason: state.inputValid ? 'loading the targets file and the desired-state file' : 'the targets file or the desired-state file is invalid and no good version has been loaded yet' };
   if (!state.leading) return { ready: true, reason: `standby: another replica holds this shard's Lease; nothing is run here until it is released or expires` };
   const waiting = targets.filter((t) => !t.attempted).length;
   if (waiting > 0) return { ready: false, reason: `waiting for the first run of ${waiting} of ${targets.length} targets` };
   const failing = targets.filter((t) => !t.ready);
-  const notes = [failing.length > 0 ? `${failing.length} of ${targets.length} targets not ready: ${failing.slice(0, 10).map((t) => t.name).join(', ')}${failing.length > 10 ? ', …' : ''}` : '', state.inputValid ? '' : 'a file is invalid: the last good version is kept'].filter(Boolean);
+  const notes = [failing.length > 0 ? `${failing.length} of ${targets.length} targets not ready: ${failing.slice(0, 10).map((t) => t.name).join(', ')}${failing.length > 10 ? ', …' : ''}` : '', state.inputValid ? '' : 'a file is invalid: the last good version is kept', state.held ?? ''].filter(Boolean);
   return { ready: true, reason: notes.length === 0 ? `ok (${targets.length} targets)` : `ok (${notes.join('; ')})` };
 }
 

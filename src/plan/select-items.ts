@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { ActualState, Change, Kind, Plan } from '../model/index.js';
+import type { ActualState, Change, IgnoredFields, Kind, Plan } from '../model/index.js';
 import { identityOf, kinds } from '../model/index.js';
 import type { DeclaredItem } from './declared-items.js';
 import { addressMatches, isSelected, type ItemAddress, type ItemSelection } from './item-selection.js';
@@ -38,8 +38,11 @@ export function selectItems(plan: Plan, declared: readonly DeclaredItem[], actua
     problems.some((p) => p.kind === d.kind && p.key === d.key) ||
     protectedRefs.some((p) => p.kind === d.kind && (p.key === d.key || p.id === d.remoteId));
   const omitted = { declared: declared.length - chosen.length, remote: remote.filter((r) => !selectedRef(r)).length };
+  // Observed drift and ignored fields are reported of the selected items only, like changes.
+  const observed = plan.observed?.filter((c) => changeSelected(selection, c)) ?? [];
+  const ignored = selectedIgnored(plan.ignored ?? [], chosen);
   const flags = [...selection.only.map((a) => `--only ${a.text}`), ...selection.exclude.map((a) => `--exclude ${a.text}`)].join(' ');
-  return {
+  const partial: Plan = {
     ...plan,
     changes,
     unchanged: chosen.filter((d) => !about(d)).length,
@@ -52,6 +55,22 @@ export function selectItems(plan: Plan, declared: readonly DeclaredItem[], actua
     ],
     selection: { only: selection.only.map((a) => a.text), exclude: selection.exclude.map((a) => a.text), omitted },
   };
+  // Absent when none is left, as in a plan that had none; the fields keep their places.
+  const out: { -readonly [K in keyof Plan]: Plan[K] } = { ...partial };
+  if (out.observed !== undefined) out.observed = observed;
+  if (out.ignored !== undefined) out.ignored = ignored;
+  if (observed.length === 0) delete out.observed;
+  if (ignored.length === 0) delete out.ignored;
+  return out;
+}
+
+/** The ignored fields of the chosen declarations: `all` stays (every item ignores it), a list keeps the chosen keys. */
+function selectedIgnored(ignored: readonly IgnoredFields[], chosen: readonly DeclaredItem[]): IgnoredFields[] {
+  return ignored.flatMap((f) => {
+    if (f.keys === 'all') return chosen.some((d) => d.kind === f.kind) ? [f] : [];
+    const keys = f.keys.filter((key) => chosen.some((d) => d.kind === f.kind && d.key === key));
+    return keys.length === 0 ? [] : [{ ...f, keys }];
+  });
 }
 
 function named(a: ItemAddress, d: DeclaredItem): boolean {

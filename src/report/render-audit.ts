@@ -1,12 +1,37 @@
-import type { AuditLine, AuditReading } from '../audit/index.js';
+import { isControlLine, type AuditControlLine, type AuditLine, type AuditReading, type AuditRecord } from '../audit/index.js';
 import { escapeControls } from '../text/index.js';
 
 const columns = ['time', 'action', 'kind', 'key', 'id', 'status', 'trigger', 'revision'] as const;
 
-/** The lines as an aligned text table; names escaped (they come from files others write). */
-export function renderAuditTable(lines: readonly AuditLine[]): string {
+/**
+ * The lines as an aligned text table; names escaped (they come from files others write). A
+ * daemon's control line takes the same columns: its event as the action, `daemon` as the kind,
+ * its reason as the key, who asked as the status, `ctl` or `window` as the trigger.
+ */
+export function renderAuditTable(lines: readonly AuditRecord[]): string {
   if (lines.length === 0) return 'no matching audit lines\n';
-  const rows = lines.map((line) => [
+  const rows = lines.map((line) => (isControlLine(line) ? controlRow(line) : writeRow(line)));
+  const widths = columns.map((name, i) => rows.reduce((width, row) => Math.max(width, row[i]!.length), name.length));
+  const format = (cells: readonly string[]) => `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`;
+  return [format(columns), ...rows.map(format)].join('');
+}
+
+function controlRow(line: AuditControlLine): string[] {
+  const byWindow = line.event === 'window_closed' || line.event === 'window_opened';
+  return [
+    line.time,
+    line.event,
+    'daemon',
+    line.reason === null ? '-' : escapeControls(line.reason),
+    '-',
+    line.uid === null ? '-' : `by uid ${line.uid}`,
+    byWindow ? 'window' : 'ctl',
+    line.revision === null ? '-' : escapeControls(line.revision.slice(0, 12)),
+  ];
+}
+
+function writeRow(line: AuditLine): string[] {
+  return [
     line.time,
     line.action,
     line.kind,
@@ -15,10 +40,7 @@ export function renderAuditTable(lines: readonly AuditLine[]): string {
     line.phase === 'attempt' ? 'attempt' : `${line.status ?? '?'}${line.error ? ` (${escapeControls(line.error)})` : ''}`,
     line.trigger,
     line.revision === null ? '-' : escapeControls(line.revision.slice(0, 12)),
-  ]);
-  const widths = columns.map((name, i) => rows.reduce((width, row) => Math.max(width, row[i]!.length), name.length));
-  const format = (cells: readonly string[]) => `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`;
-  return [format(columns), ...rows.map(format)].join('');
+  ];
 }
 
 /** The stderr line for lines passed over (partial or not audit lines), or undefined when there were none. */

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
 import { startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import type { AuditControlEntry } from '../../src/app/index.js';
 import type { NotifyEvent } from '../../src/model/index.js';
 import { createMetrics, type AmsyncMetrics } from '../../src/obs/metrics.js';
 import type { SyncWindowSetting } from '../../src/settings/index.js';
@@ -60,11 +61,13 @@ async function start(windows: SyncWindowSetting[] = []) {
   const watcher = new FakeWatcher();
   const metrics = createMetrics({ version: 'test' });
   const events: NotifyEvent[] = [];
+  const audited: AuditControlEntry[] = [];
   const socket = join(dir, 'ctl.sock');
   daemon = await startDaemon({
     loadDesired: () => ctx.loadDesired(),
     sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun }),
     notify: (event) => events.push(event),
+    audit: (entry) => audited.push(entry),
     logger: sink.logger,
     metrics,
     options: { file, watch: [file], schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket, windows },
@@ -81,7 +84,7 @@ async function start(windows: SyncWindowSetting[] = []) {
     watcher.change([file]);
     await d.idle();
   };
-  return { d, socket, time, metrics, events, sink, addKey };
+  return { d, socket, time, metrics, events, sink, addKey, audited };
 }
 
 const writes = () => emu.requests().filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.item?.name ?? r.path}`);
@@ -167,6 +170,17 @@ describe('sync windows', () => {
     expect(writes()).toEqual(['POST deploy']);
     await addKey();
     expect(writes()).toEqual(['POST deploy']);
+  });
+
+  it('the audit log is told when the window closes and opens as the daemon sees it, and of an override', async () => {
+    const { d, time, socket, audited } = await start([nightly]);
+    expect(audited).toEqual([{ event: 'window_closed', reason: 'inside a deny window ("0 0 * * *" UTC) until 2025-01-01T02:00:00.000Z', uid: null }]);
+    await ctl(['sync', '--override-window', '--socket', socket]);
+    await d.idle();
+    expect(audited.slice(1)).toEqual([{ event: 'override', reason: 'inside a deny window ("0 0 * * *" UTC) until 2025-01-01T02:00:00.000Z', uid: expect.any(Number) }]);
+    await time.advance(2 * 3_600_000);
+    await d.idle();
+    expect(audited.slice(2)).toEqual([{ event: 'window_opened', reason: null, uid: null }]);
   });
 
   it('an allow window: outside it the daemon observes', async () => {

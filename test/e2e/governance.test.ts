@@ -79,6 +79,18 @@ describe('files owned by teams', () => {
     expect(v.stderr).toContain('teams/ops.yaml:2:5 and teams/web.yaml:4:5');
   });
 
+  // Issue 29 item 3: a former name (renamedFrom) belongs to one item, whichever file declares it.
+  it('two files claiming one former name: exit 65 naming both file:line:col, and nothing is sent', async () => {
+    await team('ops.yaml', 'sshUsers:\n  - username: deploy-ops\n    renamedFrom: [deploy]\n    password: { env: DEPLOY_PASSWORD }\n');
+    await team('web.yaml', 'sshUsers:\n  - username: web\n    password: { env: DEPLOY_PASSWORD }\n  - username: deploy-web\n    renamedFrom: [deploy]\n    password: { env: DEPLOY_PASSWORD }\n');
+    for (const command of [['sync', '--auto-approve'], ['plan']]) {
+      const r = await amsync([...command, '-f', 'teams']);
+      expect(r.code).toBe(65);
+      expect(r.stderr).toContain("teams/web.yaml:4:5: error: former username 'deploy' (renamedFrom) is declared in two files, teams/ops.yaml:2:5 and teams/web.yaml:4:5");
+    }
+    expect(emu.requests()).toEqual([]);
+  });
+
   it("every change names the file that asks for it (JSON source, text `# from`, a Markdown column); a prune delete names prune's file", async () => {
     await threeTeams();
     await team('prune.yaml', 'prune:\n  apikeys: true\n');

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CredentialHandover } from '../../../src/api/index.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
+import { renderStatus } from '../../../src/cli/ctl.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { sendCtlRequest, startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
 import type { Target } from '../../../src/fleet/index.js';
 import type { DesiredState, NotifyEvent } from '../../../src/model/index.js';
@@ -310,5 +314,76 @@ describe('a stuck target is abandoned at the run deadline without delaying the o
     expect(e.value('amsync_target_sync_runs_abandoned_total', { target: 'sp-1' })).toBe(1);
     expect(e.value('amsync_target_sync_runs_abandoned_total', { target: 'sp-2' })).toBe(0);
     expect((await h.readyz()).body.ready).toBe(true);
+  });
+});
+
+// Issue 29 item 7 for a targets file: /readyz says what holds writes, and `ctl status` gives each target's last run.
+describe('a fleet suspended or inside a sync window', () => {
+  const dirs: string[] = [];
+  const socketIn = () => {
+    dirs.push(mkdtempSync(join(tmpdir(), 'amsync-fleet-ctl-')));
+    return join(dirs.at(-1)!, 'ctl.sock');
+  };
+  afterAll(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('/readyz stays ready and says "suspended: REASON since T" (reason and writesHeld); resumed, it says so no more', async () => {
+    const socket = socketIn();
+    const h = await harness({ socket });
+    await h.daemon.idle();
+    const suspended = await sendCtlRequest(socket, { op: 'suspend', reason: 'change freeze INC-9', uid: 1000 });
+    expect(suspended).toMatchObject({ ok: true, message: 'suspended: change freeze INC-9 since 2025-01-01T00:00:00.000Z' });
+    const r = await h.readyz();
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ ready: true, reason: 'ok (suspended: change freeze INC-9 since 2025-01-01T00:00:00.000Z)', writesHeld: 'suspended: change freeze INC-9 since 2025-01-01T00:00:00.000Z' });
+    // Suspended, every target's run observes.
+    h.calls.length = 0;
+    h.daemon.trigger('file');
+    await h.daemon.idle();
+    expect(h.calls.map((c) => [c.target, c.dryRun])).toEqual([
+      ['sp-1', true],
+      ['sp-2', true],
+      ['rj-1', true],
+    ]);
+    await sendCtlRequest(socket, { op: 'resume', uid: 1000 });
+    await h.daemon.idle();
+    const after = await h.readyz();
+    expect(after.body.reason).toBe('ok (3 targets)');
+    expect(after.body).not.toHaveProperty('writesHeld');
+  });
+
+  it('/readyz says a closed window holds writes', async () => {
+    const h = await harness({ windows: [{ kind: 'deny', schedule: '0 0 * * *', duration: '2h' }] });
+    await h.daemon.idle();
+    expect(h.calls.every((c) => c.dryRun)).toBe(true);
+    expect((await h.readyz()).body).toMatchObject({
+      ready: true,
+      reason: 'ok (sync window: inside a deny window ("0 0 * * *" UTC) until 2025-01-01T02:00:00.000Z)',
+      writesHeld: 'sync window: inside a deny window ("0 0 * * *" UTC) until 2025-01-01T02:00:00.000Z',
+    });
+  });
+
+  it('ctl status gives the last run of each target, as JSON and as text', async () => {
+    const socket = socketIn();
+    const h = await harness({ socket });
+    h.sync['rj-1'] = async () => {
+      throw new AmsyncError('listing_incomplete', 'nothing listens at https://rj-1.example.com');
+    };
+    await h.daemon.idle();
+    const answer = await sendCtlRequest(socket, { op: 'status', uid: 1000 });
+    if (!answer.ok) throw new Error(answer.error);
+    expect(answer.status.targets).toEqual([
+      { name: 'sp-1', outcome: 'success', lastSuccessAt: '2025-01-01T00:00:00.000Z', lastError: null, running: false },
+      { name: 'sp-2', outcome: 'success', lastSuccessAt: '2025-01-01T00:00:00.000Z', lastError: null, running: false },
+      { name: 'rj-1', outcome: 'failure', lastSuccessAt: null, lastError: expect.stringContaining('listing_incomplete'), running: false },
+    ]);
+    const text = renderStatus(answer.status).split('\n');
+    expect(text.slice(4, 8)).toEqual([
+      'last run:   3 targets',
+      '  sp-1: success, last success 2025-01-01T00:00:00.000Z',
+      '  sp-2: success, last success 2025-01-01T00:00:00.000Z',
+      `  rj-1: failure, last error ${answer.status.targets![2]!.lastError!}`,
+    ]);
   });
 });

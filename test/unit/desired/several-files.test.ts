@@ -95,6 +95,21 @@ describe('each file owns what it declares', () => {
     expect(d.message).toContain(`${b}:5:5`);
   });
 
+  // Issue 29 item 3: one remote item can be renamed into one declared item only, whichever file declares it.
+  it('two items in two files claiming one former name (renamedFrom) is an error naming both positions', async () => {
+    const a = write('renamed/a.yaml', 'sshUsers:\n  - username: alice\n    renamedFrom: [old-ops]\n    password: { env: PW }\napikeys:\n  - name: ci-new\n    renamedFrom: [ci]\n');
+    const b = write('renamed/b.yaml', 'sshUsers:\n  - username: bob\n    password: { env: PW }\n  - username: carol\n    renamedFrom: [old-ops]\n    password: { env: PW }\napikeys:\n  - name: ci-next\n    renamedFrom: [ci]\n');
+    const error = await loadError({ paths: [a, b] });
+    expect(error.diagnostics.map((d) => [d.code, d.path, d.position?.file, d.position?.line, d.position?.col])).toEqual([
+      ['duplicate_identity', 'sshUsers[1].renamedFrom', b, 4, 5],
+      ['duplicate_identity', 'apikeys[0].renamedFrom', b, 8, 5],
+    ]);
+    expect(error.diagnostics[0]!.message).toBe(`former username 'old-ops' (renamedFrom) is declared in two files, ${a}:2:5 and ${b}:4:5; each former username belongs to one file: remove one of them`);
+    expect(error.diagnostics[1]!.message).toContain(`${a}:6:5 and ${b}:8:5`);
+    // The positions are the two items'. One file alone is fine: the claim is across files.
+    await expect(loadDesired({ paths: [a] }, env)).resolves.toBeDefined();
+  });
+
   it('an apikey name, or a pinned id, in two files; apikeys that share a name with pinned ids are not', async () => {
     const a = write('keys/a.yaml', 'apikeys:\n  - name: ci\n  - name: twin\n    id: 7\n  - name: pinned\n    id: 9\n');
     const b = write('keys/b.yaml', 'apikeys:\n  - name: ci\n  - name: twin\n    id: 8\n  - name: other\n    id: 9\n');

@@ -105,3 +105,37 @@ describe('--replace', () => {
     expect(() => plan(d, a, policyFor(d, select(['sshUser:*'], [], ['apikey:ci-build'])))).toThrowError(/left out by --only\/--exclude/);
   });
 });
+
+// Issue 29: a partial plan reports only the selected items, observed drift and ignored fields included.
+describe('--only / --exclude and observed items, ignored fields', () => {
+  const od = desired({
+    apikeys: [key('ci-build', { roles: [1], mode: 'observe' }), key('billing', { roles: [2], mode: 'observe', ignore: ['superuser'] }), key('ci-test', { roles: [1], ignore: ['superuser'] })],
+    prune: { sshUsers: false, apikeys: false },
+  });
+  const oa = actual(
+    [],
+    [
+      { id: 10, name: 'ci-build', superuser: false, roles: [3] },
+      { id: 12, name: 'billing', superuser: false, roles: [3] },
+      { id: 13, name: 'ci-test', superuser: false, roles: [1] },
+    ],
+  );
+
+  it('observed drift of items outside the selection is not reported; inside it, it is', () => {
+    const full = plan(od, oa, policyFor(od));
+    expect(full.observed?.map((c) => c.key)).toEqual(['billing', 'ci-build']);
+    expect(plan(od, oa, policyFor(od, select(['apikey:ci-*']))).observed?.map((c) => c.key)).toEqual(['ci-build']);
+    expect(plan(od, oa, policyFor(od, select([], ['apikey:billing']))).observed?.map((c) => c.key)).toEqual(['ci-build']);
+    // None left: no observed field at all, as for a plan without observed drift.
+    expect(plan(od, oa, policyFor(od, select(['apikey:ci-test'])))).not.toHaveProperty('observed');
+  });
+
+  it('the ignored fields listed are those of the selected items', () => {
+    expect(plan(od, oa, policyFor(od)).ignored).toEqual([{ kind: 'apikey', field: 'superuser', keys: ['billing', 'ci-test'] }]);
+    expect(plan(od, oa, policyFor(od, select(['apikey:ci-*']))).ignored).toEqual([{ kind: 'apikey', field: 'superuser', keys: ['ci-test'] }]);
+    expect(plan(od, oa, policyFor(od, select(['apikey:ci-build'])))).not.toHaveProperty('ignored');
+    // A field every item ignores (a top-level ignore:, folded into each item) stays `all`.
+    const kindWide = desired({ apikeys: [key('ci-build', { roles: [1], ignore: ['roles'] }), key('billing', { roles: [2], ignore: ['roles'] })] });
+    expect(plan(kindWide, oa, policyFor(kindWide, select(['apikey:billing']))).ignored).toEqual([{ kind: 'apikey', field: 'roles', keys: 'all' }]);
+  });
+});
