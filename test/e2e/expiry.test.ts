@@ -211,6 +211,49 @@ describe('expiry: plan, sync and validate on a moved clock', () => {
     expect(emu.state().apikeys).toEqual([]);
   });
 
+  it('a saved plan with an expired delete: plan --out, then apply, deletes it; the plan file says it expired', async () => {
+    const t0 = Math.floor(Date.now() / 1000) * 1000;
+    vi.useFakeTimers({ toFake: ['Date'], now: t0 });
+    const expires = new Date(t0 + 60_000).toISOString().replace('.000Z', 'Z');
+    const file = join(dir, 'access.yaml');
+    await writeFile(file, contractor(expires));
+    expect((await cli(['sync', '-f', file, '--auto-approve'])).code).toBe(0);
+    const id = emu.state().sshUsers.find((u) => u.username === 'contractor')!.id;
+
+    // Before the expiry, the saved plan carries it (and nothing to do).
+    const early = join(dir, 'early.json');
+    expect((await cli(['plan', '-f', file, '--out', early])).code).toBe(0);
+    const earlyDoc = JSON.parse(await readFile(early, 'utf8')) as { plan: { expiries?: unknown[] } };
+    expect(earlyDoc.plan.expiries).toEqual([{ kind: 'sshUser', key: 'contractor', id, expiresAt: expires, remainingSeconds: 60 }]);
+
+    vi.setSystemTime(t0 + 120_000);
+    // Applied after the expiry, that plan says nothing of the delete now due: refused.
+    emu.clearRequests();
+    const stale = await cli(['apply', early, '-f', file]);
+    expect(stale.code).toBe(3);
+    expect(stale.stderr).toContain(`${early}: sshUser "contractor" at ${expires} expired since the plan was made; nothing was written; plan again`);
+    expect(writes()).toEqual([]);
+
+    const saved = join(dir, 'plan.json');
+    expect((await cli(['plan', '-f', file, '--out', saved])).code).toBe(0);
+    const doc = JSON.parse(await readFile(saved, 'utf8')) as { plan: { summary: Record<string, number>; changes: { action: string; key: string; reason?: string }[]; expiries?: unknown[] } };
+    expect(doc.plan.summary).toEqual({ create: 0, update: 0, delete: 1, unchanged: 1, unmanaged: 0, expired: 1 });
+    expect(doc.plan.changes).toEqual([expect.objectContaining({ action: 'delete', key: 'contractor', reason: 'expired' })]);
+    expect(doc.plan.expiries).toBeUndefined();
+
+    emu.clearRequests();
+    const applied = await cli(['apply', saved, '-f', file]);
+    expect(applied.stderr).not.toContain('error');
+    expect(applied.code).toBe(0);
+    expect(writes()).toEqual([`DELETE /api/sshusers/${id}`]);
+    expect(usernames()).toEqual(['deploy']);
+    const audited = (await auditLines()).filter((l) => l.key === 'contractor' && l.action === 'delete');
+    expect(audited.map((l) => [l.trigger, l.reason])).toEqual([
+      ['saved-plan', 'expired'],
+      ['saved-plan', 'expired'],
+    ]);
+  });
+
   it('validate warns about an expiry already past, and exits 0', async () => {
     const file = join(dir, 'access.yaml');
     await writeFile(file, contractor('2020-01-01T00:00:00Z'));
