@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { AuditLog, processIdentity, revisionFromEnv, type AuditControlEntry, type AuditTrigger } from '../audit/index.js';
 import type { Change, ChangeResult, Plan } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
+import { expiredReason } from '../plan/index.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -50,7 +51,9 @@ export class AuditTrail {
       const fields = change === undefined ? [] : Object.keys(change.fields);
       // Values of what is not secret only: the audit log also drops any field named like a secret.
       const values = change === undefined ? {} : Object.fromEntries(Object.entries(change.fields).map(([name, f]) => [name, f.after]));
-      return { target: this.#target, kind: c.kind, key: c.key, id, action: c.action, fields, values, planHash, trigger };
+      // The delete of an expired item says so (issue 30); other reasons are the plan's prose, not kept.
+      const reason = change?.reason === expiredReason ? { reason: expiredReason } : {};
+      return { target: this.#target, kind: c.kind, key: c.key, id, action: c.action, fields, values, planHash, trigger, ...reason };
     };
     return {
       onAttempt: (change) => {

@@ -45,6 +45,8 @@ export interface AuditEntry {
   /** The hash of the plan the write belongs to, when there is one. */
   readonly planHash: string | null;
   readonly trigger: AuditTrigger;
+  /** Why a delete is made, when the log keeps it: `expired` (issue 30). Absent otherwise. */
+  readonly reason?: string;
 }
 
 /** One line of the audit log, as written and as read back. */
@@ -63,6 +65,8 @@ export interface AuditLine {
   readonly values: Readonly<Record<string, AuditValue>>;
   readonly planHash: string | null;
   readonly trigger: AuditTrigger;
+  /** `expired`: the delete of an item past its `expires:` / `ttl:` (issue 30). Absent on other lines. */
+  readonly reason?: string;
   /** AMSYNC_REVISION, GITHUB_SHA or CI_COMMIT_SHA of the run (revisionFromEnv), else null. */
   readonly revision: string | null;
   readonly process: AuditProcess;
@@ -130,6 +134,7 @@ export const auditLineSchema = z.object({
   values: z.record(z.string(), z.union([scalar, z.array(scalar)])),
   planHash: z.string().nullable(),
   trigger: z.enum(auditTriggers),
+  reason: z.string().optional(),
   revision: z.string().nullable(),
   process: z.object({ pid: z.number(), host: z.string(), user: z.string() }),
 }) satisfies z.ZodType<AuditLine>;

@@ -147,6 +147,8 @@ export class AuditLog {
       values: safeValues(entry.values),
       planHash: entry.planHash,
       trigger: entry.trigger,
+      // Only when there is one: lines without it stay byte for byte as they were.
+      ...(entry.reason === undefined ? {} : { reason: entry.reason }),
       revision: this.#revision,
       process: this.#identity,
     };

@@ -1,6 +1,6 @@
 import type { ApprovalStatus, Change, ChangeResult, PasswordsUnavailable } from '../model/index.js';
 import { positionText, type Report } from './report.js';
-import { summarize } from '../plan/index.js';
+import { expiredReason, summarize } from '../plan/index.js';
 import { jsonSafe } from '../text/index.js';
 import { unavailableOf } from './render-value.js';
 
@@ -83,6 +83,8 @@ function jsonChange(c: Change, index: number, report: Report, unavailable: Reado
   if (report.sources && c.source !== undefined) out.source = positionText(c.source);
   if (c.replaces !== undefined) out.replaces = c.replaces;
   if (c.replaced === true) out.replaced = true;
+  // The delete of an expired item (issue 30); other reasons are the text's prose, not in --json.
+  if (c.reason === expiredReason) out.reason = expiredReason;
   const gate = report.approval?.review.gates.find((g) => g.index === index);
   if (gate) out.approval = { hash: gate.hash, rules: [...gate.rules], approved: report.approval!.approved.includes(index) };
   else if (report.approval?.withheld.includes(index)) out.approval = { waitsForApproval: true };

@@ -70,7 +70,7 @@ const problem = z.strictObject({
 
 const planSchema = z.strictObject({
   summary: z
-    .strictObject({ create: z.int().min(0), update: z.int().min(0), delete: z.int().min(0), unchanged: z.int().min(0), unmanaged: z.int().min(0) })
+    .strictObject({ create: z.int().min(0), update: z.int().min(0), delete: z.int().min(0), unchanged: z.int().min(0), unmanaged: z.int().min(0), expired: z.int().positive().optional() })
     .optional(),
   changes: z.array(changeSchema),
   unchanged: z.int().min(0),
@@ -90,6 +90,11 @@ const planSchema = z.strictObject({
     .optional(),
   observed: z.array(changeSchema).min(1).optional(),
   ignored: z.array(z.strictObject({ kind, field: z.string().min(1), keys: z.union([z.literal('all'), z.array(z.string())]) })).min(1).optional(),
+  // Issue 30: the expiries ahead when the plan was made (for the reviewer; apply plans again at its own time).
+  expiries: z
+    .array(z.strictObject({ kind, key: z.string(), id: positiveId.nullable(), expiresAt: z.iso.datetime({ offset: true }), remainingSeconds: z.int().min(0) }))
+    .min(1)
+    .optional(),
 });
 
 const passwordReference = z.union([

@@ -142,6 +142,8 @@ function planDocument(plan: Plan, sources: boolean): Record<string, unknown> {
     // Issue 29: present only when used, so a plan without them saves the same bytes as before.
     ...(plan.observed ? { observed: plan.observed.map((c) => changeDocument(c, sources)) } : {}),
     ...(plan.ignored ? { ignored: plan.ignored.map((i) => ({ kind: i.kind, field: i.field, keys: i.keys === 'all' ? 'all' : [...i.keys] })) } : {}),
+    // Issue 30: present only when an item declares an expiry still ahead (an expired one is a delete, reason `expired`).
+    ...(plan.expiries ? { expiries: plan.expiries.map((e) => ({ kind: e.kind, key: e.key, id: e.id, expiresAt: e.expiresAt, remainingSeconds: e.remainingSeconds })) } : {}),
   };
 }
 

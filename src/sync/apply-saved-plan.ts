@@ -10,6 +10,8 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LockOutcome, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
 import { policyFor, selectionOf } from './plan-policy.js';
 import { AmsyncError, UsageError } from '../errors.js';
+import { declaresTtl, expiryClock, withTtlCreates } from './expiry-records.js';
+import { instantText, type PlanClock } from '../model/index.js';
 
 export interface ApplySavedInput extends WriteRunHooks {
   readonly saved: SavedPlan;
@@ -30,6 +32,11 @@ export interface ApplySavedInput extends WriteRunHooks {
    * waits here until every target is checked, so a stale one stops them all.
    */
   readonly beforeApply?: () => Promise<boolean>;
+  /**
+   * The wall clock (ms) expiries are checked against when the plan is verified: an item that
+   * expired since the plan was made refuses it (plan again). @default Date.now
+   */
+  readonly now?: () => number;
 }
 
 export interface ApplySavedOutcome extends LockOutcome {
@@ -108,10 +115,16 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     ...savedSelection(input),
     observe: saved.settings.observe === true,
   });
-  verifyChanges({ ...input, desired }, actual, policy);
+  // Expiries are planned at apply time (issue 30): an item that expired since is deleted by a new
+  // plan, never created by this one. A `ttl:` counts from the create time the state file keeps.
+  const wallNow = input.now ?? Date.now;
+  const forTtl = declaresTtl(desired) ? await input.passwordState?.() : undefined;
+  const clock = expiryClock(desired, actual, forTtl, wallNow(), true);
+  verifyExpiries(input, clock.now);
+  verifyChanges({ ...input, desired }, actual, policy, clock);
   // A plan made without some passwords (`--secrets optional`) did not check their drift: with
   // them, now, it must still be the whole plan. Opened here only for such a plan (else below, as before).
-  const early = saved.plan.passwordsUnavailable ? await input.passwordState?.() : undefined;
+  const early = forTtl ?? (saved.plan.passwordsUnavailable ? await input.passwordState?.() : undefined);
   if (saved.plan.passwordsUnavailable) verifyUncheckedPasswords({ ...input, desired }, actual, policy, early);
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
@@ -138,7 +151,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
     passwordState,
     fingerprints: passwordFingerprints(desired, passwordState),
     tokenSink: input.tokenSink,
-    onResult: input.onResult,
+    onResult: withTtlCreates(desired, passwordState, wallNow, input.onResult),
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -164,11 +177,11 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
  * applied is not what this file and this service call for: refuse. Password updates are left
  * out of the comparison: they depend on the state file of the machine that planned.
  */
-function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: PlanPolicy): void {
+function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: PlanPolicy, clock: PlanClock): void {
   if (policy.selection !== undefined) verifyInsideSelection(input, policy.selection);
   let fresh: Plan;
   try {
-    fresh = makePlan(input.desired, actual, policy);
+    fresh = makePlan(input.desired, actual, policy, undefined, clock);
   } catch (error) {
     // An address of the plan's selection that names nothing now (or a --replace it cannot do):
     // the selection cannot be reproduced, so neither can the plan.
@@ -182,6 +195,17 @@ function verifyChanges(input: ApplySavedInput, actual: ActualState, policy: Plan
     'plan_mismatch',
     `${input.planFile}: its changes are not the ones ${input.desiredFile} and the service call for (the plan file was edited?); nothing was written; plan again`,
   );
+}
+
+/**
+ * An expiry the saved plan lists as ahead has passed since (issue 30): the plan no longer says
+ * what to do with the item (it is to be deleted, and never created): refuse, and say why.
+ */
+function verifyExpiries(input: ApplySavedInput, now: number): void {
+  const passed = (input.saved.plan.expiries ?? []).filter((e) => Date.parse(e.expiresAt) <= now);
+  if (passed.length === 0) return;
+  const names = passed.map((e) => `${e.kind} "${e.key}" at ${instantText(Date.parse(e.expiresAt))}`).join(', ');
+  throw new SafetyError('plan_mismatch', `${input.planFile}: ${names} expired since the plan was made; nothing was written; plan again (its delete is planned then)`);
 }
 
 /**

@@ -32,3 +32,18 @@ export function recordTtlCreates(desired: DesiredState, state: PasswordState | u
     if (r.action === 'create' && r.status === 'applied' && typeof r.id === 'number' && withTtl.has(`${r.kind}\u0000${r.key}`)) state.recordCreated?.(r.kind, r.id, clock());
   };
 }
+
+/** The results hook of a run that writes, with the ttl create records first (they are saved with the fingerprints). */
+export function withTtlCreates(desired: DesiredState, state: PasswordState | undefined, clock: () => number, onResult: ((r: ChangeResult) => void) | undefined): ((r: ChangeResult) => void) | undefined {
+  const record = recordTtlCreates(desired, state, clock);
+  if (record === undefined) return onResult;
+  return (r) => {
+    record(r);
+    onResult?.(r);
+  };
+}
+
+/** A declared item counts its expiry from its create (`ttl:`): its create time is in the state file. */
+export function declaresTtl(desired: DesiredState): boolean {
+  return [...desired.sshUsers, ...desired.apikeys].some((i) => i.ttl !== undefined && i.ensure === 'present');
+}

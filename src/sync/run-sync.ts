@@ -6,7 +6,7 @@ import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
-import { expiryClock, recordTtlCreates } from './expiry-records.js';
+import { expiryClock, withTtlCreates } from './expiry-records.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -158,7 +158,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     passwordState,
     fingerprints,
     tokenSink: input.tokenSink,
-    onResult: withTtlRecords(recordTtlCreates(desired, passwordState, wallNow), input.onResult),
+    onResult: withTtlCreates(desired, passwordState, wallNow, input.onResult),
     onAttempt: input.onAttempt,
     signal,
     maxInFlight: input.maxInFlight,
@@ -176,11 +176,3 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   });
 }
 
-/** The results hook with the ttl create records first (they are saved with the fingerprints). */
-function withTtlRecords(record: ((r: ChangeResult) => void) | undefined, onResult: ((r: ChangeResult) => void) | undefined): ((r: ChangeResult) => void) | undefined {
-  if (record === undefined) return onResult;
-  return (r) => {
-    record(r);
-    onResult?.(r);
-  };
-}
