@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { CtlRequest, CtlResponse, CtlStatus } from '../daemon/index.js';
+import type { CtlRequest } from '../daemon/index.js';
 import { AmsyncError } from '../errors.js';
 import { badFlag, parseText, resolveSettings, rules } from '../settings/index.js';
-import { escapeControls, jsonSafe } from '../text/index.js';
+import { jsonSafe } from '../text/index.js';
 import type { CommandContext } from './command-context.js';
 import type { CliIo } from './io.js';
 import type { ServiceOptions } from './shared-options.js';
@@ -52,7 +52,7 @@ function pathFlag(flag: string): (value: string) => string {
 
 async function runCtl(op: CtlRequest['op'], opts: CtlFlags, io: CliIo): Promise<number> {
   const settings = await resolveSettings(opts, io.env);
-  const { ctlSocketPath, sendCtlRequest } = await import('../daemon/index.js');
+  const { ctlAnswerText, ctlSocketPath, sendCtlRequest } = await import('../daemon/index.js');
   const socket = ctlSocketPath(settings);
   const request: CtlRequest = {
     op,
@@ -62,29 +62,6 @@ async function runCtl(op: CtlRequest['op'], opts: CtlFlags, io: CliIo): Promise<
   };
   const response = await sendCtlRequest(socket, request);
   if (!response.ok) throw new AmsyncError('ctl_refused', `The daemon on ${socket} refused the request: ${response.error}`);
-  io.stdout.write(opts.json === true ? `${jsonSafe(JSON.stringify({ message: response.message, ...response.status }, null, 2))}\n` : renderCtl(op, response));
+  io.stdout.write(opts.json === true ? `${jsonSafe(JSON.stringify({ message: response.message, ...response.status }, null, 2))}\n` : ctlAnswerText(op, response));
   return 0;
-}
-
-function renderCtl(op: CtlRequest['op'], response: Extract<CtlResponse, { ok: true }>): string {
-  if (op !== 'status') return `${escapeControls(response.message)}\n`;
-  return renderStatus(response.status);
-}
-
-/** `ctl status` as text: one fact a line; whatever came from a person (a reason) is escaped. */
-export function renderStatus(s: CtlStatus): string {
-  const suspended = s.suspended ? `yes: ${s.suspended.reason} (since ${s.suspended.since}${s.suspended.by ? `, by ${s.suspended.by}` : ''})` : 'no';
-  const window = s.window.windows === 0 ? 'none configured' : `${s.window.open ? 'open' : 'closed'} (${s.window.reason}; ${s.window.windows} window${s.window.windows === 1 ? '' : 's'})`;
-  const run = (last: CtlStatus['lastRun']) => `${last.running ? 'running now; ' : ''}${last.outcome ?? 'none yet'}${last.lastSuccessAt ? `, last success ${last.lastSuccessAt}` : ''}${last.lastError ? `, last error ${last.lastError}` : ''}`;
-  // A fleet: one line per target under the count (a fleet has no one last run).
-  const lastRun = s.targets === undefined ? [`last run:   ${run(s.lastRun)}`] : [`last run:   ${s.targets.length} target${s.targets.length === 1 ? '' : 's'}`, ...s.targets.map((t) => `  ${t.name}: ${run(t)}`)];
-  const lines = [
-    `mode:       ${s.mode}`,
-    `writes:     ${s.writes ? 'yes' : 'held: runs observe only'}`,
-    `suspended:  ${suspended}`,
-    `window:     ${window}`,
-    ...lastRun,
-    `ready:      ${s.ready.ready ? 'yes' : 'no'} (${s.ready.reason})`,
-  ];
-  return `${escapeControls(lines.join('\n'), { keepNewlines: true })}\n`;
 }

@@ -32,3 +32,4 @@ export { ctlSocketPath } from './ctl-socket-path.js';
 export { sendCtlRequest } from './ctl-client.js';
 export { ctlOps, type CtlLastRun, type CtlOp, type CtlRequest, type CtlResponse, type CtlStatus, type CtlTargetRun } from './ctl-protocol.js';
 export { compileWindows, windowState, type SyncWindow, type WindowState, type OpenWindow } from './sync-windows.js';
+export { ctlAnswerText, renderStatus } from './ctl-status-text.js';

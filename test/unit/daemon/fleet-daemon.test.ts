@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CredentialHandover } from '../../../src/api/index.js';
-import { renderStatus } from '../../../src/cli/ctl.js';
+import { renderStatus } from '../../../src/daemon/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sendCtlRequest, startFleetDaemon, type FleetDaemonOptions, type FleetInput, type RunningFleetDaemon } from '../../../src/daemon/index.js';
 import { AmsyncError, InvalidInputError } from '../../../src/errors.js';
