@@ -16,7 +16,7 @@ import {
 import type { Notifier } from '../notify/index.js';
 import { createLogger, type Logger } from '../obs/index.js';
 import { StalePlanError } from '../saved-plan/index.js';
-import type { SelectionFlags } from '../plan/index.js';
+import { planChoices, type PlanChoices } from './plan-and-apply.js';
 import { resolveSettings, type DesiredPaths, type FlagValues, type Settings } from '../settings/index.js';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/index.js';
 import type { ServiceContext } from './app-context.js';
@@ -87,15 +87,8 @@ function done(run: FleetTargetsRun): (outcome: TargetOutcome) => void {
   };
 }
 
-export interface FleetSyncRequest {
-  readonly dryRun: boolean;
-  readonly rotatePasswords?: boolean | undefined;
-  readonly prune?: boolean | undefined;
-  readonly allowEmptyPrune?: boolean | undefined;
-  readonly deleteDuplicateApikeys?: boolean | undefined;
-  /** `--only`, `--exclude`, `--replace`: each target's items (an address may match on some targets only). */
-  readonly selection?: SelectionFlags | undefined;
-}
+/** `--only`, `--exclude`, `--replace` apply to each target's items (an address may match on some targets only). */
+export type FleetSyncRequest = PlanChoices;
 
 /** `plan` / `sync --targets`: each selected target planned (and applied unless a dry-run) with its own context. */
 export function syncFleetTargets(run: FleetTargetsRun, request: FleetSyncRequest): Promise<FleetSyncResult> {
@@ -110,15 +103,7 @@ export function syncFleetTargets(run: FleetTargetsRun, request: FleetSyncRequest
       const service = await targetContext(run, target);
       return runInTarget(service, dryRun, run.open, async () => {
         service.client(); // an unsendable token is this target's failure, before any request
-        return service.sync(desired, {
-          dryRun,
-          rotatePasswords: request.rotatePasswords,
-          pruneAll: request.prune,
-          allowEmptyPrune: request.allowEmptyPrune,
-          deleteDuplicateApikeys: request.deleteDuplicateApikeys,
-          ...(request.selection === undefined ? {} : { selection: request.selection }),
-          ...(run.signal ? { stopWrites: run.signal } : {}),
-        });
+        return service.sync(desired, { ...planChoices(request), ...(run.signal ? { stopWrites: run.signal } : {}) });
       });
     },
     onTargetDone: done(run),

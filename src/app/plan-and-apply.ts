@@ -49,12 +49,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });
   const log = context.logger.child({ component: 'sync' });
   const outcome = await context.sync(loaded.desired, {
-    dryRun,
-    rotatePasswords: request.rotatePasswords,
-    pruneAll: request.prune,
-    allowEmptyPrune: request.allowEmptyPrune,
-    deleteDuplicateApikeys: request.deleteDuplicateApikeys,
-    ...(request.selection === undefined ? {} : { selection: request.selection }),
+    ...planChoices(request),
     approvals: request.approvals,
     ...(request.stopWrites ? { stopWrites: request.stopWrites } : {}),
     ...(request.observer ? { observer: request.observer } : {}),
@@ -99,4 +94,28 @@ export function checkGeneratedPasswordSink(desired: DesiredState, tokensDir: str
  */
 export function planFileFor(outcome: Pick<SyncOutcome, 'refusal' | 'plan'>, out: string | undefined): string | undefined {
   return out !== undefined && !outcome.refusal && outcome.plan.problems.length === 0 ? out : undefined;
+}
+
+/** The choices of one plan, as `plan` and `sync` take them from their flags (one service, or each target of a fleet). */
+export interface PlanChoices {
+  readonly dryRun: boolean;
+  readonly rotatePasswords?: boolean | undefined;
+  /** `--prune`: prune both kinds, whatever the file says. */
+  readonly prune?: boolean | undefined;
+  readonly allowEmptyPrune?: boolean | undefined;
+  readonly deleteDuplicateApikeys?: boolean | undefined;
+  /** `--only`, `--exclude`, `--replace`. */
+  readonly selection?: SelectionFlags | undefined;
+}
+
+/** The sync options those choices are (the same for one service and for each target of a fleet). */
+export function planChoices(request: PlanChoices): Pick<SyncOptions, 'dryRun' | 'rotatePasswords' | 'pruneAll' | 'allowEmptyPrune' | 'deleteDuplicateApikeys' | 'selection'> {
+  return {
+    dryRun: request.dryRun,
+    rotatePasswords: request.rotatePasswords,
+    pruneAll: request.prune,
+    allowEmptyPrune: request.allowEmptyPrune,
+    deleteDuplicateApikeys: request.deleteDuplicateApikeys,
+    ...(request.selection === undefined ? {} : { selection: request.selection }),
+  };
 }
