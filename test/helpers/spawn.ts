@@ -183,10 +183,10 @@ export interface StartedDaemonView {
   get(path: string): Promise<{ status: number; text: string }>;
 }
 
-/** Waits for the daemon's "daemon started" line; then the URL it serves, its logs and output. */
+/** Waits for the daemon's "daemon started" (or "fleet daemon started") line; then the URL it serves, its logs and output. */
 export async function daemonStarted(logs: LogLine[], output: () => string, exited: () => boolean): Promise<StartedDaemonView> {
   const waitForLog = logWaiter(logs, output, exited);
-  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
+  const started = await waitForLog((l) => l.msg === 'daemon started' || l.msg === 'fleet daemon started', 'the daemon to start');
   const url = String(started.url);
   return { url, logs, output, waitForLog, get: (path) => getText(url, path) };
 }
