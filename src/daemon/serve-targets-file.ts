@@ -54,6 +54,9 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
+      // The caller's signals and cron (a test's), as for one service; else the process's own.
+      ...(request.signals ? { signals: request.signals } : {}),
+      ...(request.scheduler ? { scheduler: request.scheduler } : {}),
       options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
