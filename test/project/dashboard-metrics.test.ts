@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import { startEmulator, type RunningTenants } from '../../src/emulator/index.js'
 import { waitFor } from '../helpers/daemon-deferred.js';
 import { parseExposition, type Sample } from '../helpers/daemon-prom-parse.js';
 import { startDaemonInProcess, type InProcessDaemon } from '../helpers/in-process.js';
-import { dashboardExpressions, promqlNames, ruleExpressions, rulesFiles, withoutVariables, type Audience, type Expression } from '../helpers/promql-expressions.js';
+import { root } from '../helpers/paths.js';
+import { dashboardExpressions, dashboardPath, promqlNames, ruleExpressions, rulesFiles, withoutVariables, type Audience, type Expression } from '../helpers/promql-expressions.js';
 
 /**
  * The shipped dashboard (examples/grafana/) and alert rules name only metrics, and labels, that a
@@ -101,6 +103,23 @@ describe('the Grafana dashboard and the alert rules name what /metrics serves', 
       expect(fleet, m).toContain(m);
     }
     for (const m of ['amsync_sync_window_open', 'amsync_next_expiry_timestamp_seconds', 'amsync_changes_total', 'amsync_drifted_items', 'amsync_target_drifted_items', 'amsync_target_changes_total']) expect(dashboard, m).toContain(m);
+  });
+
+  it('is a Grafana dashboard with a data source variable, a target variable and a row repeated per target', () => {
+    interface Panel { id: number; type: string; repeat?: string; datasource?: { uid: string }; panels?: Panel[]; targets?: Array<{ datasource: { uid: string } }> }
+    const d = JSON.parse(readFileSync(join(root, dashboardPath), 'utf8')) as { schemaVersion: number; uid: string; templating: { list: Array<{ name: string; type: string; query: unknown }> }; panels: Panel[] };
+    expect(d.schemaVersion).toBeGreaterThanOrEqual(36);
+    const variables = Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
+    expect(variables.datasource).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(variables.target).toMatchObject({ type: 'query' });
+    const panels = d.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
+    expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
+    expect(panels.some((p) => p.type === 'row' && p.repeat === 'target')).toBe(true);
+    // Every query goes to the data source the variable picks: nothing is bound to one Grafana's uid.
+    for (const p of panels.filter((q) => q.type !== 'row')) {
+      expect(p.datasource?.uid, String(p.id)).toBe('${datasource}');
+      for (const t of p.targets ?? []) expect(t.datasource.uid).toBe('${datasource}');
+    }
   });
 
   it('fails on a misspelt metric, a label its series lacks, and a grouping label nothing has', () => {
