@@ -8,7 +8,7 @@ import { waitFor } from '../helpers/daemon-deferred.js';
 import { parseExposition, type Sample } from '../helpers/daemon-prom-parse.js';
 import { startDaemonInProcess, type InProcessDaemon } from '../helpers/in-process.js';
 import { root } from '../helpers/paths.js';
-import { dashboardExpressions, dashboardPath, promqlNames, ruleExpressions, rulesFiles, withoutVariables, type Audience, type Expression } from '../helpers/promql-expressions.js';
+import { dashboardExpressions, dashboardPath, promqlNames, ruleExpressions, rulesFiles, rulesSpec, withoutVariables, type Audience, type Expression } from '../helpers/promql-expressions.js';
 
 /**
  * The shipped dashboard (examples/grafana/) and alert rules name only metrics, and labels, that a
@@ -103,6 +103,18 @@ describe('the Grafana dashboard and the alert rules name what /metrics serves', 
       expect(fleet, m).toContain(m);
     }
     for (const m of ['amsync_sync_window_open', 'amsync_next_expiry_timestamp_seconds', 'amsync_changes_total', 'amsync_drifted_items', 'amsync_target_drifted_items', 'amsync_target_changes_total']) expect(dashboard, m).toContain(m);
+  });
+
+  it('gives every alert of both rules files a severity, a summary and a description', () => {
+    for (const { path } of rulesFiles) {
+      const rules = rulesSpec(readFileSync(join(root, path), 'utf8')).groups.flatMap((g) => g.rules) as Array<{ alert?: string; labels?: Record<string, string>; annotations?: Record<string, string> }>;
+      expect(rules.length, path).toBeGreaterThan(5);
+      for (const rule of rules) {
+        expect(['critical', 'warning', 'info'], `${path}: ${rule.alert}`).toContain(rule.labels?.severity);
+        expect(rule.annotations?.summary, `${path}: ${rule.alert}`).toMatch(/\S/);
+        expect(rule.annotations?.description, `${path}: ${rule.alert}`).toMatch(/\S/);
+      }
+    }
   });
 
   it('is a Grafana dashboard with a data source variable, a target variable and a row repeated per target', () => {
