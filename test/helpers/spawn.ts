@@ -183,7 +183,7 @@ export interface StartedDaemonView {
   get(path: string): Promise<{ status: number; text: string }>;
 }
 
-/** Waits for the daemon's "daemon started" line; then the URL it serves, its logs and output. */
+/** Waits for the daemon's "daemon started" (or "fleet daemon started") line; then the URL it serves, its logs and output. */
 export async function daemonStarted(logs: LogLine[], output: () => string, exited: () => boolean): Promise<StartedDaemonView> {
   const waitForLog = logWaiter(logs, output, exited);
   // One service's daemon, or a targets file's (`fleet daemon started`).
