@@ -54,7 +54,7 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
-      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
+      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(base.auditLog === undefined ? {} : { auditLog: base.auditLog }), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
     await elector?.stop();

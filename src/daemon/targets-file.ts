@@ -17,6 +17,7 @@ import type { SignalSource } from './signals.js';
 import type { TriggerReason } from './sync-loop.js';
 import { createTargetMetrics, type TargetMetrics } from './target-metrics.js';
 import { TargetRunner, type TargetService } from './target-runner.js';
+import type { TargetReadinessFacts } from './status-snapshot.js';
 
 /** What the fleet daemon reconciles: the targets it owns and the whole desired file. */
 export interface FleetInput {
@@ -113,6 +114,7 @@ export async function startFleetDaemon(deps: FleetDaemonDeps): Promise<RunningFl
  */
 class TargetsFile implements DaemonTargets<FleetStatus> {
   readonly reloads = 'files';
+  readonly fleet = true;
   readonly refreshFailedMessage = 'loading the fleet failed unexpectedly';
   readonly unfinishedMessage = 'runs in progress did not finish within the grace period; stopping anyway (the next run converges)';
   readonly watched: readonly string[];
@@ -165,6 +167,10 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
     const base = { leading, ...(this.#options.shard ? { shard: this.#options.shard } : {}), configValid: this.#inputValid, targets };
     const state = { stopping: this.#daemon.lifecycle.stopping, loaded: this.#input !== undefined, inputValid: this.#inputValid, leading };
     return { ...base, ...fleetReadiness(state, targets) };
+  }
+
+  targetReadiness(): ReadonlyMap<string, TargetReadinessFacts> {
+    return new Map(this.status().targets.map((t) => [t.name, { url: t.url, ready: t.ready, reason: t.reason }]));
   }
 
   readinessJson(): Record<string, unknown> {
