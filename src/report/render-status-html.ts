@@ -58,7 +58,7 @@ const row = (term: string, value: string): string => `<dt>${e(term)}</dt><dd>${v
 function daemonSection(d: DaemonFacts, generatedAt: string): string {
   const rows = [
     row('Ready', `${yesNo(d.ready, 'ready', 'not ready')} <span class="muted">${e(d.reason)}</span>`),
-    row('Mode', `${e(d.mode)}${d.writes ? '' : ' <span class="warn">(writes held: runs observe only)</span>'}`),
+    row('Mode', `${e(d.mode)}${d.mode === 'apply' && !d.writes ? ' <span class="warn">(writes held: runs observe only)</span>' : ''}`),
     row('Desired state', `<code>${e(d.file)}</code>`),
     row('Generated', e(generatedAt)),
   ];
@@ -124,14 +124,14 @@ function pendingTable(p: PendingApprovals): string[] {
 }
 
 function auditSection(audit: AuditTail): string {
-  const head = `<h2>Audit log <span class="muted">(last ${audit.lines.length} line${audit.lines.length === 1 ? '' : 's'} of <code>${e(audit.file)}</code>)</span></h2>`;
+  const head = `<h2>Audit log <span class="muted">(last ${audit.lines.length} line${audit.lines.length === 1 ? '' : 's'} of <code>${e(audit.file)}</code>, newest first)</span></h2>`;
   const error = audit.error === null ? [] : [`<p class="bad">${e(audit.error)}</p>`];
   const table =
     audit.lines.length === 0
       ? ['<p class="muted">no lines yet</p>']
       : [
           '<table class="audit"><thead><tr><th>Time</th><th>Target</th><th>Action</th><th>Kind</th><th>Key</th><th>Status</th><th>Trigger</th></tr></thead>',
-          `<tbody>${audit.lines.map(auditRow).join('\n')}</tbody></table>`,
+          `<tbody>${[...audit.lines].reverse().map(auditRow).join('\n')}</tbody></table>`,
         ];
   return ['<section id="audit">', head, ...error, ...table, '</section>'].join('\n');
 }
