@@ -113,7 +113,7 @@ async function handle(options: HealthServerOptions, req: IncomingMessage, res: S
       return;
     }
   }
-  send(res, 404, 'text/plain; charset=utf-8', `not found: try /healthz, /readyz, /metrics${options.status ? ', /status or /status.json' : ''}\n`);
+  send(res, 404, 'text/plain; charset=utf-8', options.status ? 'not found: try /healthz, /readyz, /metrics, /status or /status.json\n' : 'not found: try /healthz, /readyz or /metrics\n');
 }
 
 function send(res: ServerResponse, status: number, contentType: string, text: string, headers: Readonly<Record<string, string>> = {}): void {

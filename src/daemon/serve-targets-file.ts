@@ -54,6 +54,9 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
+      // As for one service: the signals and the schedule of the caller (in-process tests drive them).
+      ...(request.signals ? { signals: request.signals } : {}),
+      ...(request.scheduler ? { scheduler: request.scheduler } : {}),
       options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(base.auditLog === undefined ? {} : { auditLog: base.auditLog }), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {

@@ -186,7 +186,7 @@ export interface StartedDaemonView {
 /** Waits for the daemon's "daemon started" line; then the URL it serves, its logs and output. */
 export async function daemonStarted(logs: LogLine[], output: () => string, exited: () => boolean): Promise<StartedDaemonView> {
   const waitForLog = logWaiter(logs, output, exited);
-  const started = await waitForLog((l) => l.msg === 'daemon started', 'the daemon to start');
+  const started = await waitForLog((l) => l.msg === 'daemon started' || l.msg === 'fleet daemon started', 'the daemon to start');
   const url = String(started.url);
   return { url, logs, output, waitForLog, get: (path) => getText(url, path) };
 }
