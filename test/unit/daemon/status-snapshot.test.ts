@@ -64,7 +64,7 @@ describe('the status snapshot of a daemon', () => {
 
   it('a sync that throws: its code and one line of its message, never a second line', async () => {
     const d = await daemonWith(async () => {
-      throw new ApiError('network', 'GET /api/sshusers: connect ECONNREFUSED 127.0.0.1:9\n    at somewhere (file.js:1:1)', { status: null });
+      throw new ApiError('network', 'GET /api/sshusers: connect ECONNREFUSED 127.0.0.1:9\n    at somewhere (file.js:1:1)', { method: 'GET', path: '/api/sshusers', route: '/api/sshusers' });
     });
     const { targets } = await snapshot(d);
     expect(targets[0]!.lastRun).toMatchObject({ outcome: 'failure', applied: 0, changes: [], failures: [] });
