@@ -38,7 +38,8 @@ const allowed = {
   // Kubernetes (issue 30): the client's config, shared by the Lease and the Secret sink.
   kube: ['model', 'errors', 'secrets', 'settings'],
   app: ['kube', 'model', 'errors', 'api', 'apply', 'audit', 'desired', 'fleet', 'notify', 'obs', 'plan', 'policy', 'report', 'saved-plan', 'secrets', 'settings', 'state', 'sync', 'text', 'time', 'yaml'],
-  daemon: ['kube', 'model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app'],
+  // `report`: the status page's pure renderer (the daemon assembles the snapshot, report/ renders it); `audit`: its tail.
+  daemon: ['kube', 'model', 'errors', 'api', 'obs', 'secrets', 'settings', 'sync', 'time', 'text', 'policy', 'yaml', 'fleet', 'app', 'report', 'audit'],
   emulator: ['errors'],
 };
 

@@ -24,3 +24,4 @@ export {
 export { auditFiles, parseAuditText, readAuditLog, type AuditReading } from './read-audit-log.js';
 export { filterAuditLines, parseTimeBound, type AuditFilter } from './audit-filter.js';
 export { revisionFromEnv, revisionVariables } from './revision-from-env.js';
+export { auditTailBytes, readAuditTail } from './read-audit-tail.js';

@@ -42,7 +42,7 @@ export interface LifecycleDeps {
   readonly shutdown: ShutdownSteps;
 }
 
-export type EndpointOptions = Pick<HealthServerOptions, 'readiness' | 'readinessJson' | 'liveness'> & {
+export type EndpointOptions = Pick<HealthServerOptions, 'readiness' | 'readinessJson' | 'liveness' | 'status'> & {
   /** HOST:PORT. */
   readonly listen: string;
 };
@@ -138,13 +138,14 @@ export class DaemonLifecycle {
     return this.#stop.signal;
   }
 
-  /** Serves /healthz, /readyz and /metrics; returns the URL. Throws DaemonError when the address cannot be bound. */
+  /** Serves /healthz, /readyz, /metrics and /status; returns the URL. Throws DaemonError when the address cannot be bound. */
   async serve(options: EndpointOptions): Promise<string> {
     this.#server = await startHealthServer({
       address: parseListen(options.listen),
       readiness: options.readiness,
       ...(options.readinessJson ? { readinessJson: options.readinessJson } : {}),
       liveness: options.liveness,
+      ...(options.status ? { status: options.status } : {}),
       metrics: () => this.#d.metrics.render(),
       logger: this.#log,
     });

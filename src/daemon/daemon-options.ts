@@ -43,6 +43,8 @@ export interface DaemonOptions {
   readonly windows?: readonly SyncWindowSetting[];
   /** The control socket of `amsync ctl` (0600); absent: none. */
   readonly socket?: string;
+  /** The audit log (`auditLog`), whose last lines the status page shows; absent: none. */
+  readonly auditLog?: string;
 }
 
 /** What a settings reload (SIGHUP) may change without a restart. `listen` needs one. */

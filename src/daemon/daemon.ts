@@ -18,6 +18,8 @@ import type { ScheduleFactory } from './schedule.js';
 import type { SignalSource } from './signals.js';
 import { SyncLoop, type RunVerdict, type TriggerReason } from './sync-loop.js';
 import type { TargetRunner, TargetRunnerParts } from './target-runner.js';
+import type { StatusSnapshot } from '../report/index.js';
+import { statusSnapshot, type TargetReadinessFacts } from './status-snapshot.js';
 
 /** What every daemon is given, whatever its targets. */
 export interface DaemonParts {
@@ -79,6 +81,10 @@ export interface DaemonTargets<S extends Readiness> {
   readinessJson?(): Record<string, unknown>;
   /** /healthz. */
   liveness(): Readiness;
+  /** Each target's readiness and URL, for the status page; absent: the one service, whose readiness is the daemon's. */
+  targetReadiness?(): ReadonlyMap<string, TargetReadinessFacts>;
+  /** The status page's title says a fleet. */
+  readonly fleet: boolean;
   /** The files watched from the start, before the input loads. */
   readonly watched: readonly string[];
   /** Whether the input loaded at the last attempt. */
@@ -188,6 +194,7 @@ export class Daemon<S extends Readiness> {
         readiness: () => targets.status(),
         ...(targets.readinessJson ? { readinessJson: () => targets.readinessJson!() } : {}),
         liveness: () => targets.liveness(),
+        status: () => this.statusSnapshot(),
       },
       watch: { files: targets.watched, debounceMs: this.runtime.debounceMs, pollMs: this.options.watchPollMs },
       schedule: this.runtime.schedule,
@@ -247,6 +254,21 @@ export class Daemon<S extends Readiness> {
       ready: { ready: ready.ready, reason: ready.reason },
       ...(fleet ? { targets: [...this.runners.entries()].map(([name, r]) => ({ name, ...lastRunOf(r.reconciler.status()) })) } : {}),
     };
+  }
+
+  /** `GET /status` and `/status.json`: every target's last run, approvals, expiries, and the audit log's tail. */
+  statusSnapshot(): Promise<StatusSnapshot> {
+    const targets = this.#targets;
+    const ready = targets.status();
+    return statusSnapshot({
+      now: this.timers.wallNow(),
+      fleet: targets.fleet,
+      file: this.options.file,
+      ctl: this.ctlStatus(),
+      runners: this.runners,
+      readiness: targets.targetReadiness?.() ?? new Map([['', { url: null, ready: ready.ready, reason: ready.reason }]]),
+      auditLog: this.options.auditLog,
+    });
   }
 
   #answer(message: string): CtlResponse {

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../obs/index.js';
+import { renderStatusHtml, renderStatusJson, statusPageStyle, type StatusSnapshot } from '../report/index.js';
 import { scrub } from '../secrets/index.js';
 import { DaemonError } from './daemon-error.js';
 import { listenUrl, type ListenAddress } from './listen-address.js';
@@ -16,8 +18,19 @@ export interface HealthServerOptions {
   liveness(): Readiness;
   /** The Prometheus exposition text. */
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** The status page's facts (/status, /status.json); absent: no status page. */
+  status?(): Promise<StatusSnapshot>;
   readonly logger: Logger;
 }
+
+/**
+ * The status page's policy: nothing loads, runs or submits, except the page's own style sheet,
+ * allowed by its hash. The page needs no script; a script slipped into it would not run.
+ */
+export const statusPageCsp = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(statusPageStyle).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+/** Headers of the status page and its JSON, besides the type. */
+const statusHeaders = { 'Content-Security-Policy': statusPageCsp, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY' };
 
 export interface HealthServer {
   /** `http://HOST:PORT` with the port actually bound. */
@@ -27,8 +40,8 @@ export interface HealthServer {
 
 /**
  * `/healthz` (the process answers and no run is wedged past its deadline), `/readyz` (200 or
- * 503 with the reason), `/metrics`.
- * Plain node:http: three read-only routes need no framework, and nothing here reads a body.
+ * 503 with the reason), `/metrics`, and the status page `/status` (HTML) with `/status.json`.
+ * Plain node:http: a few read-only routes need no framework, and nothing here reads a body.
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const { logger } = options;
@@ -91,14 +104,22 @@ async function handle(options: HealthServerOptions, req: IncomingMessage, res: S
       send(res, 200, contentType, body);
       return;
     }
-    default:
-      send(res, 404, 'text/plain; charset=utf-8', 'not found: try /healthz, /readyz or /metrics\n');
+    case '/status':
+    case '/status.json': {
+      if (!options.status) break;
+      const snapshot = await options.status();
+      if (path === '/status') send(res, 200, 'text/html; charset=utf-8', renderStatusHtml(snapshot), statusHeaders);
+      else send(res, 200, 'application/json; charset=utf-8', renderStatusJson(snapshot), statusHeaders);
+      return;
+    }
   }
+  send(res, 404, 'text/plain; charset=utf-8', options.status ? 'not found: try /healthz, /readyz, /metrics, /status or /status.json\n' : 'not found: try /healthz, /readyz or /metrics\n');
 }
 
-function send(res: ServerResponse, status: number, contentType: string, text: string): void {
+function send(res: ServerResponse, status: number, contentType: string, text: string, headers: Readonly<Record<string, string>> = {}): void {
   // Whatever a reason or a label was built from, the one redaction step runs on every answer.
   const body = scrub(text);
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.writeHead(status, { ...headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
+

@@ -92,6 +92,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<RunningDaemon> {
  */
 class OneService implements DaemonTargets<DaemonStatus & Readiness> {
   readonly reloads = 'file';
+  readonly fleet = false;
   readonly unfinishedMessage = 'the run in progress did not finish within the grace period; stopping anyway (the next run converges)';
   readonly #daemon: Daemon<DaemonStatus & Readiness>;
   readonly #deps: DaemonDeps;

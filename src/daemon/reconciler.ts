@@ -11,6 +11,7 @@ import { summariseSync, type RunSummary } from './run-summary.js';
 import type { RunVerdict, TriggerReason } from './sync-loop.js';
 import type { Timers } from '../time/index.js';
 import { ExpiryWatch } from './expiry-watch.js';
+import { maxListedChanges, type FailureLine, type LastRun } from '../report/index.js';
 
 export type DaemonMode = 'apply' | 'observe';
 
@@ -92,6 +93,14 @@ export class Reconciler {
   #approvalsError: string | undefined;
   /** Expiries of the last plan: the gauges, `access_expiring` told once, the next wake-up. */
   readonly #expiries = new ExpiryWatch();
+  /** What the last plan said of expiries: the next one (wall ms) and how many are within 24 h. */
+  #expiryFacts: { next: number | undefined; soon: number } = { next: undefined, soon: 0 };
+  /** What to list in the approvals file to approve every pending change (approvalHint). */
+  #approve: readonly string[] = [];
+  /** The run in progress, as the status page will tell it; set by #record, or by a failure. */
+  #current: Omit<LastRun, 'startedAt' | 'finishedAt' | 'trigger' | 'outcome'> | undefined;
+  /** The last run that ended, for the status page. */
+  #lastRun: LastRun | undefined;
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -124,6 +133,21 @@ export class Reconciler {
     return this.#pending;
   }
 
+  /** What to list in the approvals file to approve every pending change. */
+  get approve(): readonly string[] {
+    return this.#approve;
+  }
+
+  /** The last run that ended (the status page); undefined before one. */
+  get lastRun(): LastRun | undefined {
+    return this.#lastRun;
+  }
+
+  /** The next expiry of the last plan (wall ms) and how many expire within 24 h. */
+  get expiryFacts(): { readonly next: number | undefined; readonly soon: number } {
+    return this.#expiryFacts;
+  }
+
   /**
    * One run, bounded by the run deadline: past it the run is abandoned. Its signal aborts, so
    * the client sends nothing more and requests in flight are cut; it counts as a failed run
@@ -134,6 +158,8 @@ export class Reconciler {
   async run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
     const { metrics, timers } = this.#d;
     const started = timers.now();
+    const startedAt = timers.wallNow();
+    this.#current = undefined;
     this.#running = true;
     metrics.setRunning(true);
     const controller = new AbortController();
@@ -157,6 +183,7 @@ export class Reconciler {
     this.#running = false;
     metrics.setRunning(false);
     this.#finish(outcome, started);
+    this.#rememberRun(reasons, outcome, startedAt);
     return { retry: outcome === 'failure' || outcome === 'partial' };
   }
 
@@ -269,6 +296,7 @@ export class Reconciler {
         return 'failure';
       }
       this.#lastError = errorCode(error);
+      this.#current = { dryRun, drift: 0, applied: 0, changes: [], failures: [], error: `${this.#lastError}: ${errorMessage(error)}` };
       // Found against the service (a role name it does not have): positioned, like a bad file.
       if (isInvalidInput(error)) this.#logDiagnostics(error.message, error.diagnostics, 'sync refused before any write');
       else this.#log.error({ err: errorForLog(error) }, 'sync failed; nothing more was changed');
@@ -281,6 +309,7 @@ export class Reconciler {
     this.#trackApprovals(sync, dryRun);
     for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
     const expiries = this.#expiries.observe(sync.plan, this.#d.timers.wallNow(), null);
+    this.#expiryFacts = { next: expiries.next, soon: expiries.soon };
     this.#d.metrics.setExpiries?.(expiries.next, expiries.soon);
     for (const event of expiries.events) this.#d.notify?.(event);
     return summary.outcome;
@@ -309,6 +338,7 @@ export class Reconciler {
     if (dryRun || sync.refusal || !sync.approval || sync.cancelled) return;
     const pending = pendingApprovalsOf(sync.plan, sync.approval);
     this.#pending = pending;
+    this.#approve = pending.length === 0 ? [] : approvalHint(sync.approval).hashes;
     this.#d.metrics.setPendingApprovals(pending.length);
     if (pending.length === 0) {
       this.#announced = new Set();
@@ -335,6 +365,7 @@ export class Reconciler {
 
   #record(sync: SyncOutcome, summary: RunSummary, dryRun: boolean): void {
     const { metrics } = this.#d;
+    this.#current = runFacts(sync, summary, dryRun);
     metrics.setDrift('sshUser', summary.drift.sshUser);
     metrics.setDrift('apikey', summary.drift.apikey);
     metrics.setUnmanaged('sshUser', summary.unmanaged.sshUser);
@@ -386,6 +417,21 @@ export class Reconciler {
     metrics.recordRun(outcome, seconds);
   }
 
+  /** The run that just ended, as the status page tells it: its facts, or only its outcome and error. */
+  #rememberRun(reasons: readonly TriggerReason[], outcome: RunOutcome, startedAt: number): void {
+    const facts = this.#current ?? { dryRun: false, drift: 0, applied: 0, changes: [], failures: [] };
+    const invalid = outcome === 'invalid_input' ? 'the desired-state file is invalid: nothing is applied until it is fixed (see the log)' : null;
+    const error = outcome === 'success' ? null : (this.#current?.error ?? invalid ?? this.#lastError ?? null);
+    this.#lastRun = {
+      startedAt: new Date(startedAt).toISOString(),
+      finishedAt: new Date(this.#d.timers.wallNow()).toISOString(),
+      trigger: [...reasons],
+      outcome,
+      ...facts,
+      error: error === null ? null : oneLine(error),
+    };
+  }
+
   #logDiagnostics(message: string, diagnostics: readonly Diagnostic[], summary: string): void {
     const errors = diagnostics.filter((d) => d.severity === 'error');
     this.#log.error({ errors: errors.length }, `${summary}: ${message}`);
@@ -401,6 +447,33 @@ export class Reconciler {
 function diagnosticFields(d: Diagnostic): Record<string, unknown> {
   const where = d.position ? { file: d.position.file, line: d.position.line, col: d.position.col } : {};
   return { code: d.code, ...where, ...(d.path ? { path: d.path } : {}) };
+}
+
+/** A run's changes as the status page lists them: what it wrote, what failed and why (never a value). */
+function runFacts(sync: SyncOutcome, summary: RunSummary, dryRun: boolean): Omit<LastRun, 'startedAt' | 'finishedAt' | 'trigger' | 'outcome'> {
+  const results = sync.results ?? [];
+  const line = (r: (typeof results)[number]) => ({ kind: r.kind, action: r.action, key: r.key });
+  const failures: FailureLine[] = [
+    ...results.filter((r) => r.status === 'failed').map((r) => ({ ...line(r), reason: oneLine(r.error ?? 'failed') })),
+    ...results.filter((r) => r.status === 'skipped' && r.notStarted !== true).map((r) => ({ ...line(r), reason: oneLine(r.error ?? 'skipped: it waited for a change that failed') })),
+    ...sync.plan.problems.map((p) => ({ kind: p.kind, action: null, key: p.key, reason: oneLine(`${p.code}: ${p.message}`) })),
+    ...(sync.tokenErrors ?? []).map((t) => ({ kind: 'apikey' as const, action: null, key: t.key, reason: oneLine(`token_file: ${t.error}`) })),
+  ];
+  const drift = summary.drift.sshUser + summary.drift.apikey;
+  return {
+    dryRun,
+    drift,
+    applied: summary.applied,
+    changes: results.filter((r) => r.status === 'applied').slice(0, maxListedChanges).map(line),
+    failures: failures.slice(0, maxListedChanges),
+    error: sync.refusal ? oneLine(`${sync.refusal.code}: ${sync.refusal.message}`) : null,
+  };
+}
+
+/** The first line of a message, at most 300 characters: a reason, not a dump. */
+function oneLine(text: string): string {
+  const first = text.split('\n', 1)[0]!.trim();
+  return first.length > 300 ? `${first.slice(0, 299)}…` : first;
 }
 
 /** The one-line message of an error for a notification (the notifier scrubs it). */

@@ -16,6 +16,9 @@ import type { PendingApprovalsEvent } from './pending-approvals.js';
 import { auditTrigger, runSignal, stopWritesOf } from './target-runner.js';
 import { ctlSocketPath } from './ctl-socket-path.js';
 
+/** The audit log the status page shows the tail of (the settings at start: a new one takes a restart, as `listen`). */
+const auditLogOf = (settings: Settings): { auditLog?: string } => (settings.auditLog === undefined ? {} : { auditLog: settings.auditLog });
+
 type MakeContext = (logger?: Logger, credentialFrom?: CredentialHandover) => Promise<ServiceContext>;
 
 /** The daemon of the one service the settings name, until it stops (serve.ts). */
@@ -89,7 +92,7 @@ class ServiceOfTheMoment {
       onWire: () => this.service.onWire(),
       logger: this.#log,
       metrics: this.metrics,
-      options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon, socket: ctlSocketPath(this.service.settings) },
+      options: { file: this.service.file, watch: this.service.source.paths, ...this.service.settings.daemon, socket: ctlSocketPath(this.service.settings), ...auditLogOf(this.service.settings) },
       ...(this.request.signals ? { signals: this.request.signals } : {}),
       ...(this.request.scheduler ? { scheduler: this.request.scheduler } : {}),
     };

@@ -57,10 +57,10 @@ export async function serveTargetsFile(request: DaemonRequest, fleet: FleetReque
       ...(elector ? { mayWrite: () => elector!.leading } : {}),
       logger: log,
       metrics,
-      // The request's signals and schedule (the process's and node-cron, unless a caller gives its own), as for one service.
+      // As for one service: the signals and the schedule of the caller (in-process tests drive them).
       ...(request.signals ? { signals: request.signals } : {}),
       ...(request.scheduler ? { scheduler: request.scheduler } : {}),
-      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(shard === undefined ? {} : { shard }) },
+      options: { file: fleet.desiredFile, targetsFile: fleet.targetsFile, targetConcurrency: fleet.targetConcurrency, ...base.daemon, socket: ctlSocketPath(base), ...(base.auditLog === undefined ? {} : { auditLog: base.auditLog }), ...(shard === undefined ? {} : { shard }) },
     });
   } catch (error) {
     await elector?.stop();

@@ -18,6 +18,7 @@ import type { SignalSource } from './signals.js';
 import type { TriggerReason } from './sync-loop.js';
 import { createTargetMetrics, type TargetMetrics } from './target-metrics.js';
 import { TargetRunner, type TargetService } from './target-runner.js';
+import type { TargetReadinessFacts } from './status-snapshot.js';
 
 /** What the fleet daemon reconciles: the targets it owns and the whole desired file. */
 export interface FleetInput {
@@ -121,6 +122,7 @@ export async function startFleetDaemon(deps: FleetDaemonDeps): Promise<RunningFl
  */
 class TargetsFile implements DaemonTargets<FleetStatus> {
   readonly reloads = 'files';
+  readonly fleet = true;
   readonly refreshFailedMessage = 'loading the fleet failed unexpectedly';
   readonly unfinishedMessage = 'runs in progress did not finish within the grace period; stopping anyway (the next run converges)';
   readonly watched: readonly string[];
@@ -174,6 +176,10 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
     const base = { leading, ...(this.#options.shard ? { shard: this.#options.shard } : {}), configValid: this.#inputValid, targets, ...(held === undefined ? {} : { writesHeld: held }) };
     const state = { stopping: this.#daemon.lifecycle.stopping, loaded: this.#input !== undefined, inputValid: this.#inputValid, leading, ...(held === undefined ? {} : { held }) };
     return { ...base, ...fleetReadiness(state, targets) };
+  }
+
+  targetReadiness(): ReadonlyMap<string, TargetReadinessFacts> {
+    return new Map(this.status().targets.map((t) => [t.name, { url: t.url, ready: t.ready, reason: t.reason }]));
   }
 
   readinessJson(): Record<string, unknown> {

@@ -13,3 +13,6 @@ export { auditReadWarning, renderAuditTable } from './render-audit.js';
 export { applyingProgress, elapsed, listingProgress, stillLine } from './progress-text.js';
 export { diagnosticCommands, planProblemCommands, workflowCommand } from './workflow-commands.js';
 export { interruptedSummary, stoppingMessage, type StopReceived } from './interrupt-text.js';
+export { renderStatusHtml, statusPageStyle, type StatusHtmlOptions } from './render-status-html.js';
+export { renderStatusJson } from './render-status-json.js';
+export { maxListedChanges, statusAuditLines, type AuditTail, type ChangeLine, type DaemonFacts, type FailureLine, type LastRun, type PendingApprovals, type StatusSnapshot, type TargetStatus } from './status-snapshot.js';
