@@ -40,7 +40,8 @@ export function recordTtlCreates(desired: DesiredState, state: PasswordState | u
     if (r.action === 'create' && r.status === 'applied' && typeof r.id === 'number' && withTtl.has(`${r.kind}\u0000${r.key}`)) state.recordCreated?.(r.kind, r.id, clock());
     if (r.kind !== 'apikey' || r.status !== 'applied' || !rotating.has(r.key)) return;
     // A successor created: the two ids form one key until the predecessor's delete (key-rotation.ts).
-    if (r.action === 'create' && r.replaces !== undefined && typeof r.id === 'number') state.recordRotating?.(r.replaces, { successor: r.id, since: clock() });
+    // Not when the sink lost its token: the predecessor stays the key in use (the next plan reports the twin).
+    if (r.action === 'create' && r.replaces !== undefined && r.tokenLost !== true && typeof r.id === 'number') state.recordRotating?.(r.replaces, { successor: r.id, since: clock() });
     if (r.action === 'delete' && typeof r.id === 'number') state.recordRotating?.(r.id, null);
   };
 }
