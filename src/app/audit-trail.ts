@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { AuditLog, processIdentity, revisionFromEnv, type AuditControlEntry, type AuditTrigger } from '../audit/index.js';
 import type { Change, ChangeResult, Plan } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
-import { expiredReason } from '../plan/index.js';
+import { expiredReason, keyRotationReason, rotatedReason } from '../plan/index.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -52,7 +52,8 @@ export class AuditTrail {
       // Values of what is not secret only: the audit log also drops any field named like a secret.
       const values = change === undefined ? {} : Object.fromEntries(Object.entries(change.fields).map(([name, f]) => [name, f.after]));
       // The delete of an expired item says so (issue 30); other reasons are the plan's prose, not kept.
-      const reason = change?.reason === expiredReason ? { reason: expiredReason } : {};
+      // So do an apikey rotation's two writes: the successor's create (`rotation`) and the predecessor's delete (`rotated`).
+      const reason = keptReason(change?.reason);
       return { target: this.#target, kind: c.kind, key: c.key, id, action: c.action, fields, values, planHash, trigger, ...reason };
     };
     return {
@@ -106,3 +107,11 @@ export function planHashOf(plan: Plan): string {
   return createHash('sha256').update(JSON.stringify(plan.changes)).digest('hex').slice(0, 16);
 }
 
+
+/** The audit line's reason of a change: the few the log keeps (expiry, key rotation), else none. */
+function keptReason(reason: string | undefined): { reason?: string } {
+  if (reason === expiredReason) return { reason: expiredReason };
+  if (reason === rotatedReason || reason?.startsWith(`${rotatedReason}:`) === true) return { reason: rotatedReason };
+  if (reason?.startsWith(keyRotationReason) === true) return { reason: 'rotation' };
+  return {};
+}

@@ -143,7 +143,9 @@ class PlanRun {
       if (stoppedBeforeSending(error)) return this.#finish(i, notStarted(this.#options.signal?.aborted ? undefined : notSentReason(error)));
       throw error;
     }
-    const replacement = change.replaces !== undefined ? { replaces: change.replaces } : change.replaced === true && typeof depResult?.id === 'number' ? { replacedBy: depResult.id } : {};
+    // A successor whose token the sink did not keep is not "the" key: its result says so (a rotation is then not recorded).
+    const lost = change.replaces !== undefined && outcome.status === 'applied' && !this.#writer.tokenDelivered(change) ? { tokenLost: true as const } : {};
+    const replacement = change.replaces !== undefined ? { replaces: change.replaces, ...lost } : change.replaced === true && typeof depResult?.id === 'number' ? { replacedBy: depResult.id } : {};
     this.#finish(i, { kind: change.kind, key: change.key, action: change.action, ...outcome, ...replacement });
   }
 

@@ -45,7 +45,7 @@ export interface AuditEntry {
   /** The hash of the plan the write belongs to, when there is one. */
   readonly planHash: string | null;
   readonly trigger: AuditTrigger;
-  /** Why a delete is made, when the log keeps it: `expired` (issue 30). Absent otherwise. */
+  /** Why a write is made, when the log keeps it: `expired`, `rotation` (a successor key), `rotated` (its predecessor deleted) (issue 30). Absent otherwise. */
   readonly reason?: string;
 }
 

@@ -72,6 +72,21 @@ const rotateSchema = () =>
     })
     .meta({ description: 'Scheduled rotation of a generated password (`password: {generate: …}` only).' });
 
+/** `rotate: {every, overlap}` of an apikey: a successor key, the predecessor kept for the overlap. */
+const keyRotateSchema = () =>
+  z
+    .strictObject({
+      every: durationText('Create a successor key (same name, roles and superuser; its token written to the token sink) once the token amsync created is this old: a number and a unit, s m h d (e.g. 90d).'),
+      overlap: durationText('How long the predecessor stays valid after its successor was created, then it is deleted (a verified delete); absent: deleted as soon as the successor token is written.').optional(),
+    })
+    .meta({ description: 'Scheduled rotation of an apikey with an overlap: there is never a moment without a valid key.' });
+
+const durationText = (description: string) =>
+  z
+    .string()
+    .refine((s) => durationMs(s) !== undefined, { error: (issue) => `${quote(String(issue.input))} is not a duration: a positive whole number and a unit, s, m, h or d (e.g. 30d)` })
+    .meta({ description });
+
 /** A role by id or by name, as apikeys and the policy's role lists write it. */
 const roleRefSchema = () =>
   z.union([
@@ -146,7 +161,7 @@ type FileValueOf<F extends FieldDeclaration> = FileValues[F['type']];
 /** An item of a kind as the file holds it (the kind's fields, then `id`, `ensure`, `targets`). */
 export type FileItemOf<K extends KindDeclaration> = { [F in StateFieldName<K>]: FileValueOf<K['fields'][F]> } & {
   [F in WriteOnlyFieldName<K>]?: FileValueOf<K['fields'][F]>;
-} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']>; renamedFrom?: string[]; ignore?: string[]; mode?: 'observe'; expires?: string; ttl?: string; rotate?: { every: string } };
+} & { id?: number; ensure: Ensure; targets?: z.output<Shared['targets']>; renamedFrom?: string[]; ignore?: string[]; mode?: 'observe'; expires?: string; ttl?: string; rotate?: { every: string; overlap?: string } };
 
 /** One field's schema, from its declaration (model/kinds): type, default, description. */
 function fieldSchema(name: string, field: FieldDeclaration, shared: Shared): z.ZodType {
@@ -181,6 +196,8 @@ function itemSchema<K extends KindDeclaration>(kind: K, shared: Shared): z.ZodTy
       ttl: ttlSchema(kind).optional(),
       // Only kinds with a secret amsync may generate (SSH users' passwords).
       ...(hasSecretField(kind) ? { rotate: rotateSchema().optional() } : {}),
+      // Kinds whose secret the service issues (apikeys' tokens): rotated by a successor.
+      ...(kind.generatedSecret !== undefined ? { rotate: keyRotateSchema().optional() } : {}),
     })
     .meta({ title: kind.title }) as unknown as z.ZodType<FileItemOf<K>>;
 }

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, GeneratedPassword, KindDeclaration, PasswordClass, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
+import type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, GeneratedPassword, KeyRotation, KindDeclaration, PasswordClass, RoleNameRef, Diagnostic, SourcePosition } from '../model/index.js';
 import { apikeyKind, fieldsOf, sshUserKind } from '../model/index.js';
 import { checkDesired } from './check-desired.js';
 import { checkGeneratedPasswords } from './check-generated.js';
@@ -185,7 +185,14 @@ function toItem<K extends KindDeclaration>(
   if (values.mode !== undefined) out.mode = values.mode;
   if (values.expires !== undefined) out.expires = values.expires;
   if (values.ttl !== undefined) out.ttl = values.ttl;
+  const rotate = (values as { rotate?: { every: string; overlap?: string } }).rotate;
+  if (kind.generatedSecret !== undefined && rotate !== undefined && values.ensure !== 'absent') out.rotate = keyRotation(rotate);
   return out;
+}
+
+/** An apikey's `rotate:` as the model holds it (the schema checked both durations). */
+function keyRotation(rotate: { every: string; overlap?: string }): KeyRotation {
+  return { everyMs: durationMs(rotate.every)!, every: rotate.every, overlapMs: rotate.overlap === undefined ? 0 : durationMs(rotate.overlap)!, ...(rotate.overlap === undefined ? {} : { overlap: rotate.overlap }) };
 }
 
 /** `{generate: {…}}` as the schema parsed it, or undefined for the other forms. */

@@ -24,6 +24,15 @@ export interface ItemControls {
   readonly ttl?: string;
 }
 
+/** An apikey's scheduled rotation (`rotate: {every: 90d, overlap: 24h}`), in ms and as written. */
+export interface KeyRotation {
+  readonly everyMs: number;
+  readonly every: string;
+  /** How long the predecessor stays valid after its successor was created; 0 when not written. */
+  readonly overlapMs: number;
+  readonly overlap?: string;
+}
+
 /**
  * Which targets of a fleet an item is for (`targets:` in the desired file, DESIGN.md §9): a
  * list of target names, or labels every selected target carries (ANDed). Only meaningful with
@@ -68,6 +77,8 @@ export interface RoleNameRef {
  */
 export interface DesiredApikey extends DesiredFieldsOf<ApikeyKind>, ItemControls {
   readonly id?: number;
+  /** `rotate: {every, overlap}`: a successor key once the token is this old; the old one kept for the overlap. */
+  readonly rotate?: KeyRotation;
   /**
    * Roles given by name, in file order. Resolved to ids through the service's roles listing
    * before planning (the planner sees ids only); absent when the file names none.

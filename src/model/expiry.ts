@@ -70,4 +70,12 @@ export interface PlanClock {
   /** ms since the epoch. */
   readonly now: number;
   readonly createdAt?: CreatedTimes;
+  /** Apikeys in rotation (the state file's `rotating`): by the predecessor's id, its successor and since when (ms). */
+  readonly rotating?: ReadonlyMap<number, RotatingKey>;
+}
+
+/** One rotating apikey: the predecessor's successor, and when the successor was created (ms). */
+export interface RotatingKey {
+  readonly successor: number;
+  readonly since: number;
 }

@@ -1,7 +1,7 @@
 export type { SecretRef, SecretValue } from './secret-value.js';
 export type { Diagnostic, Severity, SourcePosition } from './source-position.js';
 export { formatDiagnostic } from './source-position.js';
-export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, ItemControls, ItemMode, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
+export type { AccessPolicy, DesiredApikey, DesiredOrigin, DesiredSshUser, DesiredState, Ensure, ItemControls, ItemMode, KeyRotation, PerKind, RoleNameRef, SuperuserRule, TargetSelector } from './desired-state.js';
 export type { ApprovalGate, ApprovalStatus, GateRule, PlanReview, PolicyFinding } from './approval.js';
 export { noReview } from './approval.js';
 export { approvalHint, type ApprovalHint } from './approval-hint.js';
@@ -50,4 +50,4 @@ export type {
   WriteOnlyFieldName,
 } from './kinds/index.js';
 export { apikeyKind, canonicalValue, fieldsOf, identityOf, ignorableFieldsOf, kinds, listedItem, listedRow, sameValue, sortedUnique, sshUserKind, stateFieldsOf } from './kinds/index.js';
-export { expiresAtMs, formatRemaining, instantText, ttlMs, type CreatedTimes, type PlanClock, type PlannedExpiry } from './expiry.js';
+export { expiresAtMs, formatRemaining, instantText, ttlMs, type CreatedTimes, type PlanClock, type PlannedExpiry, type RotatingKey } from './expiry.js';

@@ -183,4 +183,6 @@ export interface ChangeResult {
   readonly replaces?: number;
   /** `--replace` of an apikey: on the old key's delete, the id of its successor. */
   readonly replacedBy?: number;
+  /** On a successor's create: its token was not written to the token sink (nobody has it). */
+  readonly tokenLost?: true;
 }

@@ -1,6 +1,7 @@
 import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
+import { retiringKeys, rotateKeys } from './key-rotation.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
@@ -30,10 +31,13 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     now,
   );
   const keys = new PlanBuilder('apikey');
+  // Apikeys in rotation: the planner sees the successor only (key-rotation.ts).
+  const retiring = retiringKeys(actual.apikeys, now);
+  const visibleKeys = retiring.size === 0 ? actual.apikeys : actual.apikeys.filter((k) => !retiring.has(k.id));
   planKind(
     apikeySpec,
     desired.apikeys,
-    actual.apikeys,
+    visibleKeys,
     policy.prune.apikeys,
     (key) => policy.isProtected('apikey', key),
     keys,
@@ -58,15 +62,18 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   if (unavailable) notes.push(unavailableNote(unavailable));
   notes.push(...users.notes, ...keys.notes);
 
+  // Set only when a key declares `rotate:`: other plans are built as they always were.
+  const rotated = desired.apikeys.some((k) => k.rotate !== undefined) ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
+  const keyChanges = rotated?.changes ?? keys.changes;
   const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
   const observed = [...users.observed, ...keys.observed].sort(compareChanges);
   const ignored = [...ignoredFields('sshUser', desired.sshUsers, ignorableFieldsOf(sshUserKind)), ...ignoredFields('apikey', desired.apikeys, ignorableFieldsOf(apikeyKind))];
   return {
-    changes: [...users.changes, ...keys.changes].sort(compareChanges),
-    unchanged: users.unchanged + keys.unchanged,
+    changes: [...users.changes, ...keyChanges].sort(compareChanges),
+    unchanged: users.unchanged + (rotated?.unchanged ?? keys.unchanged),
     unmanaged: [...users.unmanaged, ...keys.unmanaged].sort(compareRefs),
     protected: [...users.protected, ...keys.protected].sort(compareRefs),
-    problems: [...users.problems, ...keys.problems].sort(compareRefs),
+    problems: [...users.problems, ...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))].sort(compareRefs),
     notes,
     ...(unavailable ? { passwordsUnavailable: unavailable } : {}),
     // Set only when used: a plan of a file without them is what it always was (saved-plan bytes).

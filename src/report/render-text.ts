@@ -1,7 +1,7 @@
 import { approvalHint, fieldEntries, formatRemaining, type ApprovalGate, type ApprovalStatus, type Change, type ChangeResult, type ItemRef, type Plan } from '../model/index.js';
 import { positionText, type Report } from './report.js';
 import { afterValue, quoteKey, renderField, safeText, unavailableOf } from './render-value.js';
-import { summarize } from '../plan/index.js';
+import { keyRotationReason, summarize } from '../plan/index.js';
 
 export interface TextOptions {
   /** ANSI colours; the caller decides (TTY and NO_COLOR). */
@@ -122,7 +122,10 @@ function renderChange(change: Change, paint: Paint, roleNames: ReadonlyMap<numbe
   const head =
     replaces === undefined
       ? `  # ${change.kind} ${quoteKey(change.key)}${id} ${verb[change.action]}${reason}`
-      : `  # ${change.kind} ${quoteKey(change.key)} (id ${replaces}) will be replaced: a new key is created and its token written, then id ${replaces} is deleted`;
+      : change.reason?.startsWith(keyRotationReason) === true
+        ? // A scheduled rotation (rotate: {every, overlap}): the old key's delete is its own change, now or after the overlap.
+          `  # ${change.kind} ${quoteKey(change.key)} (id ${replaces}) will be rotated${reason}: a successor key is created and its token written`
+        : `  # ${change.kind} ${quoteKey(change.key)} (id ${replaces}) will be replaced: a new key is created and its token written, then id ${replaces} is deleted`;
   const fields = fieldEntries(change);
   const width = Math.max(0, ...fields.map(([n]) => n.length));
   const body = fields.map(([name, f]) => {

@@ -23,6 +23,9 @@ const buildStateFileSchema = () =>
         // Generated passwords (password: {generate}), by SSH user id: when amsync set each, and
         // whether its sink write failed. Absent until one is generated (older files lack it).
         generatedPasswords: z.record(z.string(), z.object({ setAt: z.iso.datetime(), lost: z.literal(true).optional() })).optional(),
+        // Apikeys in rotation (rotate: {every, overlap}), by the predecessor's id: its successor's
+        // id and when that was created. Absent until a key rotates (older files lack it).
+        rotating: z.record(z.string(), z.object({ successor: z.int().positive(), since: z.iso.datetime() })).optional(),
       }),
     ),
   });
@@ -49,8 +52,18 @@ export interface PasswordState {
   readonly generated?: ReadonlyMap<string, GeneratedPasswordRecord>;
   /** Records that a generated password was set on user `id` (`lost`: its sink write failed); persisted by `save`. */
   recordGenerated?(id: number, record: GeneratedPasswordRecord): void;
+  /** Apikeys in rotation, by the predecessor's id (as a string). Optional: a state made in code may keep none. */
+  readonly rotating?: ReadonlyMap<string, RotatingRecord>;
+  /** Records that `successor` replaces apikey `predecessor` (null: forgets the pair, the predecessor is gone); persisted by `save`. */
+  recordRotating?(predecessor: number, record: RotatingRecord | null): void;
   readonly dirty: boolean;
   save(): Promise<void>;
+}
+
+/** An apikey in rotation: its successor's id and when the successor was created (epoch ms). */
+export interface RotatingRecord {
+  readonly successor: number;
+  readonly since: number;
 }
 
 /** When amsync set a generated password (epoch ms), and whether the sink lost it. */
@@ -82,6 +95,8 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const generated = new Map(Object.entries(doc.services[service]?.generatedPasswords ?? {}).map(([id, r]) => [id, recordFromFile(r)]));
   // This run's own generated records (null: forgotten), merged like `own` below.
   const ownGenerated = new Map<string, GeneratedPasswordRecord | null>();
+  const rotating = new Map(Object.entries(doc.services[service]?.rotating ?? {}).map(([id, r]) => [id, { successor: r.successor, since: Date.parse(r.since) }] as const));
+  const ownRotating = new Map<string, RotatingRecord | null>();
   // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
   // the file as it is then, not over the file as it was read, so what another run saved since
   // (one that took the writer lock from this one while it was paused) is kept.
@@ -120,6 +135,13 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
       ownGenerated.set(String(id), record);
       changes += 1;
     },
+    rotating,
+    recordRotating(predecessor, record) {
+      if (record === null ? rotating.delete(String(predecessor)) : rotating.set(String(predecessor), record)) {
+        ownRotating.set(String(predecessor), record);
+        changes += 1;
+      }
+    },
     createdAt,
     recordCreated(kind, id, at) {
       const k = createdKey(kind, id);
@@ -136,26 +158,29 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
         keyPending = false;
       }
       const current = (await readState(options.path, setting)) ?? doc;
-      const merged = new Map(Object.entries(current.services[service]?.sshUserPasswords ?? {}));
-      for (const [id, fp] of own) {
-        if (fp === null) merged.delete(id);
-        else merged.set(id, fp);
-      }
-      const sorted = Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
+      const sorted = mergeById(current.services[service]?.sshUserPasswords, own, (fp) => fp) ?? {};
       const created = { ...(current.services[service]?.createdAt ?? {}), ...Object.fromEntries(ownCreated) };
       const createdPart = Object.keys(created).length === 0 ? {} : { createdAt: Object.fromEntries(Object.entries(created).sort(([a], [b]) => a.localeCompare(b))) };
-      const mergedGenerated = new Map(Object.entries(current.services[service]?.generatedPasswords ?? {}));
-      for (const [id, r] of ownGenerated) {
-        if (r === null) mergedGenerated.delete(id);
-        else mergedGenerated.set(id, recordToFile(r));
-      }
-      // Written only once a password was generated: a state file of a run without them is what it always was.
-      const generatedPasswords = mergedGenerated.size === 0 ? {} : { generatedPasswords: Object.fromEntries([...mergedGenerated.entries()].sort(([a], [b]) => Number(a) - Number(b))) };
-      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart, ...generatedPasswords } } };
+      // Written only once there is one: a state file of a run without them is what it always was.
+      const generated = mergeById(current.services[service]?.generatedPasswords, ownGenerated, recordToFile);
+      const generatedPasswords = generated === undefined ? {} : { generatedPasswords: generated };
+      const rotatingById = mergeById(current.services[service]?.rotating, ownRotating, (r) => ({ successor: r.successor, since: new Date(r.since).toISOString() }));
+      const rotatingPart = rotatingById === undefined ? {} : { rotating: rotatingById };
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart, ...generatedPasswords, ...rotatingPart } } };
       await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
   };
+}
+
+/** The file's records by id with this run's own over them (null: forgotten), sorted by id; undefined when none is left. */
+function mergeById<R, F>(inFile: Record<string, F> | undefined, own: ReadonlyMap<string, R | null>, toFile: (r: R) => F): Record<string, F> | undefined {
+  const merged = new Map(Object.entries(inFile ?? {}));
+  for (const [id, r] of own) {
+    if (r === null) merged.delete(id);
+    else merged.set(id, toFile(r));
+  }
+  return merged.size === 0 ? undefined : Object.fromEntries([...merged.entries()].sort(([a], [b]) => Number(a) - Number(b)));
 }
 
 function recordFromFile(r: { setAt: string; lost?: true | undefined }): GeneratedPasswordRecord {

@@ -1,4 +1,4 @@
-import type { ActualState, ChangeResult, DesiredState, Kind, PlanClock } from '../model/index.js';
+import type { ActualState, ChangeResult, DesiredApikey, DesiredState, Kind, PlanClock } from '../model/index.js';
 import { declaredItems } from '../plan/index.js';
 import { createdKey, type PasswordState } from '../secrets/index.js';
 
@@ -13,11 +13,18 @@ export function expiryClock(desired: DesiredState, actual: ActualState, state: P
   if (state === undefined || times === undefined) return { now };
   if (!dryRun) {
     for (const d of declaredItems(desired, actual)) {
-      if (d.item.ttl === undefined || d.item.ensure !== 'present' || d.remoteId === undefined) continue;
+      if ((d.item.ttl === undefined && !rotates(d.item)) || d.item.ensure !== 'present' || d.remoteId === undefined) continue;
       if (!times.has(createdKey(d.kind, d.remoteId))) state.recordCreated?.(d.kind, d.remoteId, now);
     }
   }
-  return { now, createdAt: (kind, id) => times.get(createdKey(kind, id)) };
+  // Apikeys in rotation (rotate: {every, overlap}): which ids form one key (plan/key-rotation.ts).
+  const rotating = state.rotating === undefined || state.rotating.size === 0 ? {} : { rotating: new Map([...state.rotating].map(([id, r]) => [Number(id), r] as const)) };
+  return { now, createdAt: (kind, id) => times.get(createdKey(kind, id)), ...rotating };
+}
+
+/** An apikey with `rotate:` counts its token's age from its create, as `ttl:` does. */
+function rotates(item: object): boolean {
+  return 'rotate' in item && (item as DesiredApikey).rotate !== undefined && !('username' in item);
 }
 
 /** Records the create time of each item with a `ttl:` this run created (before the state file's last save). */
@@ -26,10 +33,16 @@ export function recordTtlCreates(desired: DesiredState, state: PasswordState | u
   const withTtl = new Set<string>();
   const mark = (kind: Kind, key: string) => withTtl.add(`${kind}\u0000${key}`);
   for (const u of desired.sshUsers) if (u.ttl !== undefined && u.ensure === 'present') mark('sshUser', u.username);
-  for (const k of desired.apikeys) if (k.ttl !== undefined && k.ensure === 'present') mark('apikey', k.name);
+  for (const k of desired.apikeys) if ((k.ttl !== undefined || k.rotate !== undefined) && k.ensure === 'present') mark('apikey', k.name);
   if (withTtl.size === 0) return undefined;
+  const rotating = new Set(desired.apikeys.filter((k) => k.rotate !== undefined && k.ensure === 'present').map((k) => k.name));
   return (r) => {
     if (r.action === 'create' && r.status === 'applied' && typeof r.id === 'number' && withTtl.has(`${r.kind}\u0000${r.key}`)) state.recordCreated?.(r.kind, r.id, clock());
+    if (r.kind !== 'apikey' || r.status !== 'applied' || !rotating.has(r.key)) return;
+    // A successor created: the two ids form one key until the predecessor's delete (key-rotation.ts).
+    // Not when the sink lost its token: the predecessor stays the key in use (the next plan reports the twin).
+    if (r.action === 'create' && r.replaces !== undefined && r.tokenLost !== true && typeof r.id === 'number') state.recordRotating?.(r.replaces, { successor: r.id, since: clock() });
+    if (r.action === 'delete' && typeof r.id === 'number') state.recordRotating?.(r.id, null);
   };
 }
 
@@ -45,5 +58,5 @@ export function withTtlCreates(desired: DesiredState, state: PasswordState | und
 
 /** A declared item counts its expiry from its create (`ttl:`): its create time is in the state file. */
 export function declaresTtl(desired: DesiredState): boolean {
-  return [...desired.sshUsers, ...desired.apikeys].some((i) => i.ttl !== undefined && i.ensure === 'present');
+  return [...desired.sshUsers, ...desired.apikeys].some((i) => (i.ttl !== undefined || rotates(i)) && i.ensure === 'present');
 }

@@ -1,6 +1,6 @@
 import type { ChangeResult, NotifyChange, NotifyEvent } from '../model/index.js';
 import { GENERATED } from '../model/index.js';
-import { expiredReason } from '../plan/index.js';
+import { expiredReason, keyRotationReason } from '../plan/index.js';
 import type { SyncOutcome } from './run-sync.js';
 
 /**
@@ -53,8 +53,11 @@ export function syncEvents(sync: Pick<SyncOutcome, 'plan' | 'results' | 'refusal
  */
 function rotatedCredentials(plan: SyncOutcome['plan'], applied: readonly ChangeResult[]): NotifyChange[] {
   const generating = new Set(plan.changes.filter((c) => c.kind === 'sshUser' && c.action === 'update' && c.fields.password?.after === GENERATED).map((c) => c.key));
-  if (generating.size === 0) return [];
-  return applied.filter((r) => r.kind === 'sshUser' && r.action === 'update' && generating.has(r.key)).map((r) => ({ kind: r.kind, action: r.action, key: r.key }));
+  // An apikey's scheduled rotation (rotate: {every, overlap}): its successor created.
+  const successors = new Set(plan.changes.filter((c) => c.kind === 'apikey' && c.action === 'create' && c.replaces !== undefined && c.reason?.startsWith(keyRotationReason) === true).map((c) => c.key));
+  if (generating.size === 0 && successors.size === 0) return [];
+  const rotated = (r: ChangeResult) => (r.kind === 'sshUser' && r.action === 'update' && generating.has(r.key)) || (r.kind === 'apikey' && r.action === 'create' && r.replaces !== undefined && successors.has(r.key));
+  return applied.filter(rotated).map((r) => ({ kind: r.kind, action: r.action, key: r.key }));
 }
 
 function count(actions: readonly string[]): Record<string, number> {

@@ -27,8 +27,12 @@ describe('password: {generate} and rotate: in the desired file', () => {
     expect(lines.some((l) => l.startsWith('6:') && l.includes('size'))).toBe(true);
   });
 
-  it('rotate: is not a key of apikeys (their rotation is not part of this schema)', () => {
-    expect(parse('apikeys:\n  - name: k\n    rotate: { every: 30d }\n').errors.length).toBeGreaterThan(0);
+  // Apikeys rotate by a successor since issue 30's key rotation (rotate: {every, overlap}): only
+  // those two keys are theirs, and `overlap` is not a generated password's.
+  it('rotate: on apikeys takes every and overlap only; a generated password takes no overlap', () => {
+    expect(parse('apikeys:\n  - name: k\n    rotate: { every: 30d, length: 3 }\n').errors.length).toBeGreaterThan(0);
+    expect(parse('apikeys:\n  - name: k\n    rotate: { every: 30d, overlap: 1h }\n').errors).toEqual([]);
+    expect(parse('sshUsers:\n  - username: a\n    password: { generate: { length: 32 } }\n    rotate: { every: 30d, overlap: 1h }\n').errors.length).toBeGreaterThan(0);
   });
 
   it('the quick check leaves these files to zod (it declines), and zod accepts them', () => {

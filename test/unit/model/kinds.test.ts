@@ -46,7 +46,7 @@ describe('a field added to a kind declaration reaches every derived view', () =>
     expect(itemCheck(withNote).check({ name: 'ci', note: 'hello' })).toEqual(schema.parse({ name: 'ci', note: 'hello' }));
     expect(itemCheck(withNote).keys.has('note')).toBe(true);
     const json = z.toJSONSchema(schema as z.ZodType, { io: 'input', target: 'draft-7' }) as { properties: Record<string, { description?: string }> };
-    expect(Object.keys(json.properties)).toEqual(['name', 'id', 'superuser', 'roles', 'note', 'ensure', 'targets', 'renamedFrom', 'ignore', 'mode', 'expires', 'ttl']);
+    expect(Object.keys(json.properties)).toEqual(['name', 'id', 'superuser', 'roles', 'note', 'ensure', 'targets', 'renamedFrom', 'ignore', 'mode', 'expires', 'ttl', 'rotate']);
     expect(json.properties.note?.description).toBe('A note (a field of this test only).');
   });
 

@@ -34,7 +34,7 @@ describe('paths and the keys the schema allows', () => {
   it('knows the keys at each level of the desired-state schema', () => {
     expect(keysAt(desiredFileSchema(), [])).toEqual(['sshUsers', 'apikeys', 'prune', 'protect', 'policy', 'targets', 'ignore']);
     expect(keysAt(desiredFileSchema(), ['sshUsers', 3])).toEqual(['username', 'id', 'level', 'password', 'ensure', 'targets', 'renamedFrom', 'ignore', 'mode', 'expires', 'ttl', 'rotate']);
-    expect(keysAt(desiredFileSchema(), ['apikeys', 0])).toEqual(['name', 'id', 'superuser', 'roles', 'ensure', 'targets', 'renamedFrom', 'ignore', 'mode', 'expires', 'ttl']);
+    expect(keysAt(desiredFileSchema(), ['apikeys', 0])).toEqual(['name', 'id', 'superuser', 'roles', 'ensure', 'targets', 'renamedFrom', 'ignore', 'mode', 'expires', 'ttl', 'rotate']);
     expect(keysAt(desiredFileSchema(), ['sshUsers', 0, 'password'])).toEqual(['env', 'file', 'generate']);
     expect(keysAt(desiredFileSchema(), ['protect'])).toEqual(['sshUsers', 'apikeys']);
   });

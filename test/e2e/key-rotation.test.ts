@@ -1,0 +1,97 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
+
+// issue 30, item 3 (apikeys): `rotate: {every, overlap}` against the emulator's request log,
+// on a moved clock: the successor's token is in the sink before the predecessor is deleted.
+
+const TOKEN = 'CANARY-bearer-keyrot-81c4';
+
+let emu: RunningEmulator;
+let dir: string;
+
+beforeAll(async () => {
+  emu = await startEmulator({ tokens: [TOKEN] });
+});
+afterAll(async () => {
+  await emu.close();
+});
+beforeEach(async () => {
+  emu.reset();
+  dir = await mkdtemp(join(tmpdir(), 'amsync-keyrot-'));
+  await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-build\n    roles: [1]\n    rotate: { every: 90d, overlap: 24h }\n');
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function amsync(args: string[]): Promise<CliRun> {
+  return runInProcess(args, { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN } });
+}
+
+const sync = () => amsync(['sync', '--tokens-dir', 'tokens', '--audit-log', 'audit.jsonl']);
+const writes = () => emu.requests().filter((r) => r.method !== 'GET');
+const keyLog = () => emu.requests().filter((r) => r.path.startsWith('/api/3rdparty/apikeys') && !(r.method === 'GET' && (r.query.cursor !== undefined || r.path === '/api/3rdparty/apikeys')));
+const keys = () => emu.state().apikeys.filter((k) => k.name === 'ci-build');
+const sinkToken = () => readFile(join(dir, 'tokens', 'ci-build'), 'utf8');
+
+describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock', () => {
+  it('a successor whose token is in the sink before the predecessor is deleted; then converged', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const created = await sync();
+    expect(created.code, created.stderr).toBe(0);
+    const [first] = keys();
+    expect(await sinkToken()).toBe(first!.token);
+
+    // 89 days on: not due.
+    vi.setSystemTime(new Date('2026-03-31T00:00:00Z'));
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(writes()).toEqual([]);
+
+    // 90 days on: a successor (same name and roles), its token in the sink; the old key still valid.
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    const plan = await amsync(['plan', '--tokens-dir', 'tokens']);
+    expect(plan.stdout).toContain(`rotation: token created 90d ago, rotated every 90d; replaces id ${first!.id}`);
+    emu.clearRequests();
+    const rotated = await sync();
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(keyLog().map((r) => r.method)).toEqual(['POST']);
+    expect(keys().map((k) => k.id)).toEqual([first!.id, expect.any(Number)]);
+    const successor = keys().find((k) => k.id !== first!.id)!;
+    expect(successor.roles).toEqual(first!.roles);
+    expect(await sinkToken()).toBe(successor.token);
+    expect(rotated.stdout + rotated.stderr).not.toContain(successor.token);
+
+    // During the overlap: two keys of one name are one rotating key: no ambiguity, no write.
+    vi.setSystemTime(new Date('2026-04-01T12:00:00Z'));
+    emu.clearRequests();
+    const during = await sync();
+    expect(during.code, during.stderr).toBe(0);
+    expect(writes()).toEqual([]);
+    expect(keys()).toHaveLength(2);
+
+    // The overlap passed: the predecessor's verified delete (GET by id, then DELETE).
+    vi.setSystemTime(new Date('2026-04-02T00:00:02Z'));
+    emu.clearRequests();
+    const retired = await sync();
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    expect(keys().map((k) => k.id)).toEqual([successor.id]);
+    expect(await sinkToken()).toBe(successor.token);
+    const audit = await readFile(join(dir, 'audit.jsonl'), 'utf8');
+    expect(audit).toContain('"reason":"rotation"');
+    expect(audit).toContain('"reason":"rotated"');
+    expect(audit).not.toContain(successor.token);
+
+    // Converged: the next run makes no write (the successor's age counts from its create).
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(writes()).toEqual([]);
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { noFingerprints, plan } from '../../../src/plan/index.js';
+import type { ActualApikey, PlanClock, RotatingKey } from '../../../src/model/index.js';
+import { actual, desired, key, policyFor } from '../../helpers/plan-fixtures.js';
+
+const day = 86_400_000;
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const rotate = { every: '90d', everyMs: 90 * day, overlap: '24h', overlapMs: day };
+const d = desired({ apikeys: [key('ci', { roles: [2], rotate })] });
+const remote = (...ids: number[]): ActualApikey[] => ids.map((id) => ({ id, name: 'ci', superuser: false, roles: [2] }));
+const clock = (now: number, rotating: [number, RotatingKey][] = []): PlanClock => ({
+  now,
+  createdAt: (kind, id) => (kind === 'apikey' && id === 5 ? t0 : kind === 'apikey' && id === 9 ? t0 + 90 * day : undefined),
+  ...(rotating.length === 0 ? {} : { rotating: new Map(rotating) }),
+});
+const shown = (p: ReturnType<typeof plan>) => p.changes.map((c) => [c.action, c.key, c.id, c.replaces ?? null, c.reason]);
+
+describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, on the clock it is given', () => {
+  it('before `every`: nothing is planned', () => {
+    const p = plan(d, actual([], remote(5)), policyFor(d), noFingerprints, clock(t0 + 90 * day - 1));
+    expect(p.changes).toEqual([]);
+    expect(p.unchanged).toBe(1);
+  });
+
+  it('after `every`: a successor create (same name, roles, superuser) that replaces the old id, and no delete yet', () => {
+    const p = plan(d, actual([], remote(5)), policyFor(d), noFingerprints, clock(t0 + 90 * day));
+    expect(shown(p)).toEqual([['create', 'ci', null, 5, 'rotation: token created 90d ago, rotated every 90d; replaces id 5']]);
+    expect(p.changes[0]!.fields).toMatchObject({ name: { after: 'ci' }, roles: { after: [2] }, superuser: { after: false } });
+    expect(p.unchanged).toBe(0);
+    expect(p.problems).toEqual([]);
+  });
+
+  it('during the overlap: the twin is neither an ambiguity nor a duplicate to delete; nothing more is planned', () => {
+    const rotating: [number, RotatingKey][] = [[5, { successor: 9, since: t0 + 90 * day }]];
+    const p = plan(d, actual([], remote(5, 9)), policyFor(d, { deleteDuplicateApikeys: true }), noFingerprints, clock(t0 + 91 * day - 1, rotating));
+    expect(p.changes).toEqual([]);
+    expect(p.problems).toEqual([]);
+    expect(p.unmanaged).toEqual([]);
+    const strict = plan(d, actual([], remote(5, 9)), policyFor(d), noFingerprints, clock(t0 + 91 * day - 1, rotating));
+    expect(strict.problems).toEqual([]);
+  });
+
+  it('after the overlap: the predecessor is deleted (reason rotated), the successor kept', () => {
+    const rotating: [number, RotatingKey][] = [[5, { successor: 9, since: t0 + 90 * day }]];
+    const p = plan(d, actual([], remote(5, 9)), policyFor(d), noFingerprints, clock(t0 + 91 * day, rotating));
+    expect(shown(p)).toEqual([['delete', 'ci', 5, null, 'rotated']]);
+    // The successor's own age counts from its create: no new rotation.
+    expect(p.problems).toEqual([]);
+  });
+
+  it('two keys of the name and no record (a run died before saving): nothing is deleted, the plan says so', () => {
+    const p = plan(d, actual([], remote(5, 9)), policyFor(d, { deleteDuplicateApikeys: true }), noFingerprints, clock(t0 + 95 * day));
+    expect(p.changes).toEqual([]);
+    expect(p.problems.map((x) => x.message)).toEqual([expect.stringContaining('records no rotation between them')]);
+  });
+
+  it('without `overlap`: the old key is deleted in the same run, once its successor exists and its token is written', () => {
+    const now = desired({ apikeys: [key('ci', { roles: [2], rotate: { every: '90d', everyMs: 90 * day, overlapMs: 0 } })] });
+    const p = plan(now, actual([], remote(5)), policyFor(now), noFingerprints, clock(t0 + 90 * day));
+    expect(p.changes.map((c) => [c.action, c.id, c.replaces ?? null, c.replaced ?? null])).toEqual([
+      ['create', null, 5, null],
+      ['delete', 5, null, true],
+    ]);
+  });
+});
