@@ -13,7 +13,10 @@ import { runInProcess } from '../helpers/in-process.js';
  * finding 5), against the emulator, with one virtual clock for both sides: the client's pacing
  * and the emulator's token expiry. 300 creates at 50/s wait up to 6 s in the client's queue,
  * six lifetimes of a token: every write must reach the service with a token that still works.
- * Counts only, never durations.
+ * Counts only, never durations. In the slow project (run after `npm test`, two workers): the
+ * virtual clock runs on while a request crosses a real socket, so on a machine busy with a
+ * whole suite more tokens age on the way, and the 401 bound below failed (56 > 30) with two
+ * suites side by side; alone it holds (0–4 seen).
  */
 
 const KEY = 'integrator-key-short-lived-1';
