@@ -136,7 +136,7 @@ function isMissing(error: unknown): boolean {
 /** No -f, no AMSYNC_FILE and no ./access.yaml: what to do, not only that the file is missing. */
 function noDesiredFile(file: string): InvalidInputError {
   const message =
-    `no desired-state file: neither -f nor AMSYNC_FILE names one, and there is no ./${file}. ` +
+    `cannot read ${file}: no such file, and neither -f nor AMSYNC_FILE names another desired-state file. ` +
     `Name it with -f FILE (or AMSYNC_FILE=FILE), or start one: \`amsync export -o ${file}\` writes what the service holds now, and examples/access.yaml is a sample to copy`;
   return new InvalidInputError(message, [{ severity: 'error', code: diagnosticCodes.fileUnreadable, path: '', message }], 'desired_unreadable');
 }

@@ -11,7 +11,7 @@ describe('plan with no -f, no AMSYNC_FILE and no ./access.yaml says what to do',
   it.each([[['plan', '--url', 'http://127.0.0.1:1']], [['sync', '--dry-run', '--url', 'http://127.0.0.1:1']], [['validate']]])('amsync %j: exit 65 naming -f, AMSYNC_FILE, amsync export -o access.yaml and the examples', async (args) => {
     const run = await runInProcess(args, { cwd: empty, env: { AMSYNC_TOKEN: 'unused' } });
     expect(run.code).toBe(65);
-    for (const hint of ['neither -f nor AMSYNC_FILE names one, and there is no ./access.yaml', 'Name it with -f FILE (or AMSYNC_FILE=FILE)', '`amsync export -o access.yaml`', 'examples/access.yaml']) {
+    for (const hint of ['cannot read access.yaml: no such file, and neither -f nor AMSYNC_FILE names another desired-state file', 'Name it with -f FILE (or AMSYNC_FILE=FILE)', '`amsync export -o access.yaml`', 'examples/access.yaml']) {
       expect(run.stderr).toContain(hint);
     }
   });
