@@ -43,7 +43,7 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
       '--approvals <FILE>',
       'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
     );
-  // Fleet (DESIGN.md §9): every target of a targets file, sharded across replicas.
+  // Fleet (README, "Fleet: one access file, many services"): every target of a targets file, sharded across replicas.
   addFleetOptions(cmd)
     .option('--shards <N>', "with --targets: run the targets rendezvous hashing gives this replica's shard of N; the shard is the ordinal the pod name ends in (a StatefulSet's)", shardsFlag)
     .option('--shard <I/N>', 'with --targets: this replica is shard I of N (instead of --shards)')

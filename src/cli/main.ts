@@ -10,7 +10,7 @@ import { version } from './version.js';
 
 /**
  * The CLI entry: builds the command tree, runs it, and maps every outcome to an exit code.
- * It is the only place that calls process.exit (DESIGN.md §2, STYLE.md "one exit point").
+ * It is the only place that calls process.exit: one exit point.
  */
 export async function main(argv: readonly string[]): Promise<void> {
   // A reader that goes away (`amsync sync | head`) does not stop the run: what was started
