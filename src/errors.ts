@@ -2,7 +2,7 @@ import type { Diagnostic } from './model/index.js';
 
 /**
  * Every error amsync raises on purpose. `code` is stable and is what callers branch on;
- * the message is for people. The CLI entry maps classes to exit codes (DESIGN.md §5).
+ * the message is for people. The CLI entry maps classes to exit codes (README, "Exit codes").
  */
 export class AmsyncError extends Error {
   readonly code: string;

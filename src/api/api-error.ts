@@ -29,7 +29,7 @@ export type ApiErrorCode =
    */
   | 'not_sent';
 
-/** One entry of the service's error body `{"errors": [{field, type, msg}]}` (DESIGN.md §1). */
+/** One entry of the service's error body `{"errors": [{field, type, msg}]}` (as the real service does). */
 export interface ServiceFieldError {
   readonly field?: string;
   /** `invalid`, `duplicated`, `required`, `not_found` or `rule` on the real service. */

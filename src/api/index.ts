@@ -1,4 +1,4 @@
-/** The service client (DESIGN.md §6). Everything other layers may use is exported here. */
+/** The service client (README, "Safety"). Everything other layers may use is exported here. */
 export { createClient, type AmClient, type ClientOptions, type CredentialHandover } from './create-client.js';
 export { ApiError, endedByStop, stoppedBeforeSending, type ApiErrorCode, type ApiErrorDetails, type ServiceFieldError } from './api-error.js';
 export { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';

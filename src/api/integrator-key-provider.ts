@@ -78,7 +78,7 @@ const maxSendMarginMs = 5_000;
 const headerSafe = /^[\x21-\x7e]+$/;
 
 /**
- * Bearer tokens from an integrator key (DESIGN.md §1, §4): the key is exchanged for an access
+ * Bearer tokens from an integrator key (README, "Logging in: the integrator key"): the key is exchanged for an access
  * token before the first request, and every access token, the first included, is renewed at
  * about 80% of `expires_in` and once on a 401, one renewal at a time however many requests
  * wait for it. The token is taken as a request goes on the wire: one that waited in the queue

@@ -161,7 +161,7 @@ function pageSchema<T>(key: string, wire: z.ZodType, check: Check, convert: (raw
 export const sshUserPageSchema = pageSchema('users', wireSshUser, isWireSshUser, toSshUser);
 export const apikeyPageSchema = pageSchema('apikeys', wireApikey, isWireApikey, toApikey);
 
-// The error body (DESIGN.md §1); every part optional, since it is only used to explain.
+// The error body (as the real service does); every part optional, since it is only used to explain.
 export const serviceErrorBodySchema = z.object({
   errors: z.array(
     z.object({

@@ -8,7 +8,7 @@ import { parseWith, type ResourceSettings } from './resource.js';
 import { pageCursorSchema } from './schemas.js';
 
 /**
- * What the real service answers beyond api-spec.md (DESIGN.md §1): the roles listing and the
+ * What the real service answers beyond the service's API specification: the roles listing and the
  * caller's own scopes. Neither is promised, so both say "not here" (null) on a 404 instead of
  * failing, and callers use them only where they answer.
  */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { Call, ParseResult } from './request-executor.js';
 
-/** The real service's token endpoint (DESIGN.md §1); not in api-spec.md. */
+/** The real service's token endpoint; not in the service's API specification. */
 export const tokenRoute = '/api/v1/oauth2/token';
 
 /** What an exchange answers, read once at the edge. */

@@ -85,9 +85,9 @@ export interface ServiceContext {
   passwordState(): Promise<PasswordState>;
   /** Where apikey tokens go, when `tokensDir` is set. */
   tokenSink(): SecretSink | undefined;
-  /** The host's writer lock beside the state file (DESIGN.md §6 "One writer"). */
+  /** The host's writer lock beside the state file (README, "One writer"). */
   writerLock(): Promise<HeldLock>;
-  /** Further looks for a lost apikey create, from the client's request timeout (DESIGN.md §8). */
+  /** Further looks for a lost apikey create, from the client's request timeout (README, "Safety"). */
   lateCreate(): LateCreateLooks;
   /**
    * Before the first request: every local path the command will write (the state file, its
@@ -149,7 +149,7 @@ export interface AppDeps {
   readonly client: ClientHandle;
   /** Opens the password state file of this service (fingerprints of applied passwords); once per run. */
   readonly passwordState: () => Promise<PasswordState>;
-  /** Takes the host's writer lock beside the state file (DESIGN.md §6 "One writer"); the context fences the client's writes with it. */
+  /** Takes the host's writer lock beside the state file (README, "One writer"); the context fences the client's writes with it. */
   readonly writerLock: (signal?: AbortSignal) => Promise<HeldLock>;
   /** Where apikey tokens go: present exactly when `tokensDir` or `kubernetesSecret` is set. */
   readonly tokenSink: SecretSink | undefined;
@@ -159,7 +159,7 @@ export interface AppDeps {
   readonly notifier: Notifier | undefined;
   /** A fleet's one notifier, shared by its targets: closed by whoever made it, not by this context. */
   readonly sharedNotifier?: boolean;
-  /** Further looks for a lost apikey create (DESIGN.md §8). */
+  /** Further looks for a lost apikey create (README, "Safety"). */
   readonly lateCreate: LateCreateLooks;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
   readonly target?: string;

@@ -12,7 +12,7 @@ const stateGroup = new Set(['state_file_unwritable', 'writer_lock_unwritable', '
  * A fleet's checkLocalOutputs: every selected target's own paths (its state file, lock and key,
  * its tokensDir folder, its integrator key file, which a rotating service needs written back)
  * and the fleet's shared ones (audit log, report, plan, step summary), all before any request
- * of any target (DESIGN.md §8): one target's unwritable volume found after another target's
+ * of any target (README, "Safety"): one target's unwritable volume found after another target's
  * writes would leave the fleet half done for a reason known at start. Every bad path is a line
  * of its own naming the target, the path, how it is set and the fix; all but the last are
  * written to `stderr`, the last is thrown (LocalPathError, exit 1).

@@ -15,7 +15,7 @@ const sendable = 'a bearer token is one word of printable ASCII (no white space 
  * Checks what the settings name on this machine before the first request is sent, so that a
  * token that cannot be sent or a token file that cannot be read is a usage error (exit 64),
  * and a tokens folder that is not a folder a LocalPathError (exit 1), with nothing sent
- * (DESIGN.md §8), instead of a failed listing or an apikey created whose token cannot be stored. The client still re-reads the
+ * (README, "Safety"), instead of a failed listing or an apikey created whose token cannot be stored. The client still re-reads the
  * token file on every 401 (rotation); this is the check at start. Never shows a token.
  */
 export function checkLocalInputs(settings: Pick<Settings, 'token' | 'tokenFile' | 'tokensDir' | 'kubernetesSecret'>): void {

@@ -49,7 +49,7 @@ export function localOutputsOf(settings: Pick<Settings, 'stateFile' | 'tokensDir
 }
 
 /**
- * Checks every local path a command will write before its first request (DESIGN.md §8: a run
+ * Checks every local path a command will write before its first request (README, "Safety": a run
  * that cannot keep what it does sends nothing): a read-only or full file system, a folder this
  * user may not write, or a file where a folder must be is one line naming the path, its
  * setting and the fix (LocalPathError, exit 1), instead of an `unexpected failure` with a

@@ -1,5 +1,5 @@
 /**
- * The application layer (DESIGN.md §2): what a run needs, built from explicit inputs, and the
+ * The application layer (one layer per folder; .dependency-cruiser.cjs says which may import which): what a run needs, built from explicit inputs, and the
  * steps that every front end shares. cli/ and daemon/ call it; it never imports them.
  */
 export { createNotifier, createServiceContext, noUrlMessage, type ContextInputs, type ContextOverrides, type LogStream } from './service-context.js';

@@ -15,7 +15,7 @@ export interface ReadAuditRequest {
 }
 
 /**
- * `amsync audit`: the audit log (DESIGN.md §10) read and filtered. Reads only the file, never
+ * `amsync audit`: the audit log (README, "Teams and governance") read and filtered. Reads only the file, never
  * the service; a last line cut short (a crash, a full disk) is passed over and counted.
  */
 export async function readAudit(request: ReadAuditRequest, env: Env): Promise<AuditReading> {

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 
 /**
- * `--secrets required|optional` (DESIGN.md §5). `required` (the default): a password secret
+ * `--secrets required|optional` (README, "Plans without the passwords: `--secrets optional`"). `required` (the default): a password secret
  * that cannot be read is an error (exit 65), nothing sent. `optional`: a plan is made without
  * it: creates show the password as not available, its drift is "not checked" (one note), and
  * a saved plan records that, so that `amsync apply` checks it with the secrets.

@@ -191,7 +191,7 @@ class PlanRun {
     if (change.action === 'delete' && code === 'not_found') return this.#missing(change, 'DELETE');
     // A rename in place (renamedFrom:) that the service refuses fails as itself: re-planning it
     // could adopt another item that has the name, or create one anew, which the rename is
-    // there to avoid (DESIGN.md §3).
+    // there to avoid (README, "The desired-state file").
     if (change.action === 'update' && change.renamedFrom !== undefined) return { status: 'failed', id: change.id, error: renameRefused(change, error) };
     const drifted =
       item !== undefined &&
@@ -230,7 +230,7 @@ class PlanRun {
   /**
    * A 404 for an item the plan's listing showed, from the by-id read or from the DELETE itself.
    * That alone proves nothing: a gateway, or a service version without the item route, answers
-   * 404 for items that exist. A fresh look decides (DESIGN.md §6): gone from a listing read
+   * 404 for items that exist. A fresh look decides (README, "Safety"): gone from a listing read
    * since, it was deleted (by someone else, or by this DELETE); still listed, the 404 is a
    * contradiction and the delete fails — reporting it deleted would leave the access in place
    * behind a green run, every run.

@@ -1,7 +1,7 @@
 import type { ActualState, Change } from '../model/index.js';
 
 /**
- * The order of writes. Creates and updates run before deletes (DESIGN.md §6), all at once
+ * The order of writes. Creates and updates run before deletes (README, "Safety"), all at once
  * unless one depends on another: usernames are unique, so a rename or create that takes a
  * name must wait for the write that frees it — a rename away (an earlier wave), or a delete
  * (then it runs after the deletes). Apikey names are not unique, so apikeys never wait.

@@ -46,7 +46,7 @@ export function writerLockPath(stateFile: string): string {
 }
 
 /**
- * Takes the host's writer lock (DESIGN.md §6 "One writer"): a file holding its owner (host,
+ * Takes the host's writer lock (README, "One writer"): a file holding its owner (host,
  * pid, the process's start time, a random nonce). A second writer waits up to `timeoutMs`, then
  * is refused with exit 3 and a message naming the holder. A holder on this host that died is
  * taken over at once; one that runs, or is paused, never is. The holder checks, right before

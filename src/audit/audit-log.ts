@@ -34,7 +34,7 @@ const appendFlags = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY 
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * The append-only JSON-lines audit log of every write (DESIGN.md §10): one line before a write
+ * The append-only JSON-lines audit log of every write (README, "Teams and governance"): one line before a write
  * is sent, one after it ended. Each line is one JSON object and the write(2) that appends it
  * (O_APPEND, one Buffer ending in "\n"): a process killed at any moment leaves whole lines
  * behind, never half of one followed by another. The file is 0600: lines name users and keys

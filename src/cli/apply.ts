@@ -65,7 +65,7 @@ export function registerApplyCommand(program: Command, ctx: CommandContext): voi
   ]);
   addFleetOptions(cmd, { target: false, selector: false }).option('--partial', 'with a fleet plan: apply the targets that are still fresh when others went stale (default: refuse the whole plan, nothing written anywhere)');
   cmd.action(async (planFile: string, opts: ApplyCommandOptions) => {
-    // Fleet (DESIGN.md §9): a saved fleet plan is applied with the targets file it was made with.
+    // Fleet (README, "Fleet: one access file, many services"): a saved fleet plan is applied with the targets file it was made with.
     const targetsFile = resolveTargetsFile(opts, ctx.io.env);
     checkFleetFlags(opts, targetsFile);
     if (targetsFile !== undefined) {

@@ -22,7 +22,7 @@ const actions = ['create', 'update', 'delete'] as const satisfies readonly Actio
 const actionSchema = z.enum(actions);
 
 /**
- * `amsync audit [FILE]`: the audit log (`auditLog`, DESIGN.md §10) as a table, or as JSON
+ * `amsync audit [FILE]`: the audit log (`auditLog`, README, "Teams and governance") as a table, or as JSON
  * lines with `--json`, filtered by key, action and time. Reads only the file: never the
  * service. A last line cut short (a crash, a full disk) is passed over and said so on stderr.
  */

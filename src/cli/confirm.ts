@@ -26,7 +26,7 @@ export async function askApproval(io: CliIo, signal?: AbortSignal): Promise<bool
 }
 
 /**
- * The question when some changes escalate privilege (DESIGN.md §10): like a typed
+ * The question when some changes escalate privilege (README, "Teams and governance"): like a typed
  * confirmation, the approval hash the plan printed approves them (all of them, or the
  * hashes of some); `yes` applies only the other changes; anything else cancels.
  */

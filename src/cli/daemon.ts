@@ -37,13 +37,13 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
     .option('--schedule <CRON>', 'drift-correcting re-sync; five cron fields, or six with seconds first (AMSYNC_DAEMON_SCHEDULE; default "*/5 * * * *")')
     .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
     .option('--socket <PATH>', 'the control socket of `amsync ctl`, 0600 (AMSYNC_DAEMON_SOCKET; default ctl.sock beside the state file)')
-    .option('--leader-elect <lease:NAMESPACE/NAME>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease writes, the others observe (AMSYNC_LEADER_ELECT)')
+    .option('--leader-elect <LEASE>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease, lease:NAMESPACE/NAME, writes; the others observe (AMSYNC_LEADER_ELECT)')
     .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
     .option(
       '--approvals <FILE>',
       'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
     );
-  // Fleet (DESIGN.md §9): every target of a targets file, sharded across replicas.
+  // Fleet (README, "Fleet: one access file, many services"): every target of a targets file, sharded across replicas.
   addFleetOptions(cmd)
     .option('--shards <N>', "with --targets: run the targets rendezvous hashing gives this replica's shard of N; the shard is the ordinal the pod name ends in (a StatefulSet's)", shardsFlag)
     .option('--shard <I/N>', 'with --targets: this replica is shard I of N (instead of --shards)')

@@ -11,11 +11,11 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
   program
     .command('demo')
     .description('start the emulator in-process, sync examples/access.yaml to it, and plan again')
-    .option('-f, --file <FILE>', 'desired-state file to sync', exampleFile)
+    .option('-f, --file <FILE>', "desired-state file to sync (default: the package's examples/access.yaml)")
     .option('--json', 'print the reports as JSON (same as --format json)')
     .option('--format <FORMAT>', 'text, json or markdown (default: text)')
-    .action(async (opts: { file: string; json?: boolean; format?: OutputFormat }) => {
-      await runDemo(opts.file, resolveFormat(opts), ctx.io);
+    .action(async (opts: { file?: string; json?: boolean; format?: OutputFormat }) => {
+      await runDemo(opts.file ?? exampleFile, resolveFormat(opts), ctx.io);
     });
 }
 

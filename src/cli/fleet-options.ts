@@ -6,7 +6,7 @@ import type { Env } from './io.js';
 import { resolveDesiredSource } from '../settings/index.js';
 
 /**
- * The fleet's flags (DESIGN.md §9), kept apart from the single-service ones: `--targets FILE`
+ * The fleet's flags (README, "Fleet: one access file, many services"), kept apart from the single-service ones: `--targets FILE`
  * (or AMSYNC_TARGETS) turns a command into a fleet run over the services the file lists.
  */
 export interface FleetOptions {

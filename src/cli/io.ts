@@ -20,7 +20,7 @@ export type InputStream = NodeJS.ReadableStream & { readonly isTTY?: boolean };
 
 /**
  * Everything a command reads from or writes to the outside besides files and the network:
- * the CLI is a function of (argv, io) → exit code, so tests run it in-process (STYLE.md).
+ * the CLI is a function of (argv, io) → exit code, so tests run it in-process.
  * Commands never touch `process.stdout`, `process.stderr`, `process.stdin` or `process.env`;
  * only the daemon and the emulator keep listening for process signals.
  */

@@ -1,7 +1,8 @@
-import { Command } from 'commander';
-import { exitCodes, InvalidInputError } from '../errors.js';
+import { Command, CommanderError } from 'commander';
+import { exitCodes, InvalidInputError, UsageError } from '../errors.js';
 import { annotateDiagnostics } from './annotations.js';
 import { holdsLiveData, registerCommands } from './commands.js';
+import { commandNamed, foreignFlagMessage } from './foreign-flags.js';
 import { processIo, type CliIo } from './io.js';
 import { errText, redactedIo } from './output.js';
 import { reportError, wantsJson } from './report-error.js';
@@ -9,7 +10,7 @@ import { version } from './version.js';
 
 /**
  * The CLI entry: builds the command tree, runs it, and maps every outcome to an exit code.
- * It is the only place that calls process.exit (DESIGN.md §2, STYLE.md "one exit point").
+ * It is the only place that calls process.exit: one exit point.
  */
 export async function main(argv: readonly string[]): Promise<void> {
   // A reader that goes away (`amsync sync | head`) does not stop the run: what was started
@@ -50,12 +51,17 @@ export async function run(argv: readonly string[], given: CliIo): Promise<number
     io.stdout.write((await buildProgram(io, { setExitCode })).helpInformation());
     return exitCodes.ok;
   }
-  // Only the command asked for is loaded, when the first word names one.
-  const program = await buildProgram(io, { setExitCode }, args[0]);
+  // Only the command asked for is loaded, when the first word names one. Commander's own error
+  // message waits: a flag of another command gets an explanation instead.
+  let commanderMessage = '';
+  const program = await buildProgram(io, { setExitCode }, args[0], (text) => (commanderMessage += text));
   try {
     await program.parseAsync([...argv]);
+    io.stderr.write(commanderMessage);
     return exitCode;
-  } catch (error) {
+  } catch (caught) {
+    const error = await explainForeignFlag(caught, io, args);
+    if (error === caught) io.stderr.write(commanderMessage);
     if (error instanceof InvalidInputError) annotateDiagnostics(io, error.diagnostics);
     // A message may quote what the service said: control and bidi characters escaped too.
     const stderr = { write: (text: string) => io.stderr.write(errText(text)) };
@@ -67,7 +73,12 @@ export async function run(argv: readonly string[], given: CliIo): Promise<number
  * The command tree, writing to `io`: every command, or only `command` when it names one.
  * Exported for the test that checks every command's help.
  */
-export async function buildProgram(io: CliIo, ctx: { setExitCode(code: number): void }, command?: string): Promise<Command> {
+export async function buildProgram(
+  io: CliIo,
+  ctx: { setExitCode(code: number): void },
+  command?: string,
+  outputError: (text: string) => void = (text) => io.stderr.write(text),
+): Promise<Command> {
   const program = new Command('amsync')
     .description('Keep the Access Management Service in the state a YAML file describes.')
     .version(version, '-V, --version', 'print the version (also -v, amsync version)')
@@ -78,9 +89,24 @@ export async function buildProgram(io: CliIo, ctx: { setExitCode(code: number): 
       writeErr: (s) => io.stderr.write(s),
       getOutHelpWidth: () => io.stdout.columns ?? 80,
       getErrHelpWidth: () => io.stderr.columns ?? 80,
+      outputError: (text) => outputError(text),
     });
   await registerCommands(program, { ...ctx, io }, command);
   return program;
+}
+
+/**
+ * Commander's unknown option, when another command has that flag: a usage error (64) that
+ * says which command takes it and what it does. Any other error is returned as it is.
+ */
+async function explainForeignFlag(error: unknown, io: CliIo, args: readonly string[]): Promise<unknown> {
+  if (!(error instanceof CommanderError) || error.code !== 'commander.unknownOption') return error;
+  const flag = /unknown option '(.*)'/.exec(error.message)?.[1];
+  if (flag === undefined) return error;
+  // Every command, to know which of them take the flag (an error path: the cost of loading them is paid here only).
+  const all = await buildProgram(io, { setExitCode: () => undefined });
+  const explanation = foreignFlagMessage(all, commandNamed(all, args), flag);
+  return explanation === undefined ? error : new UsageError(`unknown option '${flag}': ${explanation}`);
 }
 
 function flushStdio(): Promise<void> {

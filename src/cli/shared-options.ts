@@ -96,7 +96,7 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('--log-level <LEVEL>', `${logLevels.join(', ')} (AMSYNC_LOG_LEVEL; default info)`, checked('--log-level', rules.logLevel))
     .option('--allow-insecure-http', 'allow plain http:// to a host that is not loopback (AMSYNC_ALLOW_INSECURE_HTTP)')
     .option('--ca-file <PATH>', 'PEM bundle of a private CA (AMSYNC_CA_FILE); TLS verification stays on', checked('--ca-file', rules.path))
-    // A trap, hidden from help: a token must never be a command-line argument (DESIGN.md §4).
+    // A trap, hidden from help: a token must never be a command-line argument (README, "Passwords and tokens").
     .addOption(
       new Option('--token [TOKEN]').hideHelp().argParser(() => {
         throw tokenFlagError();

@@ -130,7 +130,7 @@ export function addReportOption(cmd: Command): Command {
  */
 export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, ctx: CommandContext): Promise<void> {
   const { io } = ctx;
-  // Fleet (DESIGN.md §9): --targets FILE (or AMSYNC_TARGETS) runs on every service it lists.
+  // Fleet (README, "Fleet: one access file, many services"): --targets FILE (or AMSYNC_TARGETS) runs on every service it lists.
   const targetsFile = resolveTargetsFile(opts, io.env);
   checkFleetFlags(opts, targetsFile);
   checkSecretsMode(opts.secrets, { dryRun, fleet: targetsFile !== undefined });

@@ -1,5 +1,5 @@
 /**
- * The daemon (DESIGN.md §2, issue 6), of one service or of the targets of a targets file: one
+ * The daemon (README, "Running as a sidecar"), of one service or of the targets of a targets file: one
  * Daemon (daemon.ts), a runner per target. Everything the CLI and tests use is exported here.
  */
 export { startDaemon, type DaemonDeps, type RunningDaemon } from './one-service.js';

@@ -28,7 +28,7 @@ export interface DaemonDeps {
    */
   sync(desired: DesiredState, options: { dryRun: boolean; signal: AbortSignal; stop: AbortSignal; reasons: readonly TriggerReason[]; approvals: ReadonlySet<string>; now?: () => number }): Promise<SyncOutcome>;
   /**
-   * The hook for a notification (DESIGN.md §10): after a run that applied, called with the
+   * The hook for a notification (README, "Teams and governance"): after a run that applied, called with the
    * changes that wait for an approval and were not written, when some were not announced
    * before (each change once while it waits). Called synchronously; a throw is logged and
    * ignored. The approval hashes, kinds, keys and rules, never a secret.

@@ -17,7 +17,7 @@ export interface PendingApproval {
 }
 
 /**
- * The daemon's hook for a notification (DESIGN.md §10): new changes wait for an approval.
+ * The daemon's hook for a notification (README, "Teams and governance"): new changes wait for an approval.
  * Holds no secret (a password is never part of a change's identity or hash).
  */
 export interface PendingApprovalsEvent {

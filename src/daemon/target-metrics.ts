@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DaemonMetrics, RunOutcome } from '../obs/index.js';
 
 /**
- * The per-target series of a daemon of many targets (DESIGN.md §9), labelled `target`. The label's values
+ * The per-target series of a daemon of many targets (README, "Fleet: one access file, many services"), labelled `target`. The label's values
  * are the names of the targets file this replica owns — DNS labels the file checked, at most
  * one series per target and family — so a series' count is bounded by the file, and the
  * series of a target that leaves the file (or this shard) are removed. Only gauges and

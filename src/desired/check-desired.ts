@@ -4,7 +4,7 @@ import { diagnosticCodes } from '../model/index.js';
 import { compileGlob, globProblem, namePatternProblem } from '../glob/index.js';
 import type { YamlSource } from '../yaml/index.js';
 
-/** The only SSH user level the service documents (api-spec.md). */
+/** The only SSH user level the service documents (the service's API specification). */
 export const knownLevels: readonly string[] = ['n1'];
 
 type Kind = 'sshUsers' | 'apikeys';
@@ -151,7 +151,7 @@ class DocumentCheck {
   #uniqueIdentity(kind: Kind, item: Record<string, unknown>, i: number, seen: Map<string, number>): void {
     const identity = item[identityKey[kind]];
     // Apikey names are not unique on the service: a pinned id is the identity of an apikey
-    // (DESIGN.md §3), so keys that share a name are declared apart by `id:`.
+    // (README, "The desired-state file"), so keys that share a name are declared apart by `id:`.
     const pinnedApikey = kind === 'apikeys' && item.id !== undefined;
     if (typeof identity !== 'string' || identity === '' || pinnedApikey) return;
     const first = seen.get(identity);

@@ -5,7 +5,7 @@ import { asList, asRecord } from './check-desired.js';
 import { labelKeyPattern, labelValuePattern, selectorMatches, targetNamePattern, type SelectableTarget } from './target-selector.js';
 
 /**
- * `targets:` keys against the fleet they select from (DESIGN.md §9). Without a targets file
+ * `targets:` keys against the fleet they select from (README, "Fleet: one access file, many services"). Without a targets file
  * (`fleet` undefined), any `targets:` is an error: it would silently mean nothing. With one,
  * a name the file does not have is an error, and a selector that selects no target a warning
  * (an item that goes nowhere is likely a typo, but a label meant for targets to come is not).

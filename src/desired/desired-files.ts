@@ -9,6 +9,8 @@ export interface DesiredSource {
   readonly paths: readonly string[];
   /** Folders' subfolders too (`--recursive`). @default false */
   readonly recursive?: boolean;
+  /** Neither -f nor AMSYNC_FILE named it: ./access.yaml by default (a missing one then says how to name one). */
+  readonly defaulted?: boolean;
 }
 
 /** More files than a team layout has; a bound on what a wrong `-f /` can make amsync read. */

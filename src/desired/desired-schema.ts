@@ -8,7 +8,7 @@ import { durationMs } from './rotation-duration.js';
 import { buildTargetSelectorSchema } from './target-selector.js';
 
 /**
- * The desired-state file as written (DESIGN.md §3). This schema checks shapes and types and
+ * The desired-state file as written (README, "The desired-state file"). This schema checks shapes and types and
  * is the source of config/access.schema.json; the checks that need more than one value
  * (duplicates, globs, secrets) are in check-desired.ts. Descriptions show in editors.
  *
@@ -44,7 +44,7 @@ const secretInputSchema = (description: string) =>
 /** Shortest and longest generated password (the service documents no rules: api-spec). */
 export const generatedPasswordLength = { min: 12, max: 256 } as const;
 
-/** `password: {generate: {length, classes}}`: amsync generates it (DESIGN.md §3, turn 3). */
+/** `password: {generate: {length, classes}}`: amsync generates it (README, "The desired-state file"). */
 const generatedPasswordSchema = () =>
   z
     .strictObject({
@@ -267,7 +267,7 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
       policy: policy
         .nullable()
         .optional()
-        .meta({ description: 'Rules checked offline (validate) and on every plan, and which changes need an approval (DESIGN.md §10). In one file only when several are given.' }),
+        .meta({ description: 'Rules checked offline (validate) and on every plan, and which changes need an approval (README, "Teams and governance"). In one file only when several are given.' }),
       targets: shared.targets.optional().meta({
         description: 'Fleet only (--targets): the targets of every item that names none, by name or by labels. Default: every target.',
       }),
@@ -281,7 +281,7 @@ function fileSchema(shared: Shared, policy: ReturnType<typeof policySchema>) {
     })
     .meta({
       title: 'amsync desired state',
-      description: 'SSH users and apikeys that amsync keeps the Access Management Service in. See DESIGN.md §3.',
+      description: 'SSH users and apikeys that amsync keeps the Access Management Service in. See the README, "The desired-state file".',
     });
 }
 

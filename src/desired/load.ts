@@ -59,6 +59,7 @@ export async function loadDesired(
     try {
       bytes = await readBounded(file);
     } catch (error) {
+      if (source.defaulted === true && isMissing(error)) throw noDesiredFile(file);
       if (!(error instanceof InvalidInputError) || files.length === 1) throw error;
       errors.push(...error.diagnostics);
       continue;
@@ -126,4 +127,16 @@ export function readSecretFile(absPath: string): string | Error {
     if (error instanceof TypeError) return new Error('it is not UTF-8 text');
     return error instanceof Error ? error : new Error(String(error));
   }
+}
+
+function isMissing(error: unknown): boolean {
+  return error instanceof InvalidInputError && (error.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/** No -f, no AMSYNC_FILE and no ./access.yaml: what to do, not only that the file is missing. */
+function noDesiredFile(file: string): InvalidInputError {
+  const message =
+    `cannot read ${file}: no such file, and neither -f nor AMSYNC_FILE names another desired-state file. ` +
+    `Name it with -f FILE (or AMSYNC_FILE=FILE), or start one: \`amsync export -o ${file}\` writes what the service holds now, and examples/access.yaml is a sample to copy`;
+  return new InvalidInputError(message, [{ severity: 'error', code: diagnosticCodes.fileUnreadable, path: '', message }], 'desired_unreadable');
 }

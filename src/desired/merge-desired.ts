@@ -11,7 +11,7 @@ export interface DesiredPart {
 }
 
 /**
- * Several files as one desired state (DESIGN.md §10). Each file owns the items it declares:
+ * Several files as one desired state (README, "Teams and governance"). Each file owns the items it declares:
  * an identity (username, apikey name, or a pinned id) declared in two files is an error at the
  * second, naming both positions, as is `prune:`, `protect:` or `policy:` written in more than
  * one file. Items keep their order, file after file, and their positions. Pure.

@@ -37,7 +37,7 @@ export interface ParseDesiredContext {
   readonly maxBytes?: number;
   /**
    * The fleet `targets:` selects from (the targets file, `--targets`). Absent (no targets
-   * file), a `targets:` key is an error: it would silently mean nothing (DESIGN.md §9).
+   * file), a `targets:` key is an error: it would silently mean nothing (README, "Fleet: one access file, many services").
    */
   readonly targets?: readonly SelectableTarget[];
 }

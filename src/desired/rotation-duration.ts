@@ -1,5 +1,5 @@
 /**
- * A DURATION as DESIGN.md §3 writes it: a positive whole number and a unit, `30s`, `15m`,
+ * A DURATION as the desired-state file writes it: a positive whole number and a unit, `30s`, `15m`,
  * `72h`, `90d`. In milliseconds; undefined when the text is not one.
  */
 export function durationMs(text: string): number | undefined {

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { TargetSelector } from '../model/index.js';
 
 /**
- * `targets:` in the desired file (DESIGN.md §9): which targets of a fleet an item is for.
+ * `targets:` in the desired file (README, "Fleet: one access file, many services"): which targets of a fleet an item is for.
  * The names and labels it refers to are those of the targets file (src/fleet/), which checks
  * them against the same patterns.
  */

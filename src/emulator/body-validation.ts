@@ -7,7 +7,7 @@ import type { FieldError } from './types.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-/** The only level the service documents (api-spec.md: "The only value used is `n1`"). */
+/** The only level the service documents (the service's API specification: "The only value used is `n1`"). */
 export const LEVELS: readonly string[] = ['n1'];
 
 export interface SshUserInput {

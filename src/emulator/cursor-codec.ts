@@ -5,7 +5,7 @@
  * mix, so cursors look random: they are neither offsets nor page numbers, a client cannot do
  * arithmetic on them, and a made-up value is almost always rejected (400).
  *
- * Cursor 0 is reserved for the first page (DESIGN.md §1); encoded cursors are never 0.
+ * Cursor 0 is reserved for the first page (as the real service does); encoded cursors are never 0.
  */
 
 /** Ids must fit 24 bits so that id and check byte fit 32. */

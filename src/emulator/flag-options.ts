@@ -6,7 +6,8 @@ import type { RoleInput } from './types.js';
 
 /** `amsync emulator`'s flags as commander hands them over (camelCase, values as typed). */
 export interface EmulatorFlags {
-  host: string;
+  /** @default 127.0.0.1 */
+  host?: string;
   port?: string;
   token?: string[];
   readOnlyToken?: string[];
@@ -38,8 +39,9 @@ export async function optionsFromFlags(f: EmulatorFlags): Promise<EmulatorOption
   if (tokens.length === 0 && readOnlyTokens.length === 0 && refreshTokens.length === 0) {
     throw new UsageError('Expected at least one `--token T` (or `--read-only-token T`, or `--refresh-token K`): the emulator generates no token, and without one every request answers 401.');
   }
+  const host = f.host ?? '127.0.0.1';
   const options: EmulatorOptions = {
-    host: f.host,
+    host,
     port: f.port === undefined ? 0 : integer('--port', f.port, 0, 65535),
     tokens,
     readOnlyTokens,
@@ -50,7 +52,7 @@ export async function optionsFromFlags(f: EmulatorFlags): Promise<EmulatorOption
     maintenance: f.maintenance === true,
     asyncWrites: f.asyncWrites === true,
   };
-  if (f.host.trim() === '') throw new UsageError("Expected `--host` to be a host name or address, got ''");
+  if (host.trim() === '') throw new UsageError("Expected `--host` to be a host name or address, got ''");
   if (f.data !== undefined) options.dataFile = f.data;
   if (f.roles !== undefined) options.roles = await readRoles(f.roles);
   if (f.pageSizeMax !== undefined) options.pageSizeMax = integer('--page-size-max', f.pageSizeMax, 1, 1_000_000);

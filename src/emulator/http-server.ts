@@ -319,7 +319,7 @@ const reasons: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not A
 export function send(res: ServerResponse, reply: Reply): void {
   if (res.destroyed) return;
   const text = reply.raw ?? JSON.stringify(reply.body ?? {});
-  // Every answer, errors included, is JSON (DESIGN.md §1); the echo fault's page is not.
+  // Every answer, errors included, is JSON (as the real service does); the echo fault's page is not.
   res.writeHead(reply.status, { ...reply.headers, 'Content-Type': reply.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }

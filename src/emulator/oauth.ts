@@ -3,7 +3,7 @@ import { oneError, type Reply } from './reply.js';
 import { jwtShaped } from './token-source.js';
 
 /**
- * The real service's login (DESIGN.md §1): the long-lived credential is an integrator key, a
+ * The real service's login (as the real service does): the long-lived credential is an integrator key, a
  * refresh token; `POST /api/v1/oauth2/token` with `{"grant_type": "refresh_token",
  * "refresh_token": K}` answers `{access_token, refresh_token, expires_in}`, and access tokens
  * expire. Pure apart from the injected clock and randomness: tests drive time directly.

@@ -12,7 +12,7 @@ const LIST_PATHS: Record<string, Resource> = {
   '/api/sshusers': 'sshUsers',
   '/api/3rdparty/apikeys': 'apikeys',
   '/api/roles': 'roles',
-  // Not in api-spec.md; the real service answers it (DESIGN.md §1).
+  // Not in the service's API specification; the real service answers it.
   '/api/user/info': 'userInfo',
 };
 

@@ -15,7 +15,7 @@ export interface StoreDeps {
   newToken(): string;
   /** Mixed into password hashes, so state and data files never hold a password in the clear. */
   passwordPepper: string;
-  /** The levels an SSH user may have. @default LEVELS (`n1`, the only one api-spec.md documents) */
+  /** The levels an SSH user may have. @default LEVELS (`n1`, the only one the service's API specification documents) */
   levels?: readonly string[];
 }
 

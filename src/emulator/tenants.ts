@@ -1,6 +1,6 @@
 /**
  * Tenants: one emulator process serving many independent services, each under `/t/<name>/`
- * (DESIGN.md §9), so fleet tests and benchmarks can run hundreds of targets on one port.
+ * (README, "Fleet: one access file, many services"), so fleet tests and benchmarks can run hundreds of targets on one port.
  * Pure: names, the path split and the seed of each tenant.
  */
 

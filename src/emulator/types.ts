@@ -3,7 +3,7 @@
  * in-process handle. The store and the HTTP layer both speak these.
  */
 
-/** `type` of one entry of an error body (DESIGN.md §1). */
+/** `type` of one entry of an error body (as the real service does). */
 export type ErrorType = 'invalid' | 'duplicated' | 'required' | 'not_found' | 'rule';
 
 /** One entry of `{"errors": [...]}`. */
@@ -13,13 +13,13 @@ export interface FieldError {
   msg: string;
 }
 
-/** A role as an apikey shows it: `{id, name}` (api-spec.md's Role object). */
+/** A role as an apikey shows it: `{id, name}` (the Role object of the service's API specification). */
 export interface RoleView {
   id: number;
   name: string;
 }
 
-/** What a role permits on one part of the API (DESIGN.md §1: `scopes: [{name, read, write}]`). */
+/** What a role permits on one part of the API (as the real service does: `scopes: [{name, read, write}]`). */
 export interface ScopeView {
   name: string;
   read: boolean;
@@ -49,7 +49,7 @@ export interface SshUserView {
   updated_at: string;
 }
 
-/** An apikey as the API shows it, token included (DESIGN.md §1). */
+/** An apikey as the API shows it, token included (as the real service does). */
 export interface ApikeyView {
   id: number;
   name: string;

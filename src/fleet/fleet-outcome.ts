@@ -52,7 +52,7 @@ export function summarizeFleet(outcomes: readonly TargetOutcome[]): FleetSummary
 }
 
 /**
- * The fleet's exit code (DESIGN.md §9): 1 if any target failed, else 3 if any was refused by
+ * The fleet's exit code (README, "Fleet: one access file, many services"): 1 if any target failed, else 3 if any was refused by
  * a guard (a stale target of a saved fleet plan included), else 2 with `--detailed-exitcode`
  * when a dry-run found changes, else 0. Skipped targets alone do not fail a run: they are
  * skipped because of a failure or refusal counted elsewhere, or an interrupt (130/143). Pure.

@@ -1,4 +1,4 @@
-/** Fleet: one desired file kept on many services (DESIGN.md §9). The CLI and the daemon use what is exported here. */
+/** Fleet: one desired file kept on many services (README, "Fleet: one access file, many services"). The CLI and the daemon use what is exported here. */
 export type { Target, TargetCredentials, TargetOverrides, TargetsFile } from './target.js';
 export { targetsFileSchema, targetSchema, type TargetsFileInput } from './targets-schema.js';
 export { parseTargets, normaliseServiceUrl, type ParseTargetsContext, type ParseTargetsResult } from './parse-targets.js';

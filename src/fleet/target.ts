@@ -21,7 +21,7 @@ export interface TargetOverrides {
   readonly pageSize?: number;
 }
 
-/** One service of the fleet (DESIGN.md §9). */
+/** One service of the fleet (README, "Fleet: one access file, many services"). */
 export interface Target {
   readonly name: string;
   readonly url: string;

@@ -4,7 +4,7 @@ import { envNamePattern } from '../secrets/index.js';
 import { rules } from '../settings/index.js';
 
 /**
- * The targets file (`--targets FILE`, DESIGN.md §9) as written: the services of a fleet, each
+ * The targets file (`--targets FILE`, README, "Fleet: one access file, many services") as written: the services of a fleet, each
  * with its URL, a credential by reference, labels, and the client settings it overrides. The
  * source of config/targets.schema.json; the checks across targets (unique names and URLs) and
  * the credential references are in parse-targets.ts.
@@ -52,7 +52,7 @@ export const targetsFileSchema = z
   })
   .meta({
     title: 'amsync targets',
-    description: 'The services one desired-state file is kept on (amsync --targets FILE). See DESIGN.md §9.',
+    description: 'The services one desired-state file is kept on (amsync --targets FILE). See the README, "Fleet: one access file, many services".',
   });
 
 export type TargetsFileInput = z.input<typeof targetsFileSchema>;

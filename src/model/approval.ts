@@ -1,4 +1,4 @@
-/** The policy rules that make a change need an approval (DESIGN.md §10). */
+/** The policy rules that make a change need an approval (README, "Teams and governance"). */
 export type GateRule = 'superuser' | 'approveRoles' | 'approveDeletesOver';
 
 /** A planned change that escalates privilege, and the hash an approval must name. */

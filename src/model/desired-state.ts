@@ -5,11 +5,11 @@ import type { SourcePosition } from './source-position.js';
 
 export type Ensure = 'present' | 'absent';
 
-/** `observe`: the item's drift is reported, never written, and it is never deleted (DESIGN.md §3, turn 3). */
+/** `observe`: the item's drift is reported, never written, and it is never deleted (README, "The desired-state file"). */
 export type ItemMode = 'observe';
 
 /**
- * What an item may say about itself besides its fields (DESIGN.md §3, "Per item (turn 3)").
+ * What an item may say about itself besides its fields (README, "The desired-state file").
  * Absent keys: none of it (a state built in code, or a file that does not use them).
  */
 export interface ItemControls {
@@ -34,7 +34,7 @@ export interface KeyRotation {
 }
 
 /**
- * Which targets of a fleet an item is for (`targets:` in the desired file, DESIGN.md §9): a
+ * Which targets of a fleet an item is for (`targets:` in the desired file, README, "Fleet: one access file, many services"): a
  * list of target names, or labels every selected target carries (ANDed). Only meaningful with
  * a targets file (`--targets`); absent: every target.
  */
@@ -102,7 +102,7 @@ export interface DesiredState {
   readonly prune: PerKind<boolean>;
   /** Globs of keys (username / name) never changed or deleted. */
   readonly protect: PerKind<readonly string[]>;
-  /** The `policy:` section (DESIGN.md §10); absent: no rules, nothing needs approval. */
+  /** The `policy:` section (README, "Teams and governance"); absent: no rules, nothing needs approval. */
   readonly policy?: AccessPolicy;
   /** Where the state was written: its files, and which one holds each section. */
   readonly origin?: DesiredOrigin;

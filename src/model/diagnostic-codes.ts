@@ -42,7 +42,7 @@ export const diagnosticCodes = {
   protectMatchesDeclared: 'protect_matches_declared',
   pruneEverything: 'prune_everything',
   ignoredOnAbsent: 'ignored_on_absent',
-  // several files and the policy (DESIGN.md §10)
+  // several files and the policy (README, "Teams and governance")
   sectionRepeated: 'section_repeated',
   noDesiredFiles: 'no_desired_files',
   invalidPattern: 'invalid_pattern',
@@ -55,7 +55,7 @@ export const diagnosticCodes = {
   // secret_file_unreadable, secret_file_empty
   ...secretCodes,
   tooManyProblems: 'too_many_problems',
-  // fleet: `targets:` in the desired file, and the targets file (DESIGN.md §9)
+  // fleet: `targets:` in the desired file, and the targets file (README, "Fleet: one access file, many services")
   targetsNeedFleet: 'targets_need_fleet',
   unknownTarget: 'unknown_target',
   noTargetSelected: 'no_target_selected',

@@ -2,7 +2,7 @@
 type Kind = 'sshUser' | 'apikey';
 
 /**
- * Expiry of an item (DESIGN.md §3, "Per item (turn 3)"): `expires:` (RFC 3339 with an offset)
+ * Expiry of an item (README, "The desired-state file"): `expires:` (RFC 3339 with an offset)
  * or `ttl:` (a number and a unit: 30s, 15m, 72h, 90d). Pure: the clock is always a parameter.
  */
 

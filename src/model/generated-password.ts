@@ -3,7 +3,7 @@ export const passwordClasses = ['lower', 'upper', 'digit', 'symbol'] as const;
 export type PasswordClass = (typeof passwordClasses)[number];
 
 /**
- * `password: {generate: {length, classes}}` with `rotate: {every}` (DESIGN.md §3, "Per item
+ * `password: {generate: {length, classes}}` with `rotate: {every}` (README, "The desired-state file"
  * (turn 3)"): how a password amsync generates is made, and how often it is replaced.
  */
 export interface GeneratedPassword {

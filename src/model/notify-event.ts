@@ -1,7 +1,7 @@
 import type { Action, Kind } from './plan.js';
 
 /**
- * What a webhook can be told about (DESIGN.md §10). A closed set: each is a label value of
+ * What a webhook can be told about (README, "Teams and governance"). A closed set: each is a label value of
  * amsync_notifications_total and a value of `notify.webhooks[].events`.
  */
 export const notifyEventNames = [

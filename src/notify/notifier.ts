@@ -78,7 +78,7 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
 }
 
 /**
- * Webhook notifications (DESIGN.md §10): signed, bounded, never blocking, never secret.
+ * Webhook notifications (README, "Teams and governance"): signed, bounded, never blocking, never secret.
  *
  * notify() only builds the body (names and counts, scrubbed, signed) and queues it: it returns
  * at once and never throws, whatever the receivers do. Each webhook has a queue and a worker of

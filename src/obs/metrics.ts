@@ -428,12 +428,12 @@ function cleanFree(text: string): string {
   return text.replace(/[^\w.+-]/g, '_').slice(0, 64);
 }
 
-// The API's words, the token endpoint and user info included (DESIGN.md §1).
+// The API's words, the token endpoint and user info included (as the real service does).
 const staticSegments = new Set(['api', '3rdparty', 'sshusers', 'apikeys', 'roles', 'v1', 'oauth2', 'token', 'user', 'info']);
 
 /**
  * Route labels stay templates. The client passes `/api/sshusers/{id}`; should a concrete
- * path ever arrive, every segment that is not one of the API's words (api-spec.md) becomes a
+ * path ever arrive, every segment that is not one of the API's words (the service's API specification) becomes a
  * placeholder, and past a bound on distinct routes everything is `other`: no label can carry
  * an item's name or id, and the number of series stays bounded.
  */

@@ -4,7 +4,7 @@ import { compileNamePattern, namePatternProblem } from '../glob/index.js';
 import { quote } from '../yaml/index.js';
 
 /**
- * The desired state against its own `policy:` (DESIGN.md §10): every declared item that breaks
+ * The desired state against its own `policy:` (README, "Teams and governance"): every declared item that breaks
  * a rule is an error at the item's position, naming the rule. Pure. `validate` runs it offline,
  * where role names cannot be compared with role ids yet; `plan` and `sync` run it again once
  * names are resolved, so a name and an id of one forbidden role are both caught.

@@ -3,7 +3,7 @@ import { noReview } from '../model/index.js';
 import { approvalHash, approvalSetHash } from './approval-hash.js';
 
 /**
- * What the policy says about a plan (DESIGN.md §10). Pure: the plan, the listing it was made
+ * What the policy says about a plan (README, "Teams and governance"). Pure: the plan, the listing it was made
  * from, and the policy (with role names already resolved to ids).
  *
  * Changes that escalate privilege need an approval bound to their hash:

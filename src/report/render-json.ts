@@ -5,7 +5,7 @@ import { jsonSafe } from '../text/index.js';
 import { unavailableOf } from './render-value.js';
 
 /**
- * The JSON document of DESIGN.md §5. `formatVersion` changes only with a breaking change.
+ * The `--json` document (README, "Reports and summaries"). `formatVersion` changes only with a breaking change.
  * `problems`, `protected` and `notes` appear only when there are some; `results` only when
  * something was applied.
  */

@@ -160,7 +160,11 @@ export function parseSavedPlan(text: string, shownPath: string): SavedPlan {
   }
   const doc = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
   if (doc?.kind !== savedPlanKind) {
-    throw invalid('plan_foreign', `${shownPath} is not an amsync plan file (it has no "kind": "${savedPlanKind}"); make one with \`amsync plan --out FILE\``, []);
+    throw invalid('plan_foreign', `${shownPath} is not an amsync plan file (it has no "kind": "${savedPlanKind}")${foreignTool(doc)}; make one with \`amsync plan --out FILE\``, []);
+  }
+  // Our kind without a format: not a file amsync wrote (every saved plan carries its format).
+  if (typeof doc.formatVersion !== 'number') {
+    throw invalid('plan_foreign', `${shownPath} is not an amsync plan file: it has "kind": "${savedPlanKind}" but no "formatVersion", which every plan amsync saves carries; make one with \`amsync plan --out FILE\``, []);
   }
   if (doc.formatVersion !== savedPlanFormatVersion) {
     throw invalid(
@@ -194,4 +198,13 @@ function invalid(code: string, message: string, diagnostics: Diagnostic[]): Inva
 /** `plan.changes[3].fields.roles`, as the desired-file diagnostics write paths. */
 function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out === '' ? String(p) : `${out}.${String(p)}`), '');
+}
+
+/** What a foreign JSON document looks like, when it says: a Terraform plan, or a file of another kind. */
+function foreignTool(doc: Record<string, unknown> | undefined): string {
+  if (doc === undefined) return '';
+  if ('terraform_version' in doc || ('format_version' in doc && ('planned_values' in doc || 'resource_changes' in doc))) return ': it is a Terraform plan (`terraform show -json`)';
+  // The kind is quoted escaped: a file given by mistake may hold anything.
+  if (typeof doc.kind === 'string') return `: its "kind" is ${JSON.stringify(doc.kind.slice(0, 64))}`;
+  return '';
 }

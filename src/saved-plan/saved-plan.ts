@@ -60,7 +60,7 @@ export interface SavedPlan {
    */
   readonly desiredSources?: SavedDesiredSources;
   /**
-   * The changes that needed an approval when the plan was made (DESIGN.md §10): `amsync apply`
+   * The changes that needed an approval when the plan was made (README, "Teams and governance"): `amsync apply`
    * applies them, the review of the saved plan being their approval, after checking that the
    * policy gates exactly these again.
    */

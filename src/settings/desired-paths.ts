@@ -6,6 +6,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export interface DesiredPaths {
   readonly paths: readonly string[];
   readonly recursive?: boolean;
+  /** Neither -f nor AMSYNC_FILE was given: ./access.yaml by default. */
+  readonly defaulted?: boolean;
 }
 
 /**
@@ -15,8 +17,9 @@ export interface DesiredPaths {
 export function resolveDesiredSource(opts: { readonly file?: string | readonly string[]; readonly recursive?: boolean }, env: Env): DesiredPaths {
   const given = opts.file === undefined ? [] : typeof opts.file === 'string' ? [opts.file] : [...opts.file];
   const fromEnv = (env.AMSYNC_FILE ?? '').split(delimiter).filter((p) => p !== '');
-  const paths = given.length > 0 ? given : fromEnv.length > 0 ? fromEnv : ['access.yaml'];
-  return { paths, ...(opts.recursive === true ? { recursive: true } : {}) };
+  const defaulted = given.length === 0 && fromEnv.length === 0;
+  const paths = defaulted ? ['access.yaml'] : given.length > 0 ? given : fromEnv;
+  return { paths, ...(opts.recursive === true ? { recursive: true } : {}), ...(defaulted ? { defaulted: true } : {}) };
 }
 
 /** The desired state's name in headings and messages: the one path, or all of them. */

@@ -129,7 +129,7 @@ async function applyFresh(input: ApplySavedInput, signal: AbortSignal | undefine
   const refusal = checkSafety(saved.plan, desired, policy, { maxDeletes: saved.settings.maxDeletes, allowEmptyPrune: saved.settings.allowEmptyPrune });
   if (refusal) throw refusal;
   // The same file, the same listing, the same changes: the policy must gate the same ones.
-  // The review of the saved plan was their approval (DESIGN.md §10).
+  // The review of the saved plan was their approval (README, "Teams and governance").
   const review = reviewPlan(saved.plan, actual, desired.policy);
   const policyRefused = policyRefusal(review);
   if (policyRefused) throw policyRefused;

@@ -3,7 +3,7 @@ import { declaredItems } from '../plan/index.js';
 import { createdKey, type PasswordState } from '../secrets/index.js';
 
 /**
- * What `ttl:` counts from (DESIGN.md §3): the time amsync created the item, kept in the state
+ * What `ttl:` counts from (README, "The desired-state file"): the time amsync created the item, kept in the state
  * file. An item with a `ttl:` that exists and has no record (adopted, or created by a run that
  * died before it saved) counts from the first run that manages it: recorded now (not by a
  * dry-run, whose plan counts from now as well).

@@ -54,7 +54,7 @@ export interface SyncInput extends WriteRunHooks {
   readonly now?: () => number;
   /**
    * Approvals given for this run (`--approve`, the daemon's approvals file): change hashes, or
-   * the hash of the whole set of changes that need one (DESIGN.md §10). A change the policy
+   * the hash of the whole set of changes that need one (README, "Teams and governance"). A change the policy
    * gates is applied only when one of them covers it; the others are applied regardless.
    */
   readonly approvals?: Iterable<string>;

@@ -4,7 +4,7 @@ import { expiredReason, keyRotationReason } from '../plan/index.js';
 import type { SyncOutcome } from './run-sync.js';
 
 /**
- * What a sync tells the webhooks (DESIGN.md §10), the same for `amsync sync`, `apply` and the
+ * What a sync tells the webhooks (README, "Teams and governance"), the same for `amsync sync`, `apply` and the
  * daemon: drift found (a plan with changes that was not applied), changes applied, and a
  * failure (a refusal, or changes that did not apply). Names and counts only: never a value.
  */

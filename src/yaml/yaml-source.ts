@@ -8,6 +8,7 @@ import { formatPath, type DocPath } from './doc-path.js';
 import { quote } from './describe-value.js';
 import { limits } from './limits.js';
 import { sortDiagnostics } from './sort-diagnostics.js';
+import { explainYamlError } from './yaml-error-message.js';
 
 /** A parsed YAML file that can say where any path inside it was written. */
 export interface YamlSource {
@@ -198,7 +199,7 @@ function tooDeepAt(tokens: readonly CST.Token[]): number | undefined {
 }
 
 function fromYamlError(e: YAMLError, code: string, severity: 'error' | 'warning', at: (offset: number) => SourcePosition): Diagnostic {
-  const message = e.code === 'TAB_AS_INDENT' ? 'tabs are not allowed as indentation in YAML; indent with spaces' : lowerFirst(e.message);
+  const message = explainYamlError(e.code, e.message) ?? lowerFirst(e.message);
   return { severity, code, path: '', message: `${message} (YAML ${e.code})`, position: at(e.pos[0]) };
 }
 

@@ -274,8 +274,8 @@ describe('amsync emulator flags for tenants', () => {
     const help = await runInProcess(['emulator', '--help']);
     expect(help.code).toBe(0);
     const text = help.stdout.replace(/\s+/g, ' ');
-    expect(text).toMatch(/--tenants <n>/);
-    expect(text).toMatch(/--tenant <name>/);
+    expect(text).toMatch(/--tenants <N>/);
+    expect(text).toMatch(/--tenant <NAME>/);
     expect(text).toContain('un-prefixed paths then answer 404');
     expect(text).toContain('amsync plan --url http://127.0.0.1:8080/t/t2');
   });

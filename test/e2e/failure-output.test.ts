@@ -41,11 +41,16 @@ function errorDocument(stdout: string): { error: { code: string; message: string
   return doc;
 }
 
+/** No -f, no AMSYNC_FILE, no ./access.yaml: missing, and what to do (issue 31). */
+const noAccessYaml =
+  'cannot read access.yaml: no such file, and neither -f nor AMSYNC_FILE names another desired-state file. Name it with -f FILE (or AMSYNC_FILE=FILE), or start one: `amsync export -o access.yaml` writes what the service holds now, and examples/access.yaml is a sample to copy';
+
 describe('an error is printed once', () => {
   it('without access.yaml: one line, exit 65', async () => {
     const run = await amsync(['plan'], {}, null);
     expect(run.code).toBe(65);
-    expect(run.stderr).toBe('error: cannot read access.yaml: no such file\n');
+    // The one line says what to do too (issue 31): the file to name, or how to start one.
+    expect(run.stderr).toBe(`error: ${noAccessYaml}\n`);
     expect(run.stdout).toBe('');
   });
 
@@ -94,7 +99,7 @@ describe('--json prints an error document on stdout when a command fails', () =>
     const run = await amsync(['plan', '--json'], {}, null);
     expect(run.code).toBe(65);
     const doc = errorDocument(run.stdout) as { error: { code: string; message: string; diagnostics: unknown[] } };
-    expect(doc.error).toMatchObject({ code: 'desired_unreadable', message: 'cannot read access.yaml: no such file' });
+    expect(doc.error).toMatchObject({ code: 'desired_unreadable', message: noAccessYaml });
     expect(doc.error.diagnostics).toEqual([expect.objectContaining({ code: 'file_unreadable', severity: 'error' })]);
   });
 
