@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 import { forms } from '../helpers/encodings.js';
 
@@ -14,20 +14,15 @@ const TOKEN = 'CANARY-bearer-genpw-5b1f';
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-genpw-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
-  dir = await mkdtemp(join(tmpdir(), 'amsync-genpw-'));
   await writeFile(join(dir, 'access.yaml'), accessFile);
 });
-afterEach(async () => {
+afterEach(() => {
   vi.useRealTimers();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const accessFile = `

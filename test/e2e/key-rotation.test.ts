@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 
 // issue 30, item 3 (apikeys): `rotate: {every, overlap}` against the emulator's request log,
@@ -13,20 +13,15 @@ const TOKEN = 'CANARY-bearer-keyrot-81c4';
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-keyrot-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
-  dir = await mkdtemp(join(tmpdir(), 'amsync-keyrot-'));
   await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-build\n    roles: [1]\n    rotate: { every: 90d, overlap: 24h }\n');
 });
-afterEach(async () => {
+afterEach(() => {
   vi.useRealTimers();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function amsync(args: string[]): Promise<CliRun> {

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator, SeedData } from '../../src/emulator/index.js';
+import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 
 // issue 29, items 1 and 2: --only / --exclude and --replace, against the emulator's own log.
@@ -14,20 +14,13 @@ const BOB = 'CANARY-password-bob-4d2a';
 let emu: RunningEmulator;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN] });
-});
-afterAll(async () => {
-  await emu.close();
+emulatorPerTest(TOKEN, 'amsync-select-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  emu.reset();
   emu.setFaults({ rules: [], maintenance: false });
-  dir = await mkdtemp(join(tmpdir(), 'amsync-select-'));
   await writeFile(join(dir, 'access.yaml'), accessFile);
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const accessFile = `
