@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { desiredFilesOf, filesHash, type DesiredSource, type LoadedFile } from '../desired/index.js';
+import { describeSource } from '../settings/index.js';
 import { SafetyError } from '../errors.js';
 import type { ChangeResult } from '../model/index.js';
 import type { SavedPlan } from '../saved-plan/index.js';
-import { applySavedPlan, type ApplySavedOutcome } from '../sync/index.js';
+import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type ApplySavedOutcome } from '../sync/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { LoadedDesiredState, ServiceContext } from './app-context.js';
 import type { ServiceObserver } from './observed-service.js';
@@ -123,4 +124,16 @@ export async function hashIfReadable(source: DesiredSource): Promise<{ hash: str
   } catch {
     return undefined; // loading it says why, with the desired file's own errors (exit 65)
   }
+}
+
+/**
+ * Before anything is sent: the plan is of this version and whole, and the desired files (where
+ * they are now: `source`) are still the bytes it was made from. Returns how to name them.
+ */
+export async function checkSavedPlanFiles(saved: SavedPlan, planFile: string, source: DesiredSource, version: string): Promise<string> {
+  checkSavedPlan(saved, planFile, version);
+  const desiredFile = describeSource(source);
+  const before = await hashIfReadable(source);
+  if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before.hash, before.files);
+  return desiredFile;
 }

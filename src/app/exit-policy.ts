@@ -1,4 +1,8 @@
 import type { TokenError } from '../apply/index.js';
+import type { StopReceived } from '../report/index.js';
+import { throwOnAuditFailure } from './audit-failure.js';
+import type { AuditTrail } from './audit-trail.js';
+import { throwAfterReport } from './interrupt-outcome.js';
 import { AmsyncError, ChangesFailedError, SafetyError } from '../errors.js';
 import { scrub } from '../secrets/index.js';
 import { escapeControls } from '../text/index.js';
@@ -62,3 +66,25 @@ function rerunWith(approval: ApprovalStatus): string {
   return `${hint.flags} (${hint.hashes.length === 1 ? 'the one not approved yet' : `the ${hint.hashes.length} not approved yet, or some of them`})`;
 }
 
+
+/** What a run that may have written leaves for its exit code. */
+interface RunEnd {
+  readonly plan: Plan;
+  readonly results?: readonly ChangeResult[] | undefined;
+  readonly stateSaveError?: unknown;
+  readonly tokenErrors?: readonly TokenError[] | undefined;
+  readonly lockLost?: Error | undefined;
+}
+
+/**
+ * After the report is out, the one order for `sync` and `amsync apply`: an interrupt (130 /
+ * 143) or a state file not saved (1), an audit log that missed a result (1), then `notes`
+ * (warnings that change no exit code), then items not planned, changes that failed and token
+ * files not written (1).
+ */
+export function throwAfterRun(outcome: RunEnd, at: { interrupts: StopReceived | undefined; stateFile: string; audit: AuditTrail | undefined; stderr: ErrorLines; notes?: readonly string[] }): void {
+  if (at.interrupts) throwAfterReport(at.interrupts, outcome.stateSaveError, at.stateFile, outcome.results);
+  throwOnAuditFailure(at.audit);
+  for (const note of at.notes ?? []) at.stderr.write(note);
+  throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, at.stderr, outcome.lockLost);
+}

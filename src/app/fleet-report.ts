@@ -1,4 +1,6 @@
+import { InterruptedError } from '../errors.js';
 import {
+  fleetExitCode,
   fleetSummaryLine,
   renderFleetJson,
   renderFleetMarkdown,
@@ -7,7 +9,7 @@ import {
   type FleetReportContext,
   type TargetOutcome,
 } from '../fleet/index.js';
-import { markdownMaxChars, type ReportFormat } from '../report/index.js';
+import { interruptedSummary, markdownMaxChars, type ReportFormat, type StopReceived } from '../report/index.js';
 import { appendStepSummary, writeReportFile } from './publish-report.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -35,4 +37,21 @@ export function fleetFailureLine(outcomes: readonly TargetOutcome[]): string {
   const listed = (list: string[]) => (list.length > 10 ? `${list.slice(0, 10).join(', ')}, … ${list.length - 10} more` : list.join(', '));
   const parts = [summary.failed > 0 ? `${summary.failed} failed (${listed(names('failed'))})` : '', summary.refused > 0 ? `${summary.refused} refused (${listed(names('refused'))})` : ''].filter(Boolean);
   return parts.length > 0 ? `error: of ${summary.targets} targets, ${parts.join(', ')}: see each target's section above\n` : '';
+}
+
+/**
+ * The fleet's exit code (1 if any target failed, else 3 if any was refused, else 2 for pending
+ * changes with --detailed-exitcode), with one stderr line naming the targets that failed or
+ * were refused. An interrupt wins: 130 / 143, as for a single service.
+ */
+export function fleetRunEnd(outcomes: readonly TargetOutcome[], options: { dryRun: boolean; detailedExitcode?: boolean }, interrupts: StopReceived | undefined): { code: number; stderr: string } {
+  if (interrupts?.received) throw new InterruptedError(interrupts.received, fleetInterrupted(outcomes, interrupts));
+  return { code: fleetExitCode(summarizeFleet(outcomes), options), stderr: fleetFailureLine(outcomes) };
+}
+
+/** The single service's counts over every target's results, and the targets the interrupt kept from starting. */
+function fleetInterrupted(outcomes: readonly TargetOutcome[], interrupts: StopReceived): string {
+  const results = outcomes.flatMap((o) => o.results ?? []);
+  const unstarted = outcomes.filter((o) => o.status === 'skipped' && o.error?.code === 'interrupted').length;
+  return `${interruptedSummary(interrupts, results)}${unstarted > 0 ? `; ${unstarted} target${unstarted === 1 ? ' was' : 's were'} not started` : ''}`;
 }

@@ -27,12 +27,12 @@ export { finishRun, type BodyEnd } from './finish-run.js';
 export { exportState, writeWithBackpressure, type ChunkStream, type ExportRequest, type ExportStreams } from './export-state.js';
 export { exportHeader, schemaFileName, schemaRefFor } from './export-header.js';
 export { verifyRoundTrip } from './export-round-trip.js';
-export { throwIfWithheld, throwOnFailures } from './exit-policy.js';
+export { throwAfterRun, throwIfWithheld, throwOnFailures } from './exit-policy.js';
 export { appendStepSummary, publishRefusal, publishReport, reportDocument, writeReportFile, type PublishOptions } from './publish-report.js';
 export { savePlan, type PlanShape } from './save-plan.js';
 export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-apply.js';
 export { checkSecretsMode, secretsModes, type SecretsMode } from './secrets-mode.js';
-export { applySaved, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
+export { applySaved, checkSavedPlanFiles, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
 export {
   fileHashIfReadable,
   loadFleet,
@@ -46,7 +46,7 @@ export {
   type LoadedFleet,
 } from './fleet-run.js';
 export { applyFleetTargets, closeFleetNotifier, fleetExportSettings, fleetLogger, fleetTargetsRun, readFleetPlanChecked, syncFleetTargets, type FleetPlanRequest, type FleetSyncRequest, type FleetTargetsRun } from './fleet-targets.js';
-export { fleetFailureLine, publishFleetReport, renderFleetReport } from './fleet-report.js';
+export { fleetFailureLine, fleetRunEnd, publishFleetReport, renderFleetReport } from './fleet-report.js';
 export { runDemo, type DemoRun, type DemoService } from './run-demo.js';
 export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from './validate-files.js';
 export { readAudit, type ReadAuditRequest } from './read-audit.js';

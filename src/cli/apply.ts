@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SavedPlan } from '../saved-plan/index.js';
 import { InvalidInputError, SafetyError, UsageError } from '../errors.js';
-import { applySaved, confirmPlanService, finishRun, hashIfReadable, interruptedInstead, throwAfterReport, notifyGraceMs, publishRefusal, publishReport, savedPlanReport, savedPlanSource, throwOnAuditFailure, throwOnFailures, type BodyEnd } from '../app/index.js';
+import { applySaved, checkSavedPlanFiles, confirmPlanService, finishRun, interruptedInstead, notifyGraceMs, publishRefusal, publishReport, savedPlanReport, savedPlanSource, type BodyEnd, throwAfterRun } from '../app/index.js';
 import { formatDiagnostic, type ChangeResult, type Diagnostic } from '../model/index.js';
 import type { CommandContext } from './command-context.js';
 import { catchInterrupts } from './interrupts.js';
@@ -20,7 +20,7 @@ import {
   type OutputFormat,
   type ServiceOptions,
 } from './shared-options.js';
-import { addReportOption } from './sync.js';
+import { addReportOption } from './plan-options.js';
 import { version } from './version.js';
 import { errText } from './output.js';
 import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
@@ -103,19 +103,10 @@ export async function runApplyCommand(planFile: string, opts: ApplyCommandOption
 
 async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFormat, opts: ApplyCommandOptions, io: CliIo): Promise<void> {
   const env = io.env;
-  const [{ checkDesiredFileHash, checkSavedPlan }, { LiveOutput }, { renderReport }, { createServiceContext }] = await Promise.all([
-    import('../sync/index.js'),
-    import('./live-output.js'),
-    import('../report/index.js'),
-    import('./service-context.js'),
-  ]);
-  checkSavedPlan(saved, planFile, version);
+  const [{ LiveOutput }, { renderReport }, { createServiceContext }] = await Promise.all([import('./live-output.js'), import('../report/index.js'), import('./service-context.js')]);
   // -f points at the file where it is now (another checkout); it must still be the same bytes.
   const source = desiredSourceOf(saved, opts, io.env);
-  const desiredFile = describeSource(source);
-  const before = await hashIfReadable(source);
-  if (before !== undefined) checkDesiredFileHash(saved, planFile, desiredFile, before.hash, before.files);
-
+  const desiredFile = await checkSavedPlanFiles(saved, planFile, source, version);
   // The progress of the listing and the writes, on a terminal; logs pass above it.
   const live = new LiveOutput(io, { streamResults: false, color: false });
   live.expect(saved.plan);
@@ -141,9 +132,7 @@ async function applyChecked(saved: SavedPlan, planFile: string, format: OutputFo
     const report = savedPlanReport(outcome, { file: desiredFile, planFile, sources: loaded.files.length > 1 });
     io.stdout.write(renderReport(report, format, { color: useColor(io.stdout, env), ...(opts.report === undefined ? {} : { reportFile: opts.report }) }));
     await publishReport(report, { env, reportFile: opts.report, now: new Date() });
-    throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);
-    throwOnAuditFailure(context.auditTrail());
-    throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
+    throwAfterRun(outcome, { interrupts, stateFile: context.settings.stateFile, audit: context.auditTrail(), stderr: io.stderr });
     context.logger.child({ component: 'apply' }).info({ applied: outcome.results.length, tokensWritten: outcome.tokensWritten }, 'apply complete');
   } catch (caught) {
     // A listing the interrupt cut short is the interrupt (130 / 143), not a failure of the service.

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CtlRequest } from '../daemon/index.js';
 import { AmsyncError } from '../errors.js';
-import { badFlag, parseText, resolveSettings, rules } from '../settings/index.js';
+import { checkedFlag, resolveSettings, rules } from '../settings/index.js';
 import { jsonSafe } from '../text/index.js';
 import type { CommandContext } from './command-context.js';
 import type { CliIo } from './io.js';
@@ -24,8 +24,8 @@ export function registerCtlCommand(program: Command, ctx: CommandContext): void 
     ctl
       .command(name)
       .description(description)
-      .option('--socket <PATH>', "the daemon's control socket (AMSYNC_DAEMON_SOCKET; default ctl.sock beside the state file)", pathFlag('--socket'))
-      .option('--state-file <PATH>', "the daemon's state file, beside which its socket is (AMSYNC_STATE_FILE; default .amsync/state.json)", pathFlag('--state-file'))
+      .option('--socket <PATH>', "the daemon's control socket (AMSYNC_DAEMON_SOCKET; default ctl.sock beside the state file)", checkedFlag('--socket', rules.path))
+      .option('--state-file <PATH>', "the daemon's state file, beside which its socket is (AMSYNC_STATE_FILE; default .amsync/state.json)", checkedFlag('--state-file', rules.path))
       .option('--settings <FILE>', 'settings file (AMSYNC_SETTINGS)')
       .option('--json', "print the daemon's answer as one JSON document");
   const act = (op: CtlRequest['op']) => async (opts: CtlFlags) => {
@@ -39,15 +39,6 @@ export function registerCtlCommand(program: Command, ctx: CommandContext): void 
     .option('--reason <TEXT>', 'why, for /readyz, the log, the webhooks and `ctl status`')
     .action(act('suspend'));
   verb('resume', 'write again after a suspend; a run is asked for at once').action(act('resume'));
-}
-
-/** A path flag, checked as its setting is (exit 64 naming the flag). */
-function pathFlag(flag: string): (value: string) => string {
-  return (value) => {
-    const parsed = parseText(rules.path, value);
-    if (!parsed.ok) throw badFlag(flag, parsed.expected, value);
-    return parsed.value;
-  };
 }
 
 async function runCtl(op: CtlRequest['op'], opts: CtlFlags, io: CliIo): Promise<number> {

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { StopResult } from '../daemon/index.js';
 import { UsageError } from '../errors.js';
 import { resolveShard } from '../fleet/index.js';
@@ -6,7 +6,7 @@ import type { CommandContext } from './command-context.js';
 import { addFleetOptions, checkFleetFlags, defaultTargetConcurrency, fleetDesiredFile, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
 import type { CliIo } from './io.js';
 import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
-import { addConnectionOptions, addDeleteOptions, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
+import { addConnectionOptions, addDeleteOptions, addSettingFlags, addFileOption, addLocalStateOptions, addWriterOptions, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
 
 export interface DaemonFlags extends ServiceOptions, FleetOptions {
@@ -32,17 +32,8 @@ export function registerDaemonCommand(program: Command, ctx: CommandContext): vo
   const cmd = program
     .command('daemon')
     .description('the sidecar: sync at start, on every change of the file or its secret files, and on a schedule; serve /healthz, /readyz and /metrics');
-  addDeleteOptions(addWriterOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd)))))
-    .option('--listen <HOST:PORT>', 'address of /healthz, /readyz and /metrics (AMSYNC_DAEMON_LISTEN; default 127.0.0.1:9477)')
-    .option('--schedule <CRON>', 'drift-correcting re-sync; five cron fields, or six with seconds first (AMSYNC_DAEMON_SCHEDULE; default "*/5 * * * *")')
-    .addOption(new Option('--mode <MODE>', 'apply: correct drift; observe: plan and report drift only (AMSYNC_DAEMON_MODE; default apply)').choices(['apply', 'observe']))
-    .option('--socket <PATH>', 'the control socket of `amsync ctl`, 0600 (AMSYNC_DAEMON_SOCKET; default ctl.sock beside the state file)')
-    .option('--leader-elect <LEASE>', 'several replicas: only the holder of this coordination.k8s.io/v1 Lease, lease:NAMESPACE/NAME, writes; the others observe (AMSYNC_LEADER_ELECT)')
-    .option('--run-deadline-ms <MS>', 'abandon a run still going after this long: its requests are cancelled, /healthz and /readyz report it (AMSYNC_DAEMON_RUN_DEADLINE_MS; default 600000)')
-    .option(
-      '--approvals <FILE>',
-      'a YAML or JSON list of approval hashes, watched: a change the policy gates is applied once its hash (or its set\'s) is listed; until then it is pending, never applied by the daemon itself (AMSYNC_DAEMON_APPROVALS_FILE)',
-    );
+  addDeleteOptions(addWriterOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd)))));
+  addSettingFlags(cmd, '--listen', '--schedule', '--mode', '--socket', '--leader-elect', '--run-deadline-ms', '--approvals');
   // Fleet (README, "Fleet: one access file, many services"): every target of a targets file, sharded across replicas.
   addFleetOptions(cmd)
     .option('--shards <N>', "with --targets: run the targets rendezvous hashing gives this replica's shard of N; the shard is the ordinal the pod name ends in (a StatefulSet's)", shardsFlag)

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { parseText, rules } from '../settings/index.js';
-import { quote } from '../yaml/index.js';
+import { checkedFlag, rules } from '../settings/index.js';
 import type { Env } from './io.js';
 import { resolveDesiredSource } from '../settings/index.js';
 
@@ -23,27 +22,16 @@ export const defaultTargetConcurrency = 8;
 
 const collect = (value: string, previous: readonly string[] | undefined): string[] => [...(previous ?? []), value];
 
-function concurrencyFlag(value: string): number {
-  const parsed = parseText(rules.int1, value);
-  if (!parsed.ok) throw new UsageError(`Expected \`--target-concurrency\` to be ${parsed.expected}, got ${quote(value)}`, 'bad_flag_value');
-  return parsed.value;
-}
-
-/** `--targets FILE`: every fleet command. */
-export function addTargetsOption(cmd: Command): Command {
-  return cmd.option('--targets <FILE>', 'targets file: run on every service it lists, each with its own client, state and lock (AMSYNC_TARGETS)');
-}
-
 /**
  * `--targets` and, unless turned off, `--target`, `--selector` and `--target-concurrency`:
  * fleet runs that may cover part of the fleet (plan, sync, daemon) and their pieces elsewhere.
  */
 export function addFleetOptions(cmd: Command, options: { readonly target?: boolean; readonly selector?: boolean; readonly concurrency?: boolean } = {}): Command {
-  addTargetsOption(cmd);
+  cmd.option('--targets <FILE>', 'targets file: run on every service it lists, each with its own client, state and lock (AMSYNC_TARGETS)');
   if (options.target !== false) cmd.option('--target <NAME>', 'with --targets: only this target (repeatable)', collect);
   if (options.selector !== false) cmd.option('--selector <KEY=VALUE>', 'with --targets: only targets with this label (repeatable; all must match)', collect);
   if (options.concurrency !== false) {
-    cmd.option('--target-concurrency <N>', `with --targets: targets run at once at most (default ${defaultTargetConcurrency})`, concurrencyFlag);
+    cmd.option('--target-concurrency <N>', `with --targets: targets run at once at most (default ${defaultTargetConcurrency})`, checkedFlag('--target-concurrency', rules.int1));
   }
   return cmd;
 }

@@ -1,12 +1,11 @@
-import { InterruptedError, UsageError } from '../errors.js';
 import { formatDiagnostic } from '../model/index.js';
-import { fleetExitCode, renderTargetText, summarizeFleet, type FleetReportContext, type TargetOutcome } from '../fleet/index.js';
+import { renderTargetText, type FleetReportContext, type TargetOutcome } from '../fleet/index.js';
 import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 import {
   applyFleetTargets,
   checkFleetOutputs,
   closeFleetNotifier,
-  fleetFailureLine,
+  fleetRunEnd,
   fleetTargetsRun,
   loadFleet as loadFleetOf,
   onWire,
@@ -23,13 +22,12 @@ import { annotateDiagnostics } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { defaultTargetConcurrency, fleetDesiredFile, type FleetOptions } from './fleet-options.js';
 import { catchInterrupts, type Interrupts } from './interrupts.js';
-import { interruptedSummary } from '../report/index.js';
-import { isInteractive, useColor, type CliIo } from './io.js';
+import { useColor, type CliIo } from './io.js';
 import { errText } from './output.js';
 import { resolveFormat, type ServiceOptions } from './shared-options.js';
 import { version } from './version.js';
-import type { SelectionFlags } from '../plan/index.js';
-import { selectionFlags } from './selection-flags.js';
+import { withSelection } from './selection-flags.js';
+import type { SyncCommandOptions } from './plan-options.js';
 
 /** Reads the targets file, then the desired file (-f, else the default) against it; exit 65 for either, nothing sent. */
 export { validateFleet, fleetExportSettings } from '../app/index.js';
@@ -38,23 +36,8 @@ export async function loadFleet(opts: ServiceOptions & FleetOptions, env: CliIo[
   return loadFleetOf({ desiredFile: fleetDesiredFile(opts, env), ...(opts.target ? { target: opts.target } : {}), ...(opts.selector ? { selector: opts.selector } : {}) }, env, targetsFile);
 }
 
-/** The options of `plan` and `sync` a fleet run reads (sync.ts's FleetSyncOptions has them all). */
-export interface FleetSyncOptions extends ServiceOptions, FleetOptions {
-  readonly rotatePasswords?: boolean;
-  readonly allowEmptyPrune?: boolean;
-  readonly deleteDuplicateApikeys?: boolean;
-  readonly report?: string;
-  readonly autoApprove?: boolean;
-  readonly only?: readonly string[];
-  readonly exclude?: readonly string[];
-  readonly replace?: readonly string[];
-}
-
-/** --only / --exclude / --replace filter each target's items; an address may name items of some targets only. */
-function fleetSelection(opts: FleetSyncOptions): { selection?: SelectionFlags } {
-  const selection = selectionFlags(opts, true);
-  return selection === undefined ? {} : { selection };
-}
+/** A fleet run is given the options of `plan` and `sync`. */
+type FleetSyncOptions = SyncCommandOptions;
 
 function runOf(opts: ServiceOptions & FleetOptions, io: CliIo, at: Pick<FleetTargetsRun, 'base' | 'fleet' | 'onTargetDone'>): FleetTargetsRun {
   return fleetTargetsRun({ ...at, source: resolveDesiredSource(opts, io.env), env: io.env, stderr: io.stderr, concurrency: opts.targetConcurrency ?? defaultTargetConcurrency });
@@ -66,18 +49,11 @@ function runOf(opts: ServiceOptions & FleetOptions, io: CliIo, at: Pick<FleetTar
  * `--target-concurrency` at once. Text output streams one section per target in the file's
  * order, then the fleet's summary line; `--json` and `--format markdown` print one document.
  */
-export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions, dryRun: boolean, ctx: CommandContext, targetsFile: string): Promise<void> {
+export async function runFleetSyncCommand(opts: FleetSyncOptions, dryRun: boolean, ctx: CommandContext, targetsFile: string): Promise<void> {
   const { io } = ctx;
   const env = io.env;
   const format = resolveFormat(opts);
-  if (opts.out !== undefined && !dryRun) {
-    throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
-  }
-  if (!dryRun && opts.autoApprove !== true && isInteractive(io)) {
-    // One question for a whole fleet would have to wait for every target's plan; a reviewed
-    // saved plan is the way to look before writing.
-    throw new UsageError('a fleet sync does not ask for approval: add --auto-approve, or plan first (amsync plan --targets FILE --out plan.json) and apply that plan (amsync apply plan.json --targets FILE)', 'approval_needed');
-  }
+  // Its flags were checked with a single service's (sync.ts).
   const base = await resolveSettings(opts, env);
   const fleet = await loadFleet(opts, env, targetsFile);
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
@@ -91,10 +67,10 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   const run = runOf(opts, io, { base, fleet, onTargetDone });
   const interrupts = dryRun ? undefined : catchInterrupts(io.signals ?? process, (text) => io.stderr.write(text), () => onWire(run.open));
   try {
-    const request = { dryRun, rotatePasswords: opts.rotatePasswords, prune: opts.prune, allowEmptyPrune: opts.allowEmptyPrune, deleteDuplicateApikeys: opts.deleteDuplicateApikeys, ...fleetSelection(opts) };
+    const request = { dryRun, rotatePasswords: opts.rotatePasswords, prune: opts.prune, allowEmptyPrune: opts.allowEmptyPrune, deleteDuplicateApikeys: opts.deleteDuplicateApikeys, ...withSelection(opts, true) };
     const { outcomes, syncs } = await syncFleetTargets({ ...run, signal: interrupts?.signal }, request);
     const planFile = opts.out !== undefined && savable(outcomes) ? opts.out : undefined;
-    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, { ...opts, ...fleetSelection(opts) }, version);
+    if (planFile !== undefined) await saveFleetPlan(planFile, fleet, base, syncs, { ...opts, ...withSelection(opts, true) }, version);
     const withPlan = { ...context, ...(planFile === undefined ? {} : { planFile }) };
     io.stdout.write(renderFleetReport(outcomes, withPlan, format, { color, reportFile: opts.report }));
     await publishFleetReport(outcomes, withPlan, env, opts.report);
@@ -107,24 +83,11 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions & FleetOptions,
   }
 }
 
-/**
- * The fleet's exit code (1 if any target failed, else 3 if any was refused, else 2 for pending
- * changes with --detailed-exitcode), with one stderr line naming the targets that failed or
- * were refused. An interrupt wins: 130 / 143, as for a single service.
- */
+/** Exit code and failure line from the app; an interrupt is thrown from there (130 / 143). */
 function finish(outcomes: readonly TargetOutcome[], ctx: CommandContext, options: { dryRun: boolean; detailedExitcode?: boolean }, interrupts: Interrupts | undefined): void {
-  if (interrupts?.received) throw new InterruptedError(interrupts.received, fleetInterrupted(outcomes, interrupts));
-  const failures = fleetFailureLine(outcomes);
-  if (failures !== '') ctx.io.stderr.write(failures);
-  const code = fleetExitCode(summarizeFleet(outcomes), options);
+  const { code, stderr } = fleetRunEnd(outcomes, options, interrupts);
+  ctx.io.stderr.write(stderr);
   if (code !== 0) ctx.setExitCode(code);
-}
-
-/** The single service's counts over every target's results, and the targets the interrupt kept from starting. */
-function fleetInterrupted(outcomes: readonly TargetOutcome[], interrupts: Interrupts): string {
-  const results = outcomes.flatMap((o) => o.results ?? []);
-  const unstarted = outcomes.filter((o) => o.status === 'skipped' && o.error?.code === 'interrupted').length;
-  return `${interruptedSummary(interrupts, results)}${unstarted > 0 ? `; ${unstarted} target${unstarted === 1 ? ' was' : 's were'} not started` : ''}`;
 }
 
 export interface FleetApplyOptions extends ServiceOptions, FleetOptions {

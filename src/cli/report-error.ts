@@ -71,20 +71,3 @@ export function reportError(error: unknown, out: ErrorOutput): number {
   out.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return exitCodes.failure;
 }
-
-/** Notes whether anything is written to `stream` until `restore()`. */
-export function trackWrites(stream: NodeJS.WritableStream): { readonly used: () => boolean; restore(): void } {
-  const original = stream.write;
-  let used = false;
-  stream.write = function (this: NodeJS.WritableStream, ...args: unknown[]): boolean {
-    const chunk = args[0];
-    if (chunk !== undefined && chunk !== null && (chunk as { length?: number }).length !== 0) used = true;
-    return (original as (...a: unknown[]) => boolean).apply(this, args);
-  } as typeof stream.write;
-  return {
-    used: () => used,
-    restore: () => {
-      stream.write = original;
-    },
-  };
-}

@@ -7,12 +7,11 @@ export interface SelectionOptions {
   readonly replace?: readonly string[];
 }
 
-/** The item addresses of the command line, as the app takes them; undefined without any. */
-export function selectionFlags(opts: SelectionOptions, fleet = false): SelectionFlags | undefined {
+/** The item addresses of the command line, as the app's requests take them: none without any. */
+export function withSelection(opts: SelectionOptions, fleet = false): { selection?: SelectionFlags } {
   const only = opts.only ?? [];
   const exclude = opts.exclude ?? [];
   const replace = opts.replace ?? [];
-  if (only.length + exclude.length + replace.length === 0) return undefined;
-  return { only, exclude, replace, ...(fleet ? { unmatchedAllowed: true } : {}) };
+  if (only.length + exclude.length + replace.length === 0) return {};
+  return { selection: { only, exclude, replace, ...(fleet ? { unmatchedAllowed: true } : {}) } };
 }
-

@@ -1,13 +1,10 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { ApprovalAnswer, SyncOutcome } from '../sync/index.js';
-import { approvalHashLength, changesToWrite, matchApprovals, normaliseApproval, pendingGates } from '../policy/index.js';
-import { badFlag } from '../settings/index.js';
+import { changesToWrite, matchApprovals, pendingGates } from '../policy/index.js';
 import { exitCodes, UsageError } from '../errors.js';
 import { formatDiagnostic, type ApprovalStatus, type Plan } from '../model/index.js';
-import { checkSecretsMode, finishRun, interruptedAtPrompt, interruptedInstead, throwAfterReport, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwIfWithheld, throwOnAuditFailure, throwOnFailures, notifyGraceMs, secretsModes, type BodyEnd, type SecretsMode } from '../app/index.js';
-import type { SelectionFlags } from '../plan/index.js';
-import { selectionFlags } from './selection-flags.js';
-import { itemAddressProblem } from '../apply/index.js';
+import { checkSecretsMode, finishRun, interruptedAtPrompt, interruptedInstead, planAndApply, planFileFor, publishReport, savePlan, syncReport, throwAfterRun, throwIfWithheld, notifyGraceMs, type BodyEnd } from '../app/index.js';
+import { withSelection } from './selection-flags.js';
 import { annotateDiagnostics, annotatePlan } from './annotations.js';
 import type { CommandContext } from './command-context.js';
 import { catchInterrupts, type Interrupts } from './interrupts.js';
@@ -16,39 +13,10 @@ import type * as ReportModule from '../report/index.js';
 import { isInteractive, useColor } from './io.js';
 import { errText } from './output.js';
 import type { LoadedDesiredState, ServiceContext } from './service-context.js';
-import {
-  addConnectionOptions,
-  addDeleteOptions,
-  addFileOption,
-  addLocalStateOptions,
-  addWriterOptions,
-  addOutputOptions,
-  addPlanOutputOptions,
-  resolveFormat,
-  type OutputFormat,
-  type ServiceOptions,
-} from './shared-options.js';
+import { addWriterOptions, resolveFormat, type OutputFormat } from './shared-options.js';
+import { addPlanCommandOptions, collectApproval, type SyncCommandOptions } from './plan-options.js';
 import { version } from './version.js';
-import { addFleetOptions, checkFleetFlags, resolveTargetsFile, type FleetOptions } from './fleet-options.js';
-
-export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
-  readonly dryRun?: boolean;
-  readonly rotatePasswords?: boolean;
-  readonly allowEmptyPrune?: boolean;
-  readonly deleteDuplicateApikeys?: boolean;
-  /** `--report FILE`: the results as JSON. */
-  readonly report?: string;
-  /** `--auto-approve`: apply without asking at a terminal. */
-  readonly autoApprove?: boolean;
-  /** `--approve HASH`, repeatable: approves gated changes (a change's hash, or the whole set's). */
-  readonly approve?: readonly string[];
-  /** `--secrets required|optional`. */
-  readonly secrets?: SecretsMode;
-  /** `--only`, `--exclude`, `--replace ADDR`, repeatable (issue 29). */
-  readonly only?: readonly string[];
-  readonly exclude?: readonly string[];
-  readonly replace?: readonly string[];
-}
+import { checkFleetFlags, resolveTargetsFile } from './fleet-options.js';
 
 export function registerSyncCommand(program: Command, ctx: CommandContext): void {
   const cmd = program
@@ -66,62 +34,6 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   });
 }
 
-/** The options of `plan`, and of `sync` besides its own. */
-export function addPlanCommandOptions(cmd: Command): Command {
-  addPlanOutputOptions(addDeleteOptions(addOutputOptions(addLocalStateOptions(addConnectionOptions(addFileOption(cmd))))));
-  addFleetOptions(cmd);
-  return addReportOption(
-    cmd
-      .option('--rotate-passwords', 'set every declared password, whether or not it changed')
-      .option('--allow-empty-prune', 'let prune delete every item of a kind the file declares none of')
-      .option('--delete-duplicate-apikeys', 'of remote apikeys sharing a declared name, keep the pinned one (else the oldest) and delete the rest, within --max-deletes')
-      .addOption(
-        new Option(
-          '--secrets <MODE>',
-          'required (default): a password secret that cannot be read is an error (exit 65); optional: plan without it (creates show it as not available, its drift is not checked); plan and sync --dry-run only',
-        ).argParser(parseSecretsMode),
-      )
-      .option('--only <ADDR>', 'plan and change only these items (prune included): KIND:NAME-GLOB or KIND#ID, KIND sshUser or apikey; repeatable', collectAddress('--only'))
-      .option('--exclude <ADDR>', 'leave these items out of the plan (KIND:NAME-GLOB or KIND#ID); repeatable', collectAddress('--exclude'))
-      .option(
-        '--replace <ADDR>',
-        "issue a declared item's secret again: an SSH user's password is sent again; an apikey gets a successor whose token is written to tokensDir before the old key is deleted; repeatable",
-        collectAddress('--replace'),
-      ),
-  );
-}
-
-function parseSecretsMode(value: string): SecretsMode {
-  const mode = secretsModes.find((m) => m === value);
-  if (mode === undefined) throw badFlag('--secrets', '`required` or `optional`', value);
-  return mode;
-}
-
-/** Commander's parser for a repeatable item address; a malformed one is exit 64 naming the flag. */
-function collectAddress(flag: string): (value: string, previous: readonly string[] | undefined) => string[] {
-  return (value, previous) => {
-    const problem = itemAddressProblem(value);
-    if (problem !== undefined) throw badFlag(flag, problem, value);
-    return [...(previous ?? []), value];
-  };
-}
-
-function withSelection(opts: SyncCommandOptions): { selection?: SelectionFlags } {
-  const selection = selectionFlags(opts);
-  return selection === undefined ? {} : { selection };
-}
-
-/** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
-function collectApproval(value: string, previous: readonly string[] | undefined): string[] {
-  if (normaliseApproval(value) === undefined) throw badFlag('--approve', `an approval hash (${approvalHashLength} hex digits, as the plan prints it)`, value);
-  return [...(previous ?? []), value];
-}
-
-/** `--report FILE`, for every command that prints a report (plan, sync, apply). */
-export function addReportOption(cmd: Command): Command {
-  return cmd.option('--report <FILE>', 'also write the plan and per-item results as JSON to FILE (0600; the --json document plus a timestamp)');
-}
-
 /**
  * plan / sync: load and check the file (nothing is sent if it is invalid), list, plan, guard,
  * show the plan, ask at a terminal, apply unless a dry-run (each result printed as it is
@@ -134,14 +46,14 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
   const targetsFile = resolveTargetsFile(opts, io.env);
   checkFleetFlags(opts, targetsFile);
   checkSecretsMode(opts.secrets, { dryRun, fleet: targetsFile !== undefined });
+  const format = resolveFormat(opts);
+  const ask = !dryRun && opts.autoApprove !== true && isInteractive(io);
+  checkSyncFlags(opts, dryRun, format, ask, targetsFile !== undefined);
   if (targetsFile !== undefined) {
     const { runFleetSyncCommand } = await import('./fleet.js');
     await runFleetSyncCommand(opts, dryRun, ctx, targetsFile);
     return;
   }
-  const format = resolveFormat(opts);
-  const ask = !dryRun && opts.autoApprove !== true && isInteractive(io);
-  checkSyncFlags(opts, dryRun, format, ask);
   const color = useColor(io.stdout, io.env);
   // Loaded here, not at start: a cold `amsync validate` needs neither the client, apply, the
   // reports nor the progress line.
@@ -175,9 +87,14 @@ export async function runSyncCommand(opts: SyncCommandOptions, dryRun: boolean, 
 }
 
 /** Flags that contradict each other or the terminal: exit 64 before anything is read. */
-function checkSyncFlags(opts: SyncCommandOptions, dryRun: boolean, format: OutputFormat, ask: boolean): void {
+function checkSyncFlags(opts: SyncCommandOptions, dryRun: boolean, format: OutputFormat, ask: boolean, fleet: boolean): void {
   if (opts.out !== undefined && !dryRun) {
     throw new UsageError('--out saves a plan for `amsync apply` to apply later: use it with `amsync plan` or `amsync sync --dry-run`', 'conflicting_flags');
+  }
+  if (ask && fleet) {
+    // One question for a whole fleet would have to wait for every target's plan; a reviewed
+    // saved plan is the way to look before writing.
+    throw new UsageError('a fleet sync does not ask for approval: add --auto-approve, or plan first (amsync plan --targets FILE --out plan.json) and apply that plan (amsync apply plan.json --targets FILE)', 'approval_needed');
   }
   if (ask && format !== 'text') {
     // As terraform apply -json: one document cannot hold a question and its answer.
@@ -283,10 +200,8 @@ async function reportOutcome(run: SyncRun, loaded: LoadedDesiredState, outcome: 
     throw outcome.refusal;
   }
   if (opts.out !== undefined && planFile === undefined) io.stderr.write(`No plan was saved to ${opts.out}: some declared items could not be planned.\n`);
-  if (interrupts) throwAfterReport(interrupts, outcome.stateSaveError, context.settings.stateFile, outcome.results);
-  throwOnAuditFailure(context.auditTrail());
   const unmatched = outcome.approval ? matchApprovals(outcome.approval.review, opts.approve ?? []).unmatched : [];
-  for (const hash of unmatched) io.stderr.write(`note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
-  throwOnFailures(outcome.plan, outcome.results, outcome.tokenErrors, io.stderr, outcome.lockLost);
+  const notes = unmatched.map((hash) => `note: --approve ${hash} matches no change of this plan that needs approval (a stale or mistyped hash?)\n`);
+  throwAfterRun(outcome, { interrupts, stateFile: context.settings.stateFile, audit: context.auditTrail(), stderr: io.stderr, notes });
 }
 

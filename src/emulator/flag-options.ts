@@ -31,6 +31,46 @@ export interface EmulatorFlags {
   tenant?: string[];
 }
 
+/** Each flag of `amsync emulator`, declared beside the interface its values arrive in; repeatable ones collect into a list. */
+export const emulatorFlagTable: readonly { readonly flags: string; readonly help: string; readonly repeatable?: boolean }[] = [
+  { flags: '--host <HOST>', help: 'address to listen on (default 127.0.0.1)' },
+  { flags: '--port <N>', help: 'port to listen on; 0, the default, picks a free port' },
+  { flags: '--token <TOKEN>', help: 'a read-write bearer token (repeatable; at least one token is required)', repeatable: true },
+  { flags: '--read-only-token <TOKEN>', help: 'a token that may only read: writes answer 403 (repeatable)', repeatable: true },
+  { flags: '--expired-token <TOKEN>', help: 'a token that answers 401 as expired (repeatable)', repeatable: true },
+  { flags: '--refresh-token <KEY>', help: 'an integrator key (refresh token): enables POST /api/v1/oauth2/token (repeatable)', repeatable: true },
+  { flags: '--access-token-ttl <SECONDS>', help: 'lifetime of access tokens issued for an integrator key; 401 afterwards (default 900)' },
+  { flags: '--rotate-refresh-tokens', help: 'each exchange answers a new refresh token; the old one stops working after the grace' },
+  { flags: '--refresh-token-grace <SECONDS>', help: 'how long a rotated-out refresh token still works (default 60)' },
+  { flags: '--data <FILE>', help: 'load state from FILE at start and save it after every write (default: in memory)' },
+  { flags: '--roles <FILE>', help: 'roles as JSON or YAML: [{id, name, scopes: [{name, read, write}]}, ...] (default: 1 viewer, 2 operator, 3 auditor, 4 admin, with scopes)' },
+  { flags: '--page-size-default <N>', help: 'page size when a list asks for none (default 25)' },
+  { flags: '--page-size-max <N>', help: 'largest page size; larger ones are clamped (default 100)' },
+  { flags: '--rate-limit <N>', help: 'requests per second (token bucket); excess answers 503 with Retry-After' },
+  { flags: '--latency-ms <MS>', help: 'mean added latency per request, with jitter (0.5 to 1.5 times MS)' },
+  { flags: '--fail-rate <P>', help: 'chance, 0 to 1, of a random 500, 502 or 504' },
+  { flags: '--maintenance', help: 'every API request answers 503' },
+  { flags: '--async-writes', help: 'writes answer 202 and take effect shortly after' },
+  { flags: '--no-control', help: 'turn off the /_emulator/ control API' },
+  { flags: '--seed <N>', help: 'seed of the random faults and jitter, to replay a run' },
+  { flags: '--tenants <N>', help: 'serve N independent services (tenants t1 … tN, N from 1 to 10000) on this port, each under /t/<name>/ with its own state, tokens, rate limit, faults and control API; un-prefixed paths then answer 404' },
+  { flags: '--tenant <NAME>', help: 'serve a tenant of this name under /t/<name>/ (repeatable; instead of --tenants; a-z, 0-9 and -, at most 63)', repeatable: true },
+];
+
+/** The end of `amsync emulator --help`: a fleet on one port. */
+export const emulatorHelpAfter = [
+  '',
+  'Tenants (a fleet on one port):',
+  '  amsync emulator --port 8080 --token dev --tenants 3',
+  '  # amsync emulator listening on http://127.0.0.1:8080',
+  '  # tenants: 3 (t1 … t3) under /t/<name>/',
+  '  amsync plan --url http://127.0.0.1:8080/t/t2      # one tenant is one service',
+  '  # only t2 is in maintenance:',
+  "  curl -X PUT -d '{\"maintenance\":true}' \\",
+  '    http://127.0.0.1:8080/t/t2/_emulator/faults',
+  'With --data, every tenant starts from FILE and nothing is written back.',
+].join('\n');
+
 /** The flags -> the emulator's options; a bad value is a UsageError (exit 64) naming the flag. */
 export async function optionsFromFlags(f: EmulatorFlags): Promise<EmulatorOptions> {
   const tokens = f.token ?? [];

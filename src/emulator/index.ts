@@ -2,7 +2,7 @@
 export { startEmulator, type RunningEmulator, type RunningTenants, type TenantEmulator } from './emulator.js';
 export type { EmulatorControl } from './instance.js';
 export { defaultRoles, type EmulatorOptions } from './options.js';
-export { describeOptions, optionsFromFlags, type EmulatorFlags } from './flag-options.js';
+export { describeOptions, emulatorFlagTable, emulatorHelpAfter, optionsFromFlags, type EmulatorFlags } from './flag-options.js';
 export { describeTenantNames, MAX_TENANTS, numberedTenants, TENANT_NAME_PATTERN } from './tenants.js';
 export { EmulatorError, EmulatorSeedError, type EmulatorErrorCode } from './errors.js';
 export { compileRules, faultRuleSchema } from './fault-rules.js';

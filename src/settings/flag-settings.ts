@@ -4,7 +4,7 @@ import { checkValue, type FieldRule } from './field-rules.js';
 import { loadSettings } from './load-settings.js';
 import { settingOptions } from './option-table.js';
 import { setIn } from './env-settings.js';
-import type { Settings } from './settings.js';
+import type { DaemonMode, LogLevel, Settings } from './settings.js';
 import type { SettingsLayer } from './settings-schema.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -14,11 +14,37 @@ type Env = Readonly<Record<string, string | undefined>>;
  * `lockTimeout`); every key of the option table is read, the others are passed over. A
  * command's own options interface, or any record of values.
  */
-export type FlagValues = KnownFlags | Readonly<Record<string, unknown>>;
+export type FlagValues = SettingFlagValues | Readonly<Record<string, unknown>>;
 
-interface KnownFlags {
+/** The values of the settings' flags (the option table's `flag`s), as commander hands them over. */
+export interface SettingFlagValues {
   /** `--settings FILE`. */
   readonly settings?: string;
+  readonly url?: string;
+  readonly tokenFile?: string;
+  readonly refreshTokenFile?: string;
+  readonly rate?: number;
+  readonly concurrency?: number;
+  readonly pageSize?: number;
+  readonly listDeadlineMs?: number;
+  readonly maxResponseBytes?: number;
+  readonly maxDeletes?: number;
+  readonly lockTimeout?: number;
+  readonly auditLog?: string;
+  readonly tokensDir?: string;
+  readonly kubernetesSecret?: string;
+  readonly stateFile?: string;
+  readonly logLevel?: LogLevel;
+  readonly allowInsecureHttp?: boolean;
+  readonly caFile?: string;
+  readonly listen?: string;
+  readonly schedule?: string;
+  readonly mode?: DaemonMode;
+  readonly leaderElect?: string;
+  readonly runDeadlineMs?: number;
+  /** `--approvals FILE` (daemon). */
+  readonly approvals?: string;
+  readonly socket?: string;
   /** Only ever set by someone trying `--token`, which is refused. */
   readonly token?: unknown;
   /** Only ever set by someone trying `--refresh-token`, which is refused. */
@@ -58,7 +84,7 @@ const switchTargets = settingOptions.flatMap((o) => (o.flag !== undefined && o.s
 
 /** The settings layer the flags make; a bad value is a UsageError naming the flag. */
 export function settingsFromFlags(flags: FlagValues): SettingsLayer {
-  const opts = flags as KnownFlags;
+  const opts = flags as SettingFlagValues;
   if (opts.token !== undefined) throw tokenFlagError();
   if (opts.refreshToken !== undefined) throw refreshTokenFlagError();
   const layer: Record<string, unknown> = {};
@@ -80,6 +106,6 @@ export function settingsFromFlags(flags: FlagValues): SettingsLayer {
  */
 export async function resolveSettings(values: FlagValues, env: Env): Promise<Settings> {
   const flags = settingsFromFlags(values);
-  const { settings } = values as KnownFlags;
+  const { settings } = values as SettingFlagValues;
   return loadSettings({ ...(settings !== undefined ? { settingsFile: settings } : {}), env, flags });
 }

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { reportError, trackWrites, wantsJson, type ErrorOutput } from '../../../src/cli/report-error.js';
+import { reportError, wantsJson, type ErrorOutput } from '../../../src/cli/report-error.js';
 import { AmsyncError, InvalidInputError, UsageError } from '../../../src/errors.js';
 
 function output(overrides: Partial<ErrorOutput> = {}): ErrorOutput & { out: string[]; err: string[] } {
@@ -65,20 +65,5 @@ describe('--json: one document on stdout', () => {
     [['plan'], false],
   ])('%j asks for JSON: %s', (argv, expected) => {
     expect(wantsJson(argv)).toBe(expected);
-  });
-
-  it('notes whether a stream was written to, and lets go of it after', () => {
-    const written: string[] = [];
-    const stream = { write: (chunk: string) => written.push(chunk) > 0 } as unknown as NodeJS.WritableStream;
-    const original = stream.write;
-    const tracked = trackWrites(stream);
-    expect(tracked.used()).toBe(false);
-    stream.write('');
-    expect(tracked.used()).toBe(false);
-    stream.write('{}\n');
-    expect(tracked.used()).toBe(true);
-    tracked.restore();
-    expect(stream.write).toBe(original);
-    expect(written).toEqual(['', '{}\n']);
   });
 });
