@@ -2,6 +2,7 @@ import { InterruptedError } from '../errors.js';
 import {
   fleetExitCode,
   fleetSummaryLine,
+  notStartedTargetsLine,
   renderFleetJson,
   renderFleetMarkdown,
   summarizeFleet,
@@ -18,8 +19,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function renderFleetReport(outcomes: readonly TargetOutcome[], context: FleetReportContext, format: ReportFormat, options: { color: boolean; reportFile?: string | undefined }): string {
   if (format === 'json') return renderFleetJson(outcomes, context);
   if (format === 'markdown') return renderFleetMarkdown(outcomes, context, { maxChars: markdownMaxChars, ...(options.reportFile === undefined ? {} : { reportFile: options.reportFile }) });
-  // The sections streamed already: the summary line is what is left.
-  return fleetSummaryLine(summarizeFleet(outcomes));
+  // The sections streamed already: the targets an interrupt kept from starting, counted, and the summary line are what is left.
+  return `${notStartedTargetsLine(outcomes)}${fleetSummaryLine(summarizeFleet(outcomes))}`;
 }
 
 /** GITHUB_STEP_SUMMARY and `--report FILE`, as for a single service. */

@@ -22,7 +22,7 @@ import { applySavedPlan, checkDesiredFileHash, checkSavedPlan } from '../sync/in
 import type { ServiceContext } from './app-context.js';
 import { fileHashIfReadable, loadFleet, logTargetDone, runInTarget, type FleetSelection, type LoadedFleet } from './fleet-run.js';
 import { notifyGraceMs } from './notify-run.js';
-import { createNotifier, createServiceContext, type LogStream } from './service-context.js';
+import { createNotifier, createServiceContext, logLevelOf, type LogStream } from './service-context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -47,9 +47,9 @@ export interface FleetTargetsRun {
   onTargetDone(outcome: TargetOutcome): void;
 }
 
-/** The fleet's logger: the run's level, to stderr. */
+/** The fleet's logger: the run's level (at a terminal, `warn` unless asked: logLevelOf), to stderr. */
 export function fleetLogger(settings: Settings, stderr: LogStream, env: Env): Logger {
-  return createLogger({ level: settings.logLevel, destination: stderr, pretty: stderr.isTTY === true, colorize: !env.NO_COLOR });
+  return createLogger({ level: logLevelOf(settings, stderr), destination: stderr, pretty: stderr.isTTY === true, colorize: !env.NO_COLOR });
 }
 
 /** A fleet command's run: its logger, its one notifier, no context open yet. */

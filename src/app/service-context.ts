@@ -5,7 +5,7 @@ import { revisionFromEnv } from '../audit/index.js';
 import { readSecretFile, type DesiredSource } from '../desired/index.js';
 import { UsageError } from '../errors.js';
 import { Notifier, resolveWebhooks } from '../notify/index.js';
-import { createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
+import { commandLogLevel, createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { KubeSecretSink, kubeSecretApi } from '../kube/index.js';
 import { isFsError, localPathError, openPasswordState, TokenSink, type SecretSink } from '../secrets/index.js';
 import { parseKubeSecretRef, type Settings } from '../settings/index.js';
@@ -31,6 +31,8 @@ export interface ContextOverrides {
   readonly keepUnpersistedKey?: boolean;
   /** The daemon's settings reload: the integrator key of the client this context's replaces (ClientOptions.credentialFrom). */
   readonly credentialFrom?: CredentialHandover;
+  /** The daemon: its log keeps the setting's level at a terminal too (a one-shot command's drops `info` there: commandLogLevel). */
+  readonly daemonLog?: boolean;
   /** amsync_notifications_total, in the daemon. */
   readonly notificationMetrics?: NotificationMetrics;
   /** Fleet: the target this context serves (audit lines and notifications name it). */
@@ -73,7 +75,7 @@ export function createServiceContext(inputs: ContextInputs, overrides: ContextOv
   const { settings, source, env } = inputs;
   const logger =
     overrides.logger ??
-    createLogger({ level: settings.logLevel, destination: overrides.logStream ?? inputs.stderr, pretty: inputs.stderr.isTTY === true, colorize: !env.NO_COLOR });
+    createLogger({ level: logLevelOf(settings, inputs.stderr, overrides.daemonLog === true), destination: overrides.logStream ?? inputs.stderr, pretty: inputs.stderr.isTTY === true, colorize: !env.NO_COLOR });
   // Made up front: a webhook key that cannot be read is a bad settings file (exit 65), found
   // before any request, never in the middle of a run. A fleet hands every target one notifier.
   const notifier = overrides.notifier ?? createNotifier(settings, env, logger, overrides.notificationMetrics);
@@ -98,6 +100,12 @@ export function createServiceContext(inputs: ContextInputs, overrides: ContextOv
     ...(target === undefined ? {} : { target }),
     ...(overrides.observeTarget === true ? { observe: true } : {}),
   });
+}
+
+/** The run's log level: the setting's; for a one-shot command at a terminal, `warn` unless a level was asked for. */
+export function logLevelOf(settings: Settings, stderr: LogStream, daemon = false): Settings['logLevel'] {
+  if (daemon) return settings.logLevel;
+  return commandLogLevel(settings.logLevel, { terminal: stderr.isTTY === true, asked: settings.logLevelGiven === true });
 }
 
 /**

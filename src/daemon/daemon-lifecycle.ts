@@ -159,7 +159,8 @@ export class DaemonLifecycle {
         files: options.files,
         debounceMs: options.debounceMs,
         onChange: (files) => {
-          this.#log.info({ files }, 'watched file changed');
+          // The run it starts says `reasons: ["file"]` in its line at info.
+          this.#log.debug({ files }, 'watched file changed');
           options.onChange();
         },
         logger: this.#log,

@@ -132,6 +132,8 @@ export class Daemon<S extends Readiness> {
   #windowEnd: { at: number; handle: unknown } | undefined;
   /** Whether the windows let runs write, as last seen: a change is an audit line. Open until the daemon looks. */
   #windowOpen = true;
+  /** Per target, why its last run's writes were held (undefined: they were not): the line is info when that changes, debug while it lasts. */
+  readonly #lastHeld = new Map<string, string | undefined>();
 
   /** `targets` is made once the daemon's own parts are: it may make runners at once. */
   constructor(parts: DaemonParts, targets: (daemon: Daemon<S>) => DaemonTargets<S>) {
@@ -214,9 +216,13 @@ export class Daemon<S extends Readiness> {
   modeFor(target: string, mode: DaemonMode): DaemonMode {
     const decided = this.gate.modeFor(target, mode);
     this.#updateGateMetrics();
+    const heldBefore = this.#lastHeld.get(target);
+    this.#lastHeld.set(target, decided.overridden ? undefined : decided.held);
     if (decided.overridden) this.log.info({ target: target || undefined }, 'the sync window holds writes; this run writes once (ctl sync --override-window)');
     else if (decided.held !== undefined) {
-      this.log.info({ target: target || undefined, held: decided.held }, `writes held (${decided.held}): this run observes only`);
+      // Said at info when it starts (or its reason changes); each run after, at debug: the run's line says dryRun.
+      const level = heldBefore === decided.held ? 'debug' : 'info';
+      this.log[level]({ target: target || undefined, held: decided.held }, `writes held (${decided.held}): this run observes only`);
       this.#armWindowEnd();
     }
     return decided.mode;

@@ -101,6 +101,8 @@ export class Reconciler {
   #current: Omit<LastRun, 'startedAt' | 'finishedAt' | 'trigger' | 'outcome'> | undefined;
   /** The last run that ended, for the status page. */
   #lastRun: LastRun | undefined;
+  /** When the run in progress started (timers.now()), for its one line's duration. */
+  #startedMs = 0;
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -158,6 +160,7 @@ export class Reconciler {
   async run(reasons: readonly TriggerReason[]): Promise<RunVerdict> {
     const { metrics, timers } = this.#d;
     const started = timers.now();
+    this.#startedMs = started;
     const startedAt = timers.wallNow();
     this.#current = undefined;
     this.#running = true;
@@ -279,7 +282,8 @@ export class Reconciler {
     // stays visible in logs and metrics, but nothing is applied from a state the user is
     // in the middle of changing.
     const dryRun = mode === 'observe' || !inputValid;
-    this.#log.info({ reasons, mode, dryRun }, 'sync started');
+    // The detail; the run's one line at info is `sync finished` (or its failure).
+    this.#log.debug({ reasons, mode, dryRun }, 'sync started');
     let sync: SyncOutcome;
     try {
       // Read at every run: a hash listed since the last one approves its change now.
@@ -305,7 +309,7 @@ export class Reconciler {
     }
     if (signal.aborted) return 'failure';
     const summary = summariseSync(sync, { inputValid, mode });
-    this.#record(sync, summary, dryRun);
+    this.#record(sync, summary, dryRun, reasons);
     this.#trackApprovals(sync, dryRun);
     for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
     const expiries = this.#expiries.observe(sync.plan, this.#d.timers.wallNow(), null);
@@ -363,7 +367,12 @@ export class Reconciler {
     }
   }
 
-  #record(sync: SyncOutcome, summary: RunSummary, dryRun: boolean): void {
+  /**
+   * What the run did: the metrics, the status page's facts, and the log — one line at info
+   * (`sync finished`: the outcome, the counts, the drift, the first failures, the duration),
+   * a line per change at debug; a failed change, a problem, a refusal stay warnings or errors.
+   */
+  #record(sync: SyncOutcome, summary: RunSummary, dryRun: boolean, reasons: readonly TriggerReason[]): void {
     const { metrics } = this.#d;
     this.#current = runFacts(sync, summary, dryRun);
     metrics.setDrift('sshUser', summary.drift.sshUser);
@@ -380,8 +389,9 @@ export class Reconciler {
       }
       const line = { kind: r.kind, action: r.action, key: r.key, status: r.status, ...(r.drift ? { drift: r.drift } : {}), ...(r.error ? { error: r.error } : {}), ...(r.approval ? { approval: r.approval } : {}) };
       if (r.status === 'failed') this.#log.warn(line, 'change failed');
-      else this.#log.info(line, r.status === 'applied' ? 'change applied' : 'change skipped');
+      else this.#log.debug(line, r.status === 'applied' ? 'change applied' : 'change skipped');
     }
+    // Only a stopped run has some (the daemon's stop): one line at info, saying why.
     if (notStarted.length > 0) this.#log.info({ notStarted: notStarted.length, reason: notStarted[0] }, `${notStarted.length} change${notStarted.length === 1 ? '' : 's'} not started (never sent): ${notStarted[0]}`);
     for (const p of sync.plan.problems) this.#log.warn({ kind: p.kind, key: p.key, code: p.code }, p.message);
     for (const t of sync.tokenErrors ?? []) this.#log.warn({ kind: 'apikey', key: t.key, code: 'token_file' }, t.error);
@@ -393,12 +403,13 @@ export class Reconciler {
     } else if (dryRun && changes > 0) {
       const named = sync.plan.changes.slice(0, maxLoggedChanges).map((c) => `${c.action} ${c.kind} ${c.key}`);
       const why = summary.outcome === 'invalid_input' ? 'the desired-state file is invalid' : 'observe mode';
-      this.#log.warn({ ...counts, changes: named, more: Math.max(0, changes - named.length) }, `drift detected; not corrected (${why})`);
+      // Every run while it lasts: the detail at debug; `sync finished` counts it (drift, changes, dryRun).
+      this.#log.debug({ ...counts, changes: named, more: Math.max(0, changes - named.length) }, `drift detected; not corrected (${why})`);
     }
     if (summary.failed > 0 || summary.skipped > 0) this.#lastError = 'changes_failed';
     else if (summary.problems > 0 && summary.outcome === 'partial') this.#lastError = 'plan_problems';
     else if (summary.tokenErrors > 0 && summary.outcome === 'partial') this.#lastError = 'token_files';
-    this.#log.info({ outcome: summary.outcome, ...counts, tokensWritten: sync.tokensWritten }, 'sync finished');
+    this.#log.info(runLine(sync, summary, { dryRun, reasons, counts, durationMs: Math.max(0, this.#d.timers.now() - this.#startedMs) }), 'sync finished');
   }
 
   #finish(outcome: RunOutcome, started: number): void {
@@ -479,4 +490,31 @@ function oneLine(text: string): string {
 /** The one-line message of an error for a notification (the notifier scrubs it). */
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** At most this many failed changes are named in a run's line (each is a warning of its own too). */
+const maxFailuresInRunLine = 5;
+
+/**
+ * The fields of a run's one line at info: what started it, whether it wrote, the outcome and
+ * counts, how far the service had drifted (`drift`: changes found, observed items included),
+ * the changes planned, the first failures in one line each, and how long it took.
+ */
+export function runLine(
+  sync: SyncOutcome,
+  summary: RunSummary,
+  run: { readonly dryRun: boolean; readonly reasons: readonly TriggerReason[]; readonly counts: Record<string, number>; readonly durationMs: number },
+): Record<string, unknown> {
+  const failures = (sync.results ?? []).filter((r) => r.status === 'failed').slice(0, maxFailuresInRunLine).map((r) => `${r.action} ${r.kind} ${r.key}: ${r.error ?? 'failed'}`);
+  return {
+    outcome: summary.outcome,
+    reasons: run.reasons,
+    dryRun: run.dryRun,
+    ...run.counts,
+    tokensWritten: sync.tokensWritten,
+    changes: sync.plan.changes.length,
+    drift: summary.drift.sshUser + summary.drift.apikey,
+    ...(failures.length > 0 ? { failures } : {}),
+    durationMs: Math.round(run.durationMs),
+  };
 }

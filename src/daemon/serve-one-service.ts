@@ -27,7 +27,7 @@ export async function serveOneService(request: DaemonRequest, metrics: AmsyncMet
   const contextOf = (settings: Settings, logger?: Logger, credentialFrom?: CredentialHandover): ServiceContext =>
     createServiceContext(
       { settings, source: request.source, env: request.env, stderr: request.stderr },
-      { notificationMetrics: metrics, keepUnpersistedKey: true, ...(logger ? { logger } : {}), ...(credentialFrom ? { credentialFrom } : {}) },
+      { notificationMetrics: metrics, keepUnpersistedKey: true, daemonLog: true, ...(logger ? { logger } : {}), ...(credentialFrom ? { credentialFrom } : {}) },
     );
   const makeContext: MakeContext = async (logger, credentialFrom) => contextOf(await request.readSettings(), logger, credentialFrom);
   return new ServiceOfTheMoment(request, metrics, contextOf(request.settings), makeContext).serve();

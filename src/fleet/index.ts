@@ -27,6 +27,7 @@ export {
   renderFleetJson,
   renderFleetMarkdown,
   renderTargetText,
+  notStartedTargetsLine,
   targetHeader,
   targetReport,
   toFleetJsonDocument,

@@ -38,6 +38,8 @@ export function targetHeader(outcome: Pick<TargetOutcome, 'name' | 'url'>): stri
  * or `sync` prints them, and why it failed, was refused or skipped.
  */
 export function renderTargetText(outcome: TargetOutcome, context: FleetReportContext, options: { readonly color: boolean }): string {
+  // Counted in one line before the summary (notStartedTargetsLine), not a section each.
+  if (interruptedBeforeStart(outcome)) return '';
   const lines = [targetHeader(outcome)];
   const report = targetReport(outcome, context);
   let body = report === undefined ? '' : renderText(report, { color: options.color });
@@ -49,6 +51,23 @@ export function renderTargetText(outcome: TargetOutcome, context: FleetReportCon
     lines.push(`${word}: ${safe(outcome.error.message)}`);
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** A target the interrupt kept from starting: it sent nothing. */
+function interruptedBeforeStart(outcome: TargetOutcome): boolean {
+  return outcome.status === 'skipped' && outcome.error?.code === 'interrupted';
+}
+
+/**
+ * `· 57 targets not started: the run was interrupted`: the targets an interrupt kept from
+ * starting (nothing was sent to them), as a count — a section each would bury the targets that
+ * ran. Empty when there are none.
+ */
+export function notStartedTargetsLine(outcomes: readonly TargetOutcome[]): string {
+  const unstarted = outcomes.filter(interruptedBeforeStart);
+  if (unstarted.length === 0) return '';
+  const why = unstarted[0]!.error!.message.replace(/^not started: /, '');
+  return `· ${unstarted.length} target${unstarted.length === 1 ? '' : 's'} not started: ${safe(why)}\n\n`;
 }
 
 /** `Fleet: 12 targets — 3 with changes, 1 failed, 8 unchanged`: counts that are not 0. */

@@ -53,6 +53,17 @@ export function safePrettyLine(line: string): string {
   return safeLogLine(line).replace(controlEscape, (escape) => (escape === '\\\\' ? escape : `\\${escape}`));
 }
 
+/**
+ * The level of a one-shot command's log (`sync`, `plan`, `apply`, `export`): at a terminal the
+ * plan, each result and the summary are on stdout already, so the default `info` becomes
+ * `warn` there — nothing is logged after the summary but a warning or an error — unless the
+ * level was asked for (`--log-level`, `AMSYNC_LOG_LEVEL` or `logLevel` in the settings file).
+ * Not at a terminal (CI, a pipe, a collector) the level is the setting's, JSON lines as ever.
+ */
+export function commandLogLevel<L extends LevelWithSilent>(level: L, options: { readonly terminal: boolean; readonly asked: boolean }): L | 'warn' {
+  return options.terminal && !options.asked && level === 'info' ? 'warn' : level;
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const redact = { paths: [...redactPaths], censor: '[redacted]' };

@@ -41,5 +41,7 @@ export async function loadSettings(sources: SettingsSources): Promise<Settings> 
     const what = fileBad ? `settings file ${file ?? ''}`.trim() : 'AMSYNC_* environment';
     throw new InvalidInputError(`invalid settings: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the ${what}; nothing was sent`, problems, fileBad ? 'settings_invalid' : 'env_invalid');
   }
-  return mergeSettings(defaultSettings, [fileLayer, env.layer, sources.flags ?? {}], env.token, env.refreshToken);
+  const layers = [fileLayer, env.layer, sources.flags ?? {}];
+  const settings = mergeSettings(defaultSettings, layers, env.token, env.refreshToken);
+  return layers.some((layer) => layer.logLevel !== undefined && layer.logLevel !== null) ? { ...settings, logLevelGiven: true } : settings;
 }

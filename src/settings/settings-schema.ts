@@ -8,7 +8,7 @@ type LayerOf<T> = {
 };
 
 /** One layer of settings: what a file, the environment or the flags set. null unsets. */
-export type SettingsLayer = LayerOf<Omit<Settings, 'token' | 'refreshToken'>>;
+export type SettingsLayer = LayerOf<Omit<Settings, 'token' | 'refreshToken' | 'logLevelGiven'>>;
 
 /** "… Env AMSYNC_URL, flag --url.": where else the setting can be given, as config/default.yaml says it. */
 export function whereSet(option: SettingOption): string {

@@ -146,4 +146,6 @@ export interface Settings {
   };
   /** @default 'info' */
   readonly logLevel: LogLevel;
+  /** Set when `logLevel` was asked for (a flag, AMSYNC_LOG_LEVEL or the settings file), not the default: a command at a terminal then logs at it too. */
+  readonly logLevelGiven?: true;
 }

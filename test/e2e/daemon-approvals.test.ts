@@ -48,7 +48,7 @@ async function start(ops = opsFile, beforeStart?: (ctx: ServiceContext, approval
   await writeFile(join(dir, 'teams', 'ops.yaml'), ops);
   await writeFile(join(dir, 'teams', 'policy.yaml'), 'policy:\n  superuser: approve\n');
   const approvalsFile = join(dir, 'approvals', 'approvals.yaml');
-  const sink = logSink('info');
+  const sink = logSink('debug'); // 'change applied' is a debug line
   const teams = join(dir, 'teams');
   context = await createServiceContext(
     { file: [teams], url: emu.url, stateFile: join(dir, 'state.json') },

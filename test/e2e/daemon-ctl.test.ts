@@ -50,7 +50,7 @@ const withKey = `${oneUser}apikeys:\n  - name: ci-bot\n`;
 async function start(windows: SyncWindowSetting[] = []) {
   const file = join(dir, 'access.yaml');
   await writeFile(file, oneUser);
-  const sink = logSink('info');
+  const sink = logSink('debug'); // the per-run detail (drift named, writes held) is at debug
   context = await createServiceContext(
     { file: [file], url: emu.url, stateFile: join(dir, 'state.json') },
     { env: { AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD, AMSYNC_INITIAL_RATE: '1000' }, stderr: process.stderr },

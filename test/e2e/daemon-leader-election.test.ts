@@ -58,7 +58,7 @@ describe('two daemon replicas with --leader-elect: one writes, the other observe
   it('only the Lease holder applies; the other reports amsync_leader 0 and plans only', async () => {
     const start = (pod: string, stateDir: string) =>
       startDaemonInProcess(
-        ['-f', join(dir, 'access.yaml'), '--url', emu.url, '--listen', '127.0.0.1:0', '--leader-elect', 'lease:amsync/amsync-leader', '--state-file', join(dir, stateDir, 'state.json')],
+        ['-f', join(dir, 'access.yaml'), '--url', emu.url, '--listen', '127.0.0.1:0', '--leader-elect', 'lease:amsync/amsync-leader', '--log-level', 'debug', '--state-file', join(dir, stateDir, 'state.json')],
         { cwd: dir, env: { AMSYNC_TOKEN: TOKEN, KUBECONFIG: join(dir, 'kubeconfig'), POD_NAME: pod } },
       );
     const a = await start('pod-a', 'a');

@@ -55,7 +55,7 @@ async function emulator(options: { latencyMs?: number } = {}): Promise<RunningEm
 async function caseDir(name: string): Promise<string> {
   const d = join(dir, name);
   await mkdir(d, { recursive: true });
-  await writeFile(join(d, 'settings.yaml'), `daemon:\n  debounceMs: ${DEBOUNCE_MS}\n`);
+  await writeFile(join(d, 'settings.yaml'), `daemon:\n  debounceMs: ${DEBOUNCE_MS}\nlogLevel: debug\n`);
   return d;
 }
 
@@ -291,7 +291,7 @@ describe('amsync daemon: SIGHUP', () => {
     await waitFor(() => usernames(e).join() === 'alice,deploy', 'the start sync');
     await p.waitForLog((l) => l.msg === 'sync finished', 'the start run to end');
 
-    await writeFile(join(d, 'settings.yaml'), `daemon:\n  debounceMs: ${DEBOUNCE_MS}\n  mode: observe\n`);
+    await writeFile(join(d, 'settings.yaml'), `daemon:\n  debounceMs: ${DEBOUNCE_MS}\n  mode: observe\nlogLevel: debug\n`);
     const alice = e.state().sshUsers.find((u) => u.username === 'alice')!;
     expect((await call(e.url, 'DELETE', `/api/sshusers/${alice.id}`, { token: TOKEN })).status).toBe(200);
     const from = p.logs.length;

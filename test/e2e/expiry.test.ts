@@ -59,7 +59,7 @@ const cli = (args: string[]) => runInProcess([...args, '--url', emu.url, '--sett
 
 /** The daemon as serve-one-service.ts wires it (sync on the daemon's clock, audit trigger, webhooks), on a virtual clock. */
 async function startDaemonAt(file: string) {
-  const sink = logSink('info');
+  const sink = logSink('debug'); // 'sync started' is a debug line
   context = await createServiceContext({ file: [file], url: emu.url, settings: join(dir, 'settings.yaml') }, { env, stderr: process.stderr }, { logger: sink.logger });
   const ctx = context;
   const time = new VirtualTime();

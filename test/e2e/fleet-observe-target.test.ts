@@ -84,7 +84,7 @@ describe('a target observed through the targets file (mode: observe)', () => {
   });
 
   it('fleet daemon: the observed target reports its drift (metrics, log) and is never written; the other is corrected', async () => {
-    const d = await startDaemonInProcess(['--targets', 'targets.yaml', '--listen', '127.0.0.1:0', '--schedule', '0 0 1 1 *', '--state-file', join(dir, 'state.json')], { cwd: dir, env });
+    const d = await startDaemonInProcess(['--targets', 'targets.yaml', '--listen', '127.0.0.1:0', '--schedule', '0 0 1 1 *', '--log-level', 'debug', '--state-file', join(dir, 'state.json')], { cwd: dir, env });
     try {
       await waitFor(async () => {
         const m = await d.get('/metrics');

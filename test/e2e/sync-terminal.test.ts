@@ -92,4 +92,41 @@ describe('amsync sync at a terminal', () => {
     expect(run.stdout.startsWith(planned.stdout)).toBe(true);
     expect(run.stdout.slice(planned.stdout.length).split('\n').sort()).toEqual(['', '', '', 'Apply: 2 applied, 0 failed, 0 skipped.', '✓ created sshUser "deploy"', '✓ deleted sshUser "old"'].sort());
   });
+
+  describe('a quiet terminal: nothing is logged after the summary unless a level is asked for', () => {
+    // A pretty log line at a terminal: `[14:55:27.403] INFO: sync complete`, then its fields.
+    const logLines = (stderr: string) => stderr.split('\n').filter((l) => /^\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+:/.test(l));
+
+    it('at a terminal: the summary is the last thing printed; no log line on stderr', async () => {
+      const run = await sync(['--auto-approve']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.endsWith('Apply: 2 applied, 0 failed, 0 skipped.\n')).toBe(true);
+      expect(logLines(run.stderr)).toEqual([]);
+      expect(run.stderr).not.toContain('sync complete');
+    });
+
+    it('--log-level info (or AMSYNC_LOG_LEVEL, or logLevel in the settings file) asks for the info lines: they are back', async () => {
+      const env = { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD };
+      await writeFile(join(dir, 'settings.yaml'), 'logLevel: info\n');
+      const asked = [
+        { args: ['--log-level', 'info'], env },
+        { args: [], env: { ...env, AMSYNC_LOG_LEVEL: 'info' } },
+        { args: ['--settings', 'settings.yaml'], env },
+      ];
+      for (const { args, env: given } of asked) {
+        emu.reset();
+        emu.seed({ sshUsers: [{ username: 'old', level: 'n1', password: 'x' }] });
+        const run = await runInProcess(['sync', '--auto-approve', ...args], { cwd: dir, tty: true, env: given });
+        expect(run.code, run.stderr).toBe(0);
+        expect(logLines(run.stderr), args.join(' ')).toEqual([expect.stringMatching(/ INFO: sync complete$/)]);
+      }
+    });
+
+    it('not at a terminal (CI, a pipe): the JSON log lines at info, as documented', async () => {
+      const run = await runInProcess(['sync'], { cwd: dir, env: { AMSYNC_URL: emu.url, AMSYNC_TOKEN: TOKEN, DEPLOY_PASSWORD: PASSWORD } });
+      expect(run.code, run.stderr).toBe(0);
+      const lines = run.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; level: number });
+      expect(lines.map((l) => l.msg)).toContain('sync complete');
+    });
+  });
 });

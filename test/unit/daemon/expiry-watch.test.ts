@@ -73,7 +73,7 @@ describe('the daemon arms its expiry timer from each run', () => {
 
   it('runs 24 h before an expiry and at it, with the reason expiry, never on the schedule (which does not fire)', async () => {
     const time = new VirtualTime();
-    const log = logSink('info');
+    const log = logSink('debug'); // a run's start ('sync started') is a debug line
     const metrics = createMetrics({ version: 'test' });
     const events: NotifyEvent[] = [];
     const runsAt: { at: number; now: number }[] = [];

@@ -176,6 +176,13 @@ describe('layering: defaults < --settings FILE < AMSYNC_* environment < flags', 
     });
   });
 
+  it('logLevelGiven says a level was asked for (flag, AMSYNC_LOG_LEVEL or the settings file), not the default', async () => {
+    expect((await loadSettings({ env: {} })).logLevelGiven).toBeUndefined();
+    expect((await loadSettings({ env: {}, flags: { logLevel: 'info' } })).logLevelGiven).toBe(true);
+    expect((await loadSettings({ env: { AMSYNC_LOG_LEVEL: 'info' } })).logLevelGiven).toBe(true);
+    expect((await loadSettings({ settingsFile: settingsFile('logLevel: info\n', 'level.yaml'), env: {} })).logLevelGiven).toBe(true);
+  });
+
   it('an empty variable counts as unset', async () => {
     expect((await loadSettings({ env: { AMSYNC_URL: '', AMSYNC_RATE: '' } })).url).toBeUndefined();
   });
