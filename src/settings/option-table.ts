@@ -48,7 +48,7 @@ export const settingOptions: readonly SettingOption[] = [
     env: 'AMSYNC_KUBERNETES_SECRET',
     flag: '--kubernetes-secret',
     description:
-      'NAMESPACE/NAME of a Kubernetes Secret new apikey tokens are written to instead of files, one data key per key (created when missing; other data keys are left alone). Not together with tokensDir.',
+      'NAMESPACE/NAME of a Kubernetes Secret new apikey tokens and generated SSH passwords are written to instead of files, one data key per item (a password under password__<username>; created when missing; other data keys are left alone). Not together with tokensDir.',
   },
   { path: ['http', 'timeoutMs'], rule: rules.int1, default: 30_000, env: 'AMSYNC_HTTP_TIMEOUT_MS', description: 'Per-request timeout in milliseconds.' },
   { path: ['http', 'caFile'], rule: rules.path, env: 'AMSYNC_CA_FILE', flag: '--ca-file', description: 'PEM bundle of a private CA. TLS verification is always on.' },
