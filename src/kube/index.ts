@@ -2,3 +2,4 @@ export { loadKubeConfig, type KubeClientModule, type KubeServer } from './kube-c
 export { KubeSecretError, KubeSecretSink, defaultSecretWriteAttempts, type KubeSecretSinkOptions } from './kube-secret-sink.js';
 export { KubeCallError, kubeSecretApi, type SecretApi, type SecretVerb } from './secret-api.js';
 export { maxSecretKeyLength, passwordDataKey, passwordKeyPrefix, SecretKeyTooLongError, secretDataKey, secretDataKeyName } from './secret-data-key.js';
+export { defaultValueWriteAttempts, KubeSecretValue, KubeValueMissingError } from './kube-secret-value.js';

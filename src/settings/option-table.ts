@@ -40,6 +40,13 @@ export const settingOptions: readonly SettingOption[] = [
     flag: '--refresh-token-file',
     description: 'File holding the integrator key (a refresh token), exchanged for access tokens and renewed before they expire; a rotated key is written back to it, 0600. Not together with a token. The key itself only comes from AMSYNC_REFRESH_TOKEN.',
   },
+  {
+    path: ['integratorKeySecret'],
+    rule: rules.kubeSecretKeyRef,
+    env: 'AMSYNC_INTEGRATOR_KEY_SECRET',
+    description:
+      'NAMESPACE/NAME[/KEY] of a Kubernetes Secret holding the integrator key instead of a file: read before each exchange, and a rotated key is written back to that data key (KEY, default integrator-key) with the resourceVersion it was read at. The Secret must exist. Not together with a token or another integrator key.',
+  },
   { path: ['stateFile'], rule: rules.path, default: '.amsync/state.json', env: 'AMSYNC_STATE_FILE', flag: '--state-file', description: 'Where password fingerprints of the last apply are kept.' },
   { path: ['tokensDir'], rule: rules.path, env: 'AMSYNC_TOKENS_DIR', flag: '--tokens-dir', description: 'Folder new apikey tokens are written to, one 0600 file per key.' },
   {
