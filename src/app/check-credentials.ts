@@ -85,7 +85,7 @@ function checkWriteBack(file: string, probe: WriteProbe, setting: string): void 
     const code = String((error as NodeJS.ErrnoException).code ?? 'error');
     throw new CredentialError(
       'integrator_key_not_writable',
-      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (${setting}; in Kubernetes, copy it from the Secret to a writable volume); nothing was sent`,
+      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (${setting}), or, in Kubernetes, the key in its Secret with AMSYNC_INTEGRATOR_KEY_SECRET (integratorKeySecret), which amsync writes back to; nothing was sent`,
     );
   }
 }

@@ -1,5 +1,5 @@
 import type { IntegratorKeyStore } from '../api/index.js';
-import { KubeCallError, KubeSecretValue, KubeValueMissingError, kubeSecretApi, type SecretApi } from '../kube/index.js';
+import { KubeCallError, KubeSecretValue, KubeValueMissingError, kubeSecretApi, reachProblem, type SecretApi } from '../kube/index.js';
 import type { KubeSecretKeyRef } from '../settings/index.js';
 
 /** Where the RBAC the write-back needs is shown. */
@@ -36,7 +36,7 @@ export function integratorKeySecretStore(ref: KubeSecretKeyRef, api: () => Promi
       case 409:
         return failure('kube_conflict', 'it was changed by someone else at every try while amsync wrote it (409 Conflict on its resourceVersion)');
       case undefined:
-        return failure('kube_unreachable', 'the Kubernetes API server could not be reached');
+        return failure('kube_unreachable', `the Kubernetes API server could not be reached (${reachProblem(error.cause)})`);
       default:
         return failure(`kube_${error.status}`, `the Kubernetes API server answered ${error.status} to ${error.verb}`);
     }

@@ -236,7 +236,7 @@ function verbWords(verb: SecretVerb): string {
 }
 
 /** ECONNREFUSED, a TLS error code: the errno alone (found down the chain of causes), never the library's message. */
-function reachProblem(cause: unknown): string {
+export function reachProblem(cause: unknown): string {
   let at = cause;
   for (let depth = 0; depth < 5 && at !== null && typeof at === 'object'; depth += 1) {
     const code = (at as { code?: unknown }).code;
