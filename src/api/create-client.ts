@@ -13,7 +13,7 @@ import { defaultRetryOptions, type RetryOptions } from './retry-policy.js';
 import { systemTimers, type Timers } from '../time/index.js';
 import type { BearerSource } from './bearer-source.js';
 import type { CredentialError } from './credential-error.js';
-import { IntegratorKeyProvider, type WriteBackStatus } from './integrator-key-provider.js';
+import { IntegratorKeyProvider, type IntegratorKeyStore, type WriteBackStatus } from './integrator-key-provider.js';
 import { fetchUserInfo, listAllRoles, type ApiRole, type ApiUserInfo } from './service-info.js';
 import { tokenExchangeCall, type TokenAnswer } from './token-exchange.js';
 import { TokenProvider } from './token-provider.js';
@@ -36,6 +36,8 @@ export interface ClientOptions {
   readonly refreshToken?: SecretValue;
   /** A file holding the integrator key (AMSYNC_REFRESH_TOKEN_FILE); a rotated key is written back to it. */
   readonly refreshTokenFile?: string;
+  /** Somewhere else holding the integrator key (a Kubernetes Secret: integratorKeySecret), read and written back as the file is. */
+  readonly integratorKeyStore?: IntegratorKeyStore;
   /**
    * A key the service rotated that cannot be written back (or came from AMSYNC_REFRESH_TOKEN):
    * false, the call that got it fails with `integrator_key_not_persisted` and so does every call
@@ -174,11 +176,16 @@ function integratorKeyProvider(
   events: ClientEvents,
   exchange: (key: string, stop?: AbortSignal) => Promise<TokenAnswer>,
 ): IntegratorKeyProvider | undefined {
-  if (options.refreshToken === undefined && options.refreshTokenFile === undefined) return undefined;
-  if (options.token !== undefined || options.tokenFile !== undefined || (options.refreshToken !== undefined && options.refreshTokenFile !== undefined)) {
+  const keys = [options.refreshToken, options.refreshTokenFile, options.integratorKeyStore].filter((k) => k !== undefined).length;
+  if (keys === 0) return undefined;
+  if (options.token !== undefined || options.tokenFile !== undefined || keys > 1) {
     throw new ClientConfigError('invalid_option', 'Expected one credential: a token, a token file, an integrator key or an integrator key file, got more than one');
   }
-  const source = { ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }), ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }) };
+  const source = {
+    ...(options.refreshToken === undefined ? {} : { key: options.refreshToken }),
+    ...(options.refreshTokenFile === undefined ? {} : { keyFile: options.refreshTokenFile }),
+    ...(options.integratorKeyStore === undefined ? {} : { store: options.integratorKeyStore }),
+  };
   const deps = { exchange, now: () => timers.now(), events, keepUnpersistedKey: options.keepUnpersistedKey === true };
   const previous = options.credentialFrom;
   if (previous !== undefined && previous.url === url && previous.provider.serves(source)) {

@@ -5,7 +5,7 @@ export { ListingIncompleteError, type ListingIncompleteCode } from './listing-in
 export { ClientConfigError, type ClientConfigCode } from './client-config-error.js';
 export { isSendableToken } from './token-provider.js';
 export { CredentialError, type CredentialErrorCode } from './credential-error.js';
-export type { WriteBackStatus } from './integrator-key-provider.js';
+export type { IntegratorKeyStore, WriteBackStatus } from './integrator-key-provider.js';
 export type { ApiRole, ApiScope, ApiUserInfo } from './service-info.js';
 export type { ClientEventMap, ClientEvents, CredentialEvent, PageEvent, RequestEvent, RetryEvent, ThrottleEvent, TokenEvent } from './client-events.js';
 export type { LimiterView } from './adaptive-limiter.js';

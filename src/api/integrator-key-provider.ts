@@ -14,6 +14,24 @@ export interface IntegratorKeySource {
   readonly key?: SecretValue;
   /** A file holding the key (AMSYNC_REFRESH_TOKEN_FILE): a rotated key is written back to it. */
   readonly keyFile?: string;
+  /** Somewhere else holding the key (a Kubernetes Secret, integratorKeySecret): read and written back as a key file is. */
+  readonly store?: IntegratorKeyStore;
+}
+
+/**
+ * A place other than a file that holds the integrator key (a Kubernetes Secret): read before
+ * each exchange, as a key file is (a key replaced from outside is picked up), and written
+ * back when the service rotates the key.
+ */
+export interface IntegratorKeyStore {
+  /** For messages: `the Secret amsync/billing-app-amsync (data key integrator-key)`. */
+  readonly describe: string;
+  /** What to do when it cannot be written: `grant amsync's service account get and update on that Secret (…)`. */
+  readonly fix: string;
+  /** The key it holds (not trimmed). Throws an Error whose message is one line without the key, with an errno-like `code`. */
+  read(): Promise<string>;
+  /** Puts `key` there. Throws as read does. */
+  write(key: string): Promise<void>;
 }
 
 export interface IntegratorKeyDeps {
@@ -119,7 +137,7 @@ export class IntegratorKeyProvider implements BearerSource {
 
   /** Whether `source` names the same key as this provider's: a client made for it may take this one over. */
   serves(source: IntegratorKeySource): boolean {
-    return source.keyFile === this.#source.keyFile && source.key?.reveal().trim() === this.#source.key?.reveal().trim();
+    return source.keyFile === this.#source.keyFile && source.store?.describe === this.#source.store?.describe && source.key?.reveal().trim() === this.#source.key?.reveal().trim();
   }
 
   /**
@@ -156,10 +174,10 @@ export class IntegratorKeyProvider implements BearerSource {
     const renewing = this.#renewing;
     if (renewing !== undefined) {
       const done = await Promise.race([renewing.then(() => true, () => true), bound.then(() => false)]);
-      if (!done && this.#renewing === renewing && this.#source.keyFile !== undefined) {
+      if (!done && this.#renewing === renewing && this.#place !== undefined) {
         return new CredentialError(
           'integrator_key_not_persisted',
-          `integrator key may be lost: a renewal of the access token was still unanswered when amsync ended; if the service rotated the key, the new one never reached ${this.#source.keyFile} and the key there stops working. Run amsync again: if the key is rejected, put a new integrator key from the service's UI in ${this.#source.keyFile}`,
+          `integrator key may be lost: a renewal of the access token was still unanswered when amsync ended; if the service rotated the key, the new one never reached ${this.#place} and the key there stops working. Run amsync again: if the key is rejected, put a new integrator key from the service's UI in ${this.#place}`,
         );
       }
     }
@@ -218,7 +236,7 @@ export class IntegratorKeyProvider implements BearerSource {
   }
 
   describeRejection(stage: RejectionStage): string {
-    const from = `the integrator key in ${this.#source.keyFile ?? 'AMSYNC_REFRESH_TOKEN'}`;
+    const from = `the integrator key in ${this.#place ?? 'AMSYNC_REFRESH_TOKEN'}`;
     if (stage === 'changed') return `token rejected (401): the service refused the access token from ${from}, and a renewed one too`;
     return `token rejected (401): the service refused the access token from ${from}, and it could not be renewed`;
   }
@@ -266,7 +284,7 @@ export class IntegratorKeyProvider implements BearerSource {
       if (!isRejection(error)) throw error;
       this.#rejectedKey = key;
       // The file may hold a newer key than the one in use (replaced after a revocation).
-      const fromFile = this.#source.keyFile === undefined ? undefined : await this.#readKeyFile().catch(() => undefined);
+      const fromFile = this.#place === undefined ? undefined : await this.#readKeyFile().catch(() => undefined);
       if (fromFile === undefined || fromFile === key) throw this.#rejected(key, error);
       this.#adoptFileKey(fromFile);
       key = fromFile;
@@ -285,7 +303,7 @@ export class IntegratorKeyProvider implements BearerSource {
 
   /** The key to exchange: the file's when it changed from outside, else the one in use. */
   async #currentKey(): Promise<string> {
-    if (this.#source.keyFile === undefined) {
+    if (this.#place === undefined) {
       if (this.#key === undefined || this.#key === '' || !headerSafe.test(this.#key)) {
         throw new CredentialError('integrator_key_unreadable', 'integrator key unusable: AMSYNC_REFRESH_TOKEN is empty or holds characters a key cannot have');
       }
@@ -303,7 +321,24 @@ export class IntegratorKeyProvider implements BearerSource {
     return this.#key as string;
   }
 
+  /** Where the key is kept (its file, or the store), for messages; undefined for AMSYNC_REFRESH_TOKEN. */
+  get #place(): string | undefined {
+    return this.#source.keyFile ?? this.#source.store?.describe;
+  }
+
   async #readKeyFile(): Promise<string> {
+    const store = this.#source.store;
+    if (store !== undefined && this.#source.keyFile === undefined) {
+      let text: string;
+      try {
+        text = await store.read();
+      } catch (error) {
+        throw new CredentialError('integrator_key_unreadable', `integrator key in ${store.describe} could not be read: ${error instanceof Error ? error.message : 'error'}`);
+      }
+      const value = text.trim();
+      if (value === '' || !headerSafe.test(value)) throw new CredentialError('integrator_key_unreadable', `integrator key in ${store.describe} is empty or holds characters a key cannot have`);
+      return value;
+    }
     const file = this.#source.keyFile as string;
     let text: string;
     try {
@@ -347,7 +382,7 @@ export class IntegratorKeyProvider implements BearerSource {
    * cannot be kept fails the renewal (and every request after it) unless `keepUnpersistedKey`.
    */
   async #rotate(used: string, next: string | undefined): Promise<void> {
-    const file = this.#source.keyFile;
+    const file = this.#place;
     if (next === undefined || next === used) {
       // A write-back that failed is tried again at every renewal, rotated or not: fixing the
       // volume makes the daemon ready again (/readyz promises it).
@@ -369,8 +404,10 @@ export class IntegratorKeyProvider implements BearerSource {
 
   /** Writes the key in use to its file; one that cannot be kept fails the run unless `keepUnpersistedKey`. */
   async #persist(file: string, next: string): Promise<void> {
+    const store = this.#source.keyFile === undefined ? this.#source.store : undefined;
     try {
-      await this.#write(file, `${next}\n`);
+      if (store !== undefined) await store.write(next);
+      else await this.#write(file, `${next}\n`);
       this.#fileContent = next;
       this.#writeBack = { ok: true };
       emitSafely(this.#deps.events, 'credential', { action: 'rotated', persisted: true });
@@ -378,6 +415,11 @@ export class IntegratorKeyProvider implements BearerSource {
       const code = errorCodeOf(error);
       this.#writeBack = { ok: false, error: code };
       emitSafely(this.#deps.events, 'credential', { action: 'write_back_failed', error: code, file, kept: this.#deps.keepUnpersistedKey === true });
+      if (store !== undefined) {
+        const why = error instanceof Error ? error.message : code;
+        this.#loseUnlessKept(`the service rotated the key and amsync could not write the new one back to ${file} (${why}): the key there is replaced and stops working. ${store.fix}, then put a new integrator key from the service's UI in it`);
+        return;
+      }
       this.#loseUnlessKept(
         `the service rotated the key and amsync could not write the new one back to ${file} (${code}): the key in the file is replaced and stops working. Make the file writable (AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file: a file in a folder amsync can write), then put a new integrator key from the service's UI in it`,
       );
@@ -393,7 +435,7 @@ export class IntegratorKeyProvider implements BearerSource {
   }
 
   #rejected(key: string, error: ApiError | undefined): CredentialError {
-    const where = this.#source.keyFile === undefined ? 'AMSYNC_REFRESH_TOKEN' : this.#source.keyFile;
+    const where = this.#place ?? 'AMSYNC_REFRESH_TOKEN';
     let detail = 'the service refused it before';
     if (error !== undefined) {
       // `field type (msg)`, as the client words service errors elsewhere.

@@ -34,7 +34,7 @@ export async function applySaved(context: ServiceContext, request: ApplySavedReq
   const loaded = await context.loadDesired();
   request.onLoaded?.(loaded);
   checkReplaceSink(saved.settings.selection, context.settings.tokensDir ?? context.settings.kubernetesSecret);
-  checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir);
+  checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir ?? context.settings.kubernetesSecret);
   context.client(); // a missing token is a usage error, found before any request
   // So is a local path the apply will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --report.
   await context.checkLocalOutputs({ writes: true, reportFile: request.reportFile, stepSummary: true });

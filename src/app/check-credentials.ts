@@ -5,7 +5,7 @@ import { CredentialError, isSendableToken } from '../api/index.js';
 import { UsageError } from '../errors.js';
 import type { Settings } from '../settings/index.js';
 
-type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile'>;
+type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile' | 'integratorKeySecret'>;
 
 /** How the user set a credential, when not by the single-service flags and variables. */
 export interface CredentialNames {
@@ -40,12 +40,16 @@ export function checkCredentials(settings: Credentials, probe: WriteProbe = prob
   const refresh = [
     settings.refreshToken === undefined ? '' : 'AMSYNC_REFRESH_TOKEN',
     settings.refreshTokenFile === undefined ? '' : 'AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file',
+    settings.integratorKeySecret === undefined ? '' : 'AMSYNC_INTEGRATOR_KEY_SECRET / integratorKeySecret',
   ].filter(Boolean);
   if (access.length > 0 && refresh.length > 0) {
     throw new UsageError(
       `both an access token (${access.join(', ')}) and an integrator key (${refresh.join(', ')}) are set: use one of them (the integrator key renews access tokens by itself); nothing was sent`,
       'conflicting_credentials',
     );
+  }
+  if (refresh.length > 1 && settings.integratorKeySecret !== undefined) {
+    throw new UsageError(`more than one integrator key is set (${refresh.join(', ')}): use one of them; nothing was sent`, 'conflicting_credentials');
   }
   if (refresh.length > 1) {
     throw new UsageError(`both AMSYNC_REFRESH_TOKEN and AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file are set: use one of them (the file, so a rotated key is kept); nothing was sent`, 'conflicting_credentials');
@@ -81,7 +85,7 @@ function checkWriteBack(file: string, probe: WriteProbe, setting: string): void 
     const code = String((error as NodeJS.ErrnoException).code ?? 'error');
     throw new CredentialError(
       'integrator_key_not_writable',
-      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (${setting}; in Kubernetes, copy it from the Secret to a writable volume); nothing was sent`,
+      `the integrator key file ${file} cannot be written back (${code} creating a file in ${dir}): a service that rotates the key would retire the one there, and the next run would be locked out. Keep the key file in a folder amsync can write (${setting}), or, in Kubernetes, the key in its Secret with AMSYNC_INTEGRATOR_KEY_SECRET (integratorKeySecret), which amsync writes back to; nothing was sent`,
     );
   }
 }

@@ -43,7 +43,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   const loaded = await context.loadDesired(dryRun && request.secrets === 'optional' ? { secrets: 'optional' } : undefined);
   request.onLoaded?.(loaded);
   checkReplaceSink(request.selection, context.settings.tokensDir ?? context.settings.kubernetesSecret);
-  if (!dryRun) checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir);
+  if (!dryRun) checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir ?? context.settings.kubernetesSecret);
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
   await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });
@@ -76,15 +76,16 @@ export function checkReplaceSink(selection: SelectionFlags | undefined, tokensDi
 
 /**
  * A generated password (`password: {generate}`) is written to the password sink, inside
- * tokensDir: a run that may generate one without it would set passwords nobody could read.
- * Refused before any request (exit 64), naming the first such user; a dry-run shows its plan.
+ * tokensDir or the kubernetesSecret (`sink`: whichever is set): a run that may generate one
+ * without it would set passwords nobody could read. Refused before any request (exit 64),
+ * naming the first such user; a dry-run shows its plan.
  */
-export function checkGeneratedPasswordSink(desired: DesiredState, tokensDir: string | undefined): void {
-  if (tokensDir !== undefined) return;
+export function checkGeneratedPasswordSink(desired: DesiredState, sink: string | undefined): void {
+  if (sink !== undefined) return;
   const user = desired.sshUsers.find((u) => u.ensure === 'present' && u.passwordGenerated !== undefined);
   if (user === undefined) return;
   const at = user.source ? `${user.source.file}:${user.source.line}:${user.source.col}: ` : '';
-  throw new UsageError(`${at}SSH user "${user.username}" has a generated password, which is written to the password sink (tokensDir/passwords~/<username>): set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR)`, 'generated_without_sink');
+  throw new UsageError(`${at}SSH user "${user.username}" has a generated password, which is written to the password sink (tokensDir/passwords~/<username>): set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR), or kubernetesSecret (--kubernetes-secret NAMESPACE/NAME or AMSYNC_KUBERNETES_SECRET)`, 'generated_without_sink');
 }
 
 /**

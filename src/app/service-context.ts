@@ -8,7 +8,7 @@ import { Notifier, resolveWebhooks } from '../notify/index.js';
 import { commandLogLevel, createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
 import { KubeSecretSink, kubeSecretApi } from '../kube/index.js';
 import { isFsError, localPathError, openPasswordState, TokenSink, type SecretSink } from '../secrets/index.js';
-import { parseKubeSecretRef, type Settings } from '../settings/index.js';
+import { parseKubeSecretKeyRef, parseKubeSecretRef, type Settings } from '../settings/index.js';
 import type { Timers } from '../time/index.js';
 import { createAppContext, type ClientHandle, type ServiceContext } from './app-context.js';
 import { AuditTrail } from './audit-trail.js';
@@ -17,6 +17,7 @@ import { checkLocalInputs } from './check-local-inputs.js';
 import { settingWords } from './check-local-outputs.js';
 import { attachClientLogging } from './client-logging.js';
 import { clientOptionsFrom } from './client-options.js';
+import { integratorKeySecretStore } from './integrator-key-secret.js';
 
 export interface ContextOverrides {
   readonly logger?: Logger;
@@ -132,6 +133,7 @@ function openClient(settings: Settings, logger: Logger, overrides: ContextOverri
   try {
     client = createClient({
       ...clientOptionsFrom(settings, settings.url),
+      ...integratorKeyStoreOf(settings),
       // Tests move the client's clock to age access tokens without waiting.
       ...(overrides.timers === undefined ? {} : { timers: overrides.timers }),
       ...(overrides.keepUnpersistedKey === true ? { keepUnpersistedKey: true } : {}),
@@ -185,6 +187,12 @@ export function createNotifier(settings: Settings, env: Readonly<Record<string, 
   });
 }
 
+
+/** The integrator key's Secret (integratorKeySecret), when set: read and written back as a key file is. */
+function integratorKeyStoreOf(settings: Settings): { integratorKeyStore?: ReturnType<typeof integratorKeySecretStore> } {
+  const ref = settings.integratorKeySecret === undefined ? undefined : parseKubeSecretKeyRef(settings.integratorKeySecret);
+  return ref === undefined ? {} : { integratorKeyStore: integratorKeySecretStore(ref) };
+}
 
 /**
  * Where apikey tokens go: the files of tokensDir, or the Kubernetes Secret of kubernetesSecret

@@ -70,7 +70,7 @@ export class ChangeWriter {
   #generate(change: ChangeOf<'sshUser'>, user: DesiredSshUser | undefined): SecretValue {
     if (user?.passwordGenerated === undefined) throw new AmsyncError('password_not_generated', `SSH user "${change.key}" no longer declares \`password: {generate}\`; nothing was sent`);
     if (this.#deps.onGeneratedPassword === undefined) {
-      throw new AmsyncError('password_sink_missing', `SSH user "${change.key}": a generated password needs a password sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR); nothing was sent`);
+      throw new AmsyncError('password_sink_missing', `SSH user "${change.key}": a generated password needs a password sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR) or kubernetesSecret (--kubernetes-secret NAMESPACE/NAME); nothing was sent`);
     }
     return generatePassword(user.passwordGenerated);
   }

@@ -1,6 +1,6 @@
 import type { AccessService, ActualState, Change, ChangeResult, DesiredApikey, DesiredState, Plan, SecretValue } from '../model/index.js';
 import type { PasswordFingerprints, PlanPolicy } from '../plan/index.js';
-import { fingerprint, TokenSink, type TokenFile, type SecretSink } from '../secrets/index.js';
+import { fingerprint, type TokenFile, type SecretSink } from '../secrets/index.js';
 import { keepGeneratedPassword } from './keep-generated-password.js';
 import type { PasswordState } from '../secrets/index.js';
 import type { ActualStateRead } from '../state/index.js';
@@ -62,6 +62,7 @@ export interface TokenError {
 export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> {
   let tokensWritten = 0;
   const sink = input.tokenSink;
+  const passwordSink = sink?.passwordSink?.();
   // True when the sink holds the token now (written, or its file already had it).
   const writeToken = async (name: string, token: SecretValue): Promise<boolean> => {
     if (!sink) return false;
@@ -97,8 +98,8 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
         return false;
       });
     },
-    // Generated passwords go to the file sink's folder of them (tokensDir/passwords~) only.
-    ...(sink instanceof TokenSink ? { onGeneratedPassword: keepGeneratedPassword(sink.passwordSink(), state, saver) } : {}),
+    // Generated passwords go to the sink's place for them (tokensDir/passwords~, or the Secret's password__ keys).
+    ...(passwordSink === undefined ? {} : { onGeneratedPassword: keepGeneratedPassword(passwordSink, state, saver) }),
     fingerprints: input.fingerprints,
     onResult: input.onResult,
     onAttempt: input.onAttempt,

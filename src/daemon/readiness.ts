@@ -92,6 +92,9 @@ function unpersistedReason(error: string): string {
   if (error === 'no_key_file') {
     return 'integrator_key_not_persisted: the service rotated the integrator key from AMSYNC_REFRESH_TOKEN, which cannot be written back: a restart would use the retired key; give the key in a file (AMSYNC_REFRESH_TOKEN_FILE)';
   }
+  if (error.startsWith('kube_')) {
+    return `integrator_key_not_persisted: the service rotated the integrator key and it could not be written back to its Secret (${error}): a restart would use the retired key; grant amsync get and update on that Secret (it is written again at the next renewal)`;
+  }
   return `integrator_key_not_persisted: the service rotated the integrator key and it could not be written back to its file (${error}): a restart would use the retired key; make the key file writable (it is written again at the next renewal)`;
 }
 

@@ -88,6 +88,8 @@ export class TargetRunner {
   readonly #parts: TargetRunnerParts;
   /** The run asked for at the next expiry (or 24 h before one), and when. */
   #expiryTimer: { at: number; handle: unknown } | undefined;
+  /** While a run waits for a slot: lets it go without one (an expiry came due). */
+  #urgent: (() => void) | undefined;
   #stopped = false;
 
   constructor(parts: TargetRunnerParts) {
@@ -158,6 +160,8 @@ export class TargetRunner {
       this.#expiryTimer = undefined;
       // The run's line at info says `reasons: ["expiry"]`.
       this.#parts.logger.debug({ at: new Date(at).toISOString() }, 'an expiry is due: run');
+      // A run waiting for a slot (behind other targets' runs, one of them maybe hung) goes now.
+      this.#urgent?.();
       this.loop.trigger('expiry');
     }, delay);
     this.#expiryTimer = { at, handle };
@@ -173,7 +177,7 @@ export class TargetRunner {
     const parts = this.#parts;
     if (parts.mayRun?.() === false) return { retry: false };
     // No slots, no await: a run of one service starts in the tick it is asked for.
-    if (parts.slots) await parts.slots.acquire();
+    const release = parts.slots ? await this.#slot(parts.slots, reasons) : undefined;
     try {
       const verdict = await this.reconciler.run(reasons);
       this.attempted = true;
@@ -181,8 +185,35 @@ export class TargetRunner {
       parts.afterRun(this);
       return verdict;
     } finally {
-      parts.slots?.release();
+      release?.();
     }
+  }
+
+  /**
+   * A slot of `targetConcurrency` for a run, and how to give it back. A run for an expiry takes
+   * none, and one waiting for a slot when an expiry of its target comes due stops waiting: an
+   * expired account is removed at its time, never behind other targets' runs (one of them may
+   * hang until its deadline). Such runs are few (one per target per expiry) and short.
+   */
+  async #slot(slots: Semaphore, reasons: readonly TriggerReason[]): Promise<(() => void) | undefined> {
+    if (reasons.includes('expiry')) return undefined;
+    let bypassed = false;
+    const acquired = slots.acquire().then(() => {
+      // Granted after the run went without it: given back at once.
+      if (!bypassed) return true;
+      slots.release();
+      return false;
+    });
+    const urgent = new Promise<false>((resolve) => {
+      this.#urgent = () => {
+        bypassed = true;
+        resolve(false);
+      };
+    });
+    const held = await Promise.race([acquired, urgent]);
+    this.#urgent = undefined;
+    if (!held) this.#parts.logger.info('an expiry is due: this run goes without waiting for a slot (targetConcurrency)');
+    return held ? () => slots.release() : undefined;
   }
 }
 

@@ -10,7 +10,7 @@ import type { Target } from './target.js';
  * Pure.
  */
 export function targetSettings(base: Settings, target: Target): Settings {
-  const { token: _token, tokenFile: _tokenFile, refreshToken: _refreshToken, refreshTokenFile: _refreshTokenFile, ...rest } = base;
+  const { token: _token, tokenFile: _tokenFile, refreshToken: _refreshToken, refreshTokenFile: _refreshTokenFile, integratorKeySecret: _integratorKeySecret, ...rest } = base;
   const c = target.credentials;
   const credentials =
     c === undefined

@@ -1,19 +1,28 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
-import type { KeptCurrent, SecretSink, TokenFile } from '../secrets/index.js';
+import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from '../secrets/index.js';
 import type { KubeSecretRef } from '../settings/index.js';
 import { KubeCallError, type SecretApi, type SecretVerb } from './secret-api.js';
-import { maxSecretKeyLength, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
+import { maxSecretKeyLength, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
 
 /** Read-modify-write rounds of one write before a run of 409s gives up (someone else keeps writing the Secret). */
 export const defaultSecretWriteAttempts = 5;
 
 /** The Secret could not be read or written: one line, with what to do; no secret, no answer body. */
 export class KubeSecretError extends AmsyncError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The message without what it cost (`its token was not written`): said again for another kind of secret. */
+  readonly reason: string;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: string }) {
     super('kube_secret', message, options);
     this.name = 'KubeSecretError';
+    this.reason = options?.reason ?? message;
+  }
+
+  /** The same refusal, ending with what it cost a generated password. */
+  forPassword(): KubeSecretError {
+    return new KubeSecretError(`${this.reason}; its password was not written`, { cause: this.cause, reason: this.reason });
   }
 }
 
@@ -82,8 +91,43 @@ export class KubeSecretSink implements SecretSink {
     }
   }
 
-  #keyOf(name: string): string {
-    const key = secretDataKey(name);
+  /**
+   * Generated SSH passwords in the same Secret, under `password__<username>` (passwordDataKey:
+   * no apikey's data key has `__`), written in the same read-modify-writes as the tokens.
+   */
+  passwordSink(): PasswordSink {
+    return {
+      describe: this.describe,
+      write: async (username, password) => {
+        const key = this.#keyOf(username, passwordDataKey);
+        try {
+          const changed = await this.#enqueue(new Map([[key, password.reveal()]]));
+          return changed.has(key);
+        } catch (error) {
+          throw error instanceof KubeSecretError ? error.forPassword() : error;
+        }
+      },
+      readAll: async (usernames) => {
+        const found = new Map<string, string>();
+        let data: Record<string, string> | undefined;
+        try {
+          data = (await this.#call((await this.#apiOnce()).read()))?.data;
+        } catch (error) {
+          // Unreadable: nothing the sink could give back (the plan notes it; a write says why).
+          if (error instanceof KubeSecretError) return found;
+          throw error;
+        }
+        for (const username of usernames) {
+          const value = data?.[passwordDataKey(username)];
+          if (value !== undefined) found.set(username, Buffer.from(value, 'base64').toString('utf8'));
+        }
+        return found;
+      },
+    };
+  }
+
+  #keyOf(name: string, keyOf: (name: string) => string = secretDataKey): string {
+    const key = keyOf(name);
     if (key.length > maxSecretKeyLength) throw new SecretKeyTooLongError(key.length, this.describe);
     return key;
   }
@@ -183,7 +227,7 @@ export class KubeSecretSink implements SecretSink {
           return `${head}: the Kubernetes API server answered ${error.status} to ${verbWords(error.verb)}`;
       }
     })();
-    return new KubeSecretError(`${message}; ${tail}`, { cause: error });
+    return new KubeSecretError(`${message}; ${tail}`, { cause: error, reason: message });
   }
 }
 
@@ -192,7 +236,7 @@ function verbWords(verb: SecretVerb): string {
 }
 
 /** ECONNREFUSED, a TLS error code: the errno alone (found down the chain of causes), never the library's message. */
-function reachProblem(cause: unknown): string {
+export function reachProblem(cause: unknown): string {
   let at = cause;
   for (let depth = 0; depth < 5 && at !== null && typeof at === 'object'; depth += 1) {
     const code = (at as { code?: unknown }).code;

@@ -27,6 +27,20 @@ export function secretDataKey(name: string): string {
   return out;
 }
 
+/** What every generated password's data key starts with (passwordDataKey). */
+export const passwordKeyPrefix = 'password__';
+
+/**
+ * The Secret data key of an SSH user's generated password: `password__` and the username's
+ * data key (secretDataKey), `alice` -> `password__alice`, `a b` -> `password__a_20b`. An
+ * apikey's data key never holds `__` (every `_` it has is followed by two hex digits), so no
+ * apikey, whatever its name (`password__alice` is `password_5F_5Falice`), shares a data key
+ * with a password, and two usernames never share one either.
+ */
+export function passwordDataKey(username: string): string {
+  return `${passwordKeyPrefix}${secretDataKey(username)}`;
+}
+
 /** The item name a data key was made from (the inverse of secretDataKey); undefined for a key it never makes. */
 export function secretDataKeyName(key: string): string | undefined {
   if (key === '_') return '';

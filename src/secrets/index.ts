@@ -7,7 +7,7 @@ export { fingerprint } from './fingerprint.js';
 export type { GeneratedPasswordRecord, PasswordState } from './state-file.js';
 export { TokenFileError } from './token-sink.js';
 export { TokenSink } from './token-sink.js';
-export type { KeptCurrent, SecretSink, TokenFile } from './secret-sink.js';
+export type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from './secret-sink.js';
 export { createdKey, openPasswordState } from './state-file.js';
 export { envNamePattern } from './secret-ref.js';
 export { refOf, resolveWrittenSecret } from './secret-ref.js';

@@ -26,4 +26,24 @@ export interface SecretSink {
   write(name: string, secret: SecretValue): Promise<boolean>;
   /** Every item's secret current, written only where it differs; one item's failure does not cost the others theirs. */
   keepCurrent(items: Iterable<TokenFile>): Promise<KeptCurrent>;
+  /**
+   * Where this sink keeps generated SSH passwords (`password: {generate}`), apart from the
+   * tokens so that a user and an apikey of one name never share a place: `passwords~/<username>`
+   * in tokensDir, the data key `password__<username>` in the Secret.
+   */
+  passwordSink?(): PasswordSink;
+}
+
+/** Where generated SSH passwords go, one per username. */
+export interface PasswordSink {
+  /** Where they go, for messages. */
+  readonly describe: string;
+  /** Writes one user's password; true when it changed. Throws an AmsyncError (never with the value). */
+  write(username: string, password: SecretValue): Promise<boolean>;
+  /**
+   * What the sink holds now for each of `usernames` that has something readable there (one
+   * read of the Secret; one read per file). A user missing from the map has nothing the sink
+   * could give back; a store that cannot be read at all leaves every user out.
+   */
+  readAll(usernames: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }

@@ -5,7 +5,7 @@ import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { isFsError, whyAndFix } from './local-path-error.js';
-import type { KeptCurrent, SecretSink, TokenFile } from './secret-sink.js';
+import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from './secret-sink.js';
 
 /**
  * What sits at `tokensDir/<name>` is not a regular file amsync may compare and replace (a
@@ -44,7 +44,7 @@ const maxTokenFileBytes = 64 * 1024;
  * only when the content differs (a sidecar syncing every few minutes does not churn the
  * files). Tokens are never printed; this is the only place that reveals them.
  */
-export class TokenSink implements SecretSink {
+export class TokenSink implements SecretSink, PasswordSink {
   constructor(private readonly dir: string) {}
 
   get describe(): string {
@@ -133,6 +133,20 @@ export class TokenSink implements SecretSink {
    */
   passwordSink(): TokenSink {
     return new TokenSink(join(this.dir, passwordsFolder));
+  }
+
+  /** What the files of `names` hold now; a missing or unusable file (a link, a FIFO) is left out. */
+  async readAll(names: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    const found = new Map<string, string>();
+    for (const name of names) {
+      try {
+        const content = await this.read(name);
+        if (content !== undefined) found.set(name, content);
+      } catch (error) {
+        if (!(error instanceof TokenFileError)) throw error;
+      }
+    }
+    return found;
   }
 
   /** What the file of `name` holds now; undefined when there is none. Throws TokenFileError. */

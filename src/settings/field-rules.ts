@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { validate as ValidateCron } from 'node-cron';
-import { parseKubeSecretRef } from './kube-secret-ref.js';
+import { parseKubeSecretKeyRef, parseKubeSecretRef } from './kube-secret-ref.js';
 import { parseLeaseRef } from './lease-ref.js';
 import * as z from 'zod';
 import { quote, rangeWords } from '../yaml/index.js';
@@ -99,6 +99,13 @@ export const rules = {
       error: (issue) => `${quote(String(issue.input))} is not a Kubernetes Secret: expected NAMESPACE/NAME, e.g. amsync/amsync-tokens`,
     }),
     expected: 'NAMESPACE/NAME of a Kubernetes Secret',
+    fromText: asIs,
+  }),
+  kubeSecretKeyRef: lazyRule<string>({
+    schema: () => z.string().refine((s) => parseKubeSecretKeyRef(s) !== undefined, {
+      error: (issue) => `${quote(String(issue.input))} is not a Kubernetes Secret's data key: expected NAMESPACE/NAME or NAMESPACE/NAME/KEY, e.g. amsync/amsync-credentials/integrator-key`,
+    }),
+    expected: 'NAMESPACE/NAME[/KEY] of a Kubernetes Secret',
     fromText: asIs,
   }),
   listen: lazyRule<string>({

@@ -9,7 +9,7 @@ export { renderSettingsSchema } from './settings-json-schema.js';
 export { parseLeaseRef } from './lease-ref.js';
 export { setIn } from './env-settings.js';
 export type { LeaseRef } from './lease-ref.js';
-export { parseKubeSecretRef, type KubeSecretRef } from './kube-secret-ref.js';
+export { defaultIntegratorKeyDataKey, parseKubeSecretKeyRef, parseKubeSecretRef, type KubeSecretKeyRef, type KubeSecretRef } from './kube-secret-ref.js';
 export { retryDefaults } from './retry-defaults.js';
 export { defaultSettings, settingGroups, settingName, settingOptions, type SettingOption, type SettingPath } from './option-table.js';
 export { settingFlag, checkedFlag, type SettingFlag } from './setting-flags.js';

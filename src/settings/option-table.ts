@@ -47,15 +47,22 @@ export const settingOptions: readonly SettingOption[] = [
     flag: '--refresh-token-file', arg: 'PATH', help: 'file holding the integrator key (a refresh token from the service\'s UI), exchanged for access tokens and renewed; a rotated key is written back; the key itself only via AMSYNC_REFRESH_TOKEN',
     description: 'File holding the integrator key (a refresh token), exchanged for access tokens and renewed before they expire; a rotated key is written back to it, 0600. Not together with a token. The key itself only comes from AMSYNC_REFRESH_TOKEN.',
   },
+  {
+    path: ['integratorKeySecret'],
+    rule: rules.kubeSecretKeyRef,
+    env: 'AMSYNC_INTEGRATOR_KEY_SECRET',
+    description:
+      'NAMESPACE/NAME[/KEY] of a Kubernetes Secret holding the integrator key instead of a file: read before each exchange, and a rotated key is written back to that data key (KEY, default integrator-key) with the resourceVersion it was read at. The Secret must exist. Not together with a token or another integrator key.',
+  },
   { path: ['stateFile'], arg: 'PATH', help: 'password fingerprints of the last apply', rule: rules.path, default: '.amsync/state.json', env: 'AMSYNC_STATE_FILE', flag: '--state-file', description: 'Where password fingerprints of the last apply are kept.' },
   { path: ['tokensDir'], arg: 'DIR', help: 'write new apikey tokens here, one 0600 file each', rule: rules.path, env: 'AMSYNC_TOKENS_DIR', flag: '--tokens-dir', description: 'Folder new apikey tokens are written to, one 0600 file per key.' },
   {
     path: ['kubernetesSecret'],
     rule: rules.kubeSecretRef,
     env: 'AMSYNC_KUBERNETES_SECRET',
-    flag: '--kubernetes-secret', arg: 'NAMESPACE/NAME', help: 'write new apikey tokens to this Kubernetes Secret, one data key each',
+    flag: '--kubernetes-secret', arg: 'NAMESPACE/NAME', help: 'write new apikey tokens and generated passwords to this Kubernetes Secret, one data key each',
     description:
-      'NAMESPACE/NAME of a Kubernetes Secret new apikey tokens are written to instead of files, one data key per key (created when missing; other data keys are left alone). Not together with tokensDir.',
+      'NAMESPACE/NAME of a Kubernetes Secret new apikey tokens and generated SSH passwords are written to instead of files, one data key per item (a password under password__<username>; created when missing; other data keys are left alone). Not together with tokensDir.',
   },
   { path: ['http', 'timeoutMs'], rule: rules.int1, default: 30_000, env: 'AMSYNC_HTTP_TIMEOUT_MS', description: 'Per-request timeout in milliseconds.' },
   { path: ['http', 'caFile'], arg: 'PATH', help: 'PEM bundle of a private CA; TLS verification stays on', rule: rules.path, env: 'AMSYNC_CA_FILE', flag: '--ca-file', description: 'PEM bundle of a private CA. TLS verification is always on.' },

@@ -60,6 +60,11 @@ export interface Settings {
    * --refresh-token-file. Not together with a token.
    */
   readonly refreshTokenFile?: string;
+  /**
+   * `NAMESPACE/NAME[/KEY]` of a Kubernetes Secret holding the integrator key (data key KEY,
+   * default integrator-key), read and written back as refreshTokenFile is. AMSYNC_INTEGRATOR_KEY_SECRET.
+   */
+  readonly integratorKeySecret?: string;
   /** The integrator key, from AMSYNC_REFRESH_TOKEN only. */
   readonly refreshToken?: Secret;
   /** Password fingerprints of the last apply. @default '.amsync/state.json' */

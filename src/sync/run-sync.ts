@@ -1,7 +1,7 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
-import { TokenSink, type PasswordState, type SecretSink } from '../secrets/index.js';
+import { type PasswordState, type SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
@@ -125,7 +125,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
   if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
   // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
-  const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink instanceof TokenSink ? input.tokenSink : undefined, wallNow());
+  const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink?.passwordSink?.(), wallNow());
   const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
   const plan = makePlan(desired, actual, policy, fingerprints, clock);
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.

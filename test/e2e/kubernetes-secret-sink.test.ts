@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { forms } from '../helpers/encodings.js';
 import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
@@ -124,5 +125,93 @@ describe('kubernetesSecret: tokens in a Kubernetes Secret', () => {
     const run = await amsync(['sync', '--kubernetes-secret', 'Amsync/tokens']);
     expect(run.code).toBe(64);
     expect(run.stderr).toContain('--kubernetes-secret');
+  });
+});
+
+describe('kubernetesSecret: generated SSH passwords in the same Secret', () => {
+  const outputs: string[] = [];
+  beforeEach(async () => {
+    outputs.length = 0;
+    // Each test starts without the last one's records (the emulator was reset: its ids start again).
+    await rm(join(dir, '.amsync'), { recursive: true, force: true });
+    // A user and an apikey of one name: their data keys must differ.
+    await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { generate: { length: 32 } }\napikeys:\n  - name: deploy\n');
+    backend.handle('POST', '/api/v1/namespaces/amsync/secrets', JSON.stringify({ metadata: { name: SECRET }, data: {} }));
+  });
+
+  async function run(args: string[]): Promise<InProcessRun> {
+    const done = await amsync(args, { AMSYNC_KUBERNETES_SECRET: `amsync/${SECRET}`, AMSYNC_LOG_LEVEL: 'debug' });
+    outputs.push(done.stdout, done.stderr);
+    return done;
+  }
+  const writes = () => emu.requests().filter((r) => r.method !== 'GET');
+  const userId = (name: string) => emu.state().sshUsers.find((u) => u.username === name)!.id;
+  async function passwordMatches(username: string, password: string): Promise<boolean> {
+    const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+    return ((await res.json()) as { match: boolean }).match;
+  }
+  /** No output, audit line or state file holds any form of these passwords (raw, base64, JSON-escaped, URL-encoded...). */
+  async function expectNowhere(passwords: readonly string[], files: readonly string[]): Promise<void> {
+    const texts = [...outputs, ...(await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8'))))];
+    for (const form of forms(passwords)) for (const text of texts) expect(text.includes(form), 'a generated password leaked').toBe(false);
+  }
+
+  it('the password the emulator received is the one under password__<username>, beside the apikey of the same name, through a resourceVersion conflict; in no output', async () => {
+    backend.beforeNextPut = (b) => b.touch(SECRET, 'someone-else', 'in-between');
+    const done = await run(['sync', '--audit-log', 'audit.jsonl', '--json']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(writes().map((r) => `${r.method} ${r.path}`).sort()).toEqual(['POST /api/3rdparty/apikeys', 'POST /api/sshusers']);
+    const password = backend.value(SECRET, 'password__deploy')!;
+    expect(password).toHaveLength(32);
+    expect(await passwordMatches('deploy', password)).toBe(true);
+    expect(backend.value(SECRET, 'deploy')).toBe(tokenOf('deploy'));
+    expect(backend.value(SECRET, 'someone-else')).toBe('in-between');
+    expect(new Set(backend.putVersions).size).toBe(backend.putVersions.length); // each retry with the version it read
+
+    // The next sync: nothing to write, on the service or in the Secret.
+    emu.clearRequests();
+    const puts = backend.putVersions.length;
+    const again = await run(['sync']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(writes()).toEqual([]);
+    expect(backend.putVersions).toHaveLength(puts);
+    await expectNowhere([password], ['audit.jsonl', '.amsync/state.json']);
+  });
+
+  it('a refused update loses the password (exit 1, saying so); the next run generates a new one, sets it and writes it', async () => {
+    backend.allowed.delete('update');
+    const failed = await run(['sync']);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain(
+      `could not be written to the password sink: that password is lost; the next run generates a new one and sets it (an update). cannot write the Secret amsync/${SECRET}: the Kubernetes API server refused to update it (403 Forbidden): the service account lacks the RBAC verb "update" on resource "secrets" (resourceNames: [${SECRET}]) in namespace amsync; grant get and update on it in a Role (examples/kubernetes/token-secret.yaml`,
+    );
+    expect(backend.value(SECRET, 'password__deploy')).toBeUndefined();
+
+    backend.allowed.add('update');
+    const plan = await run(['plan']);
+    expect(plan.stdout).toContain('the generated password was not written to the sink: a new one is generated');
+    emu.clearRequests();
+    const recovered = await run(['sync']);
+    expect(recovered.code, recovered.stderr).toBe(0);
+    expect(writes().map((r) => `${r.method} ${r.path}`)).toEqual([`PUT /api/sshusers/${userId('deploy')}`]);
+    const password = backend.value(SECRET, 'password__deploy')!;
+    expect(await passwordMatches('deploy', password)).toBe(true);
+    await expectNowhere([password], ['.amsync/state.json']);
+  });
+
+  it('a data key someone removed is a note, as a missing file is; --replace sshUser:NAME writes a new one', async () => {
+    expect((await run(['sync'])).code).toBe(0);
+    const before = backend.value(SECRET, 'password__deploy')!;
+    delete backend.secrets.get(SECRET)!.data['password__deploy'];
+    emu.clearRequests();
+    const noted = await run(['sync']);
+    expect(noted.stdout).toContain('Generated password missing from the password sink (or changed there), kept as it is on the service: SSH user "deploy"');
+    expect(writes()).toEqual([]);
+    const replaced = await run(['sync', '--replace', 'sshUser:deploy']);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const after = backend.value(SECRET, 'password__deploy')!;
+    expect(after).not.toBe(before);
+    expect(await passwordMatches('deploy', after)).toBe(true);
+    await expectNowhere([before, after], ['.amsync/state.json']);
   });
 });

@@ -387,3 +387,67 @@ describe('a fleet suspended or inside a sync window', () => {
     ]);
   });
 });
+
+// Issue 30, item 5: expiries of one target never wait for another. A target whose service
+// hangs holds its slot until its run deadline; another target's expiry, due meanwhile, runs at
+// once even when every slot is taken (targetConcurrency 1 here): its run does not queue behind
+// the hung one.
+describe('an expiry of one target does not wait for another target that hangs', () => {
+  it("sp-2's expired user is planned and deleted at its expiry while sp-1's run is still held, with every slot taken", async () => {
+    const h = await harness({ targetConcurrency: 1, runDeadlineMs: 3_600_000 });
+    const start = h.timers.wallNow();
+    const expiresAt = new Date(start + 10 * 60_000).toISOString();
+    const withExpiry = (dryRun: boolean): SyncOutcome => {
+      const base = outcome({ dryRun });
+      return { ...base, plan: { ...base.plan, expiries: [{ kind: 'sshUser', key: 'contractor', id: 7, expiresAt, remainingSeconds: 600 }] } };
+    };
+    // sp-2's runs: the contractor expires in 10 minutes; once past it, its run deletes it.
+    const deletedAt: number[] = [];
+    h.sync['sp-2'] = async (_d, o) => {
+      if (deletedAt.length > 0) return outcome({ dryRun: o.dryRun }); // gone: nothing more to do
+      if (h.timers.wallNow() >= Date.parse(expiresAt)) {
+        deletedAt.push(h.timers.wallNow());
+        return outcome({ dryRun: o.dryRun, changes: [{ kind: 'sshUser', key: 'contractor', action: 'delete' }] });
+      }
+      return withExpiry(o.dryRun);
+    };
+    await settle();
+    await h.timers.advance(1);
+    expect(h.calls.map((c) => c.target)).toEqual(['sp-1', 'sp-2', 'rj-1']);
+
+    // sp-1's service hangs from now on: its scheduled run holds the only slot until its deadline.
+    let held = true;
+    h.sync['sp-1'] = (_d, o) =>
+      new Promise((_resolve, reject) => {
+        o.signal.addEventListener('abort', () => {
+          held = false;
+          reject(new Error('aborted'));
+        });
+      });
+    h.calls.length = 0;
+    h.scheduler.fire();
+    await settle();
+    await h.timers.advance(1);
+    expect(h.calls.map((c) => c.target)).toEqual(['sp-1']); // sp-2 and rj-1 wait for the slot
+
+    // The expiry is due: sp-2 runs now, sp-1 still hung.
+    await h.timers.advance(10 * 60_000);
+    await settle();
+    expect(held).toBe(true);
+    expect(deletedAt).toHaveLength(1);
+    expect(deletedAt[0]! - Date.parse(expiresAt)).toBeLessThan(60_000);
+    expect(h.calls.filter((c) => c.target === 'sp-2').length).toBeGreaterThanOrEqual(1);
+    expect(h.log.lines.some((l) => l.msg === 'an expiry is due: run' && l.target === 'sp-2')).toBe(true);
+    // sp-1 is abandoned at its deadline (its service answers again for the retry), and the slot
+    // goes round again: nothing was leaked.
+    h.sync['sp-1'] = async (_d, o) => outcome({ dryRun: o.dryRun });
+    await h.timers.advance(3_600_000);
+    await settle();
+    expect(held).toBe(false);
+    expect(h.daemon.status().targets.map((t) => [t.name, t.attempted])).toEqual([
+      ['sp-1', true],
+      ['sp-2', true],
+      ['rj-1', true],
+    ]);
+  });
+});

@@ -46,8 +46,10 @@ function checkSidecar(pod: Doc): void {
   expect(amsync.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false });
   expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
   const env = Object.fromEntries((amsync.env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-  // The integrator key (a rotated one is written back), never an access token too.
-  expect(env.AMSYNC_REFRESH_TOKEN_FILE).toBe('/var/lib/amsync/integrator-key');
+  // The integrator key in the Secret (a rotated one is written back to it), never an access token too.
+  expect(env.AMSYNC_INTEGRATOR_KEY_SECRET).toBe('$(POD_NAMESPACE)/billing-app-amsync/integrator-key');
+  expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+  expect(env.AMSYNC_REFRESH_TOKEN_FILE).toBeUndefined();
   expect(env.AMSYNC_TOKEN_FILE).toBeUndefined();
   expect(env.AMSYNC_TOKEN).toBeUndefined();
   // More time than the daemon's default shutdown grace (30 s).
@@ -121,7 +123,8 @@ describe('examples/kubernetes', () => {
 
   it('runs amsync as a native sidecar: an init container with restartPolicy Always that the app waits for', async () => {
     const pod = (await nativeDeployment()).spec.template;
-    expect((pod.spec.initContainers as Doc[]).map((c) => c.name)).toEqual(['integrator-key', 'amsync']);
+    // amsync alone: no init container copies the integrator key any more (it is read from the Secret).
+    expect((pod.spec.initContainers as Doc[]).map((c) => c.name)).toEqual(['amsync']);
     expect((pod.spec.containers as Doc[]).map((c) => c.name)).toEqual(['app']);
     const amsync = amsyncOf(pod);
     expect(amsync.restartPolicy).toBe('Always');
@@ -133,7 +136,7 @@ describe('examples/kubernetes', () => {
 
   it('runs amsync as a plain second container on clusters before 1.29 (examples/kubernetes-pre-1.29)', async () => {
     const pod = (await plainDeployment()).spec.template;
-    expect((pod.spec.initContainers as Doc[]).map((c) => c.name)).toEqual(['integrator-key']);
+    expect(pod.spec.initContainers).toBeUndefined();
     expect((pod.spec.containers as Doc[]).map((c) => c.name)).toEqual(['app', 'amsync']);
     const amsync = amsyncOf(pod);
     expect(amsync.restartPolicy).toBeUndefined();
@@ -145,19 +148,26 @@ describe('examples/kubernetes', () => {
     expect(amsync).toEqual(rest);
   });
 
-  it('takes the integrator key from a file on a writable volume, copied from the Secret, never an access token too', async () => {
-    const pod = (await nativeDeployment()).spec.template;
-    const amsync = amsyncOf(pod);
-    const env = Object.fromEntries((amsync.env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-    expect(env.AMSYNC_REFRESH_TOKEN_FILE).toBe('/var/lib/amsync/integrator-key');
+  it('takes the integrator key from the Secret through the API server, as a service account that may get and update that one Secret only', async () => {
+    const [deployment] = await docs('deployment.yaml');
+    const [secret] = await docs('secret.yaml');
+    const rbac = await docs('integrator-key-rbac.yaml');
+    const pod = deployment.spec.template;
+    const env = Object.fromEntries((amsyncOf(pod).env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.AMSYNC_TOKEN).toBeUndefined();
-    expect(env.AMSYNC_TOKEN_FILE).toBeUndefined();
     expect(env.AMSYNC_REFRESH_TOKEN).toBeUndefined();
-    // A rotated key is written back: the key file is on a writable volume.
-    const mounts = amsync.volumeMounts as Doc[];
-    expect(mounts.some((m) => String(env.AMSYNC_REFRESH_TOKEN_FILE).startsWith(`${m.mountPath}/`) && !m.readOnly)).toBe(true);
-    const copy = (pod.spec.initContainers as Doc[]).find((c) => c.name === 'integrator-key');
-    expect((copy.volumeMounts as Doc[]).map((m) => m.name).sort()).toEqual(['amsync-secret', 'amsync-state']);
+    const [, name, key] = String(env.AMSYNC_INTEGRATOR_KEY_SECRET).split('/');
+    expect(name).toBe(secret.metadata.name);
+    expect(secret.stringData[key!]).toBeDefined();
+    const account = rbac.find((d) => d.kind === 'ServiceAccount');
+    const role = rbac.find((d) => d.kind === 'Role');
+    const binding = rbac.find((d) => d.kind === 'RoleBinding');
+    expect(pod.spec.serviceAccountName).toBe(account.metadata.name);
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: [secret.metadata.name], verbs: ['get', 'update'] }]);
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name }]);
+    const [k] = await docs('kustomization.yaml');
+    expect(k.resources).toContain('integrator-key-rbac.yaml');
   });
 
   it.runIf(hasKubectl)('the pre-1.29 overlay renders with kustomize to what the test checks', async () => {
@@ -165,28 +175,7 @@ describe('examples/kubernetes', () => {
     expect(run.status, run.stderr).toBe(0);
     const rendered = parseAllDocuments(run.stdout).map((d) => d.toJS() as Doc);
     expect(rendered.find((d) => d.kind === 'Deployment')).toEqual(await plainDeployment());
-    expect(rendered.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'Secret']);
-  });
-
-  it('mounts the integrator key from the Secret and copies it to a writable volume before amsync starts', async () => {
-    const [deployment] = await docs('deployment.yaml');
-    const [secret] = await docs('secret.yaml');
-    const pod = deployment.spec.template.spec;
-    const init = (pod.initContainers as Doc[]).find((c) => c.name === 'integrator-key');
-    const amsync = amsyncOf(deployment.spec.template);
-    // It runs to completion before amsync (a native sidecar after it in initContainers) starts.
-    expect((pod.initContainers as Doc[]).map((c) => c.name)).toEqual(['integrator-key', 'amsync']);
-    const keyFile = (amsync.env as Doc[]).find((e) => e.name === 'AMSYNC_REFRESH_TOKEN_FILE').value as string;
-    const script = (init.args as string[]).join('\n');
-    const secretMount = (init.volumeMounts as Doc[]).find((m) => m.name === 'amsync-secret');
-    const stateMount = (init.volumeMounts as Doc[]).find((m) => m.name === 'amsync-state');
-    expect(secretMount.readOnly).toBe(true);
-    expect(script).toContain(`src=${secretMount.mountPath}/integrator-key`);
-    expect(secret.stringData['integrator-key']).toBeDefined();
-    expect(script).toContain(`dst=${keyFile}`);
-    expect(keyFile.startsWith(`${stateMount.mountPath}/`)).toBe(true);
-    expect(script).toContain('umask 077');
-    expect(init.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false });
+    expect(rendered.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
   });
 
   it("the ConfigMap's access.yaml is a valid desired-state file whose secret files the Secret provides", async () => {

@@ -128,6 +128,13 @@ describe('each target runs with its own settings', () => {
     expect(s.tokensDir).toBe('/tokens/sp-1');
   });
 
+  it("its own Secret for tokens and generated passwords (NAME-<target>); the command's integrator-key Secret is not the target's", () => {
+    const s = targetSettings({ ...defaultSettings, url: 'https://other', kubernetesSecret: 'amsync/tokens', integratorKeySecret: 'amsync/creds/integrator-key' }, target);
+    expect(s.kubernetesSecret).toBe('amsync/tokens-sp-1');
+    expect(s.integratorKeySecret).toBeUndefined();
+    expect(s.token?.reveal()).toBe('t-sp-1');
+  });
+
   it('state files: one per target beside the configured one', () => {
     expect(perTargetStateFile('/var/lib/amsync/state.json', 'rj-2')).toBe('/var/lib/amsync/state.rj-2.json');
     expect(perTargetStateFile('state', 'rj-2')).toBe('state.rj-2');

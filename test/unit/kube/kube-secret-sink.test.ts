@@ -135,4 +135,25 @@ describe('KubeSecretSink against a fake API server', () => {
     const error = await s.write('a', token('tok-a-7')).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/^cannot write the Secret amsync\/amsync-tokens: the Kubernetes API server could not be reached \([A-Z_]+\); its token was not written$/);
   });
+
+  it('passwordSink: writes password__<username> beside a token of the same name, reads them back in one GET, and a refusal ends with "its password was not written"', async () => {
+    const s = sink();
+    await s.write('deploy', token('tok-deploy-8'));
+    const passwords = s.passwordSink();
+    expect(passwords.describe).toBe('the Secret amsync/amsync-tokens');
+    expect(await passwords.write('deploy', token('pw-deploy-8'))).toBe(true);
+    expect(backend.value('amsync-tokens', 'deploy')).toBe('tok-deploy-8');
+    expect(backend.value('amsync-tokens', 'password__deploy')).toBe('pw-deploy-8');
+    expect(await passwords.write('deploy', token('pw-deploy-8'))).toBe(false);
+    backend.requests.length = 0;
+    expect([...(await passwords.readAll(['deploy', 'nobody']))]).toEqual([['deploy', 'pw-deploy-8']]);
+    expect(backend.requests).toEqual([`GET ${path}/amsync-tokens`]);
+
+    backend.allowed.delete('update');
+    const error = await passwords.write('deploy', token('pw-deploy-9')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KubeSecretError);
+    expect((error as Error).message).toMatch(/refused to update it \(403 Forbidden\).*; its password was not written$/);
+    backend.allowed.delete('get');
+    expect((await passwords.readAll(['deploy'])).size).toBe(0);
+  });
 });

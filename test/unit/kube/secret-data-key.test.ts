@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxSecretKeyLength, secretDataKey, secretDataKeyName } from '../../../src/kube/index.js';
+import { maxSecretKeyLength, passwordDataKey, secretDataKey, secretDataKeyName } from '../../../src/kube/index.js';
 
 /** As the API server checks a Secret's data key (IsConfigMapKey). */
 const validKey = (key: string): boolean => /^[-._a-zA-Z0-9]+$/.test(key) && key.length <= maxSecretKeyLength && key !== '.' && !key.startsWith('..');
@@ -41,5 +41,25 @@ describe('secretDataKey: an item name as a Secret data key', () => {
     expect(secretDataKeyName('a_2')).toBeUndefined();
     expect(secretDataKeyName('a_zz')).toBeUndefined();
     expect(secretDataKeyName('a_41')).toBeUndefined(); // `A` would be kept, never escaped
+  });
+});
+
+describe('passwordDataKey: a generated password\'s data key', () => {
+  it('is password__ and the username\'s data key, valid, and read back as no item name', () => {
+    expect(passwordDataKey('alice')).toBe('password__alice');
+    expect(passwordDataKey('a b')).toBe('password__a_20b');
+    expect(passwordDataKey('..')).toBe('password___2E.');
+    for (const name of ['alice', 'a b', '..', '', 'x_y']) {
+      expect(validKey(passwordDataKey(name))).toBe(true);
+      expect(secretDataKeyName(passwordDataKey(name))).toBeUndefined();
+    }
+  });
+
+  it('never equals an apikey\'s data key, whatever the names (no apikey key holds __)', () => {
+    const names = ['alice', 'password', 'password__alice', 'password_alice', 'password__', '_', '__', 'a_5F', 'passwordé', '', '.', 'x y'];
+    const apikeys = new Set(names.map(secretDataKey));
+    for (const name of names) expect(apikeys.has(passwordDataKey(name))).toBe(false);
+    for (const key of apikeys) expect(key).not.toContain('__');
+    expect(new Set(names.map(passwordDataKey)).size).toBe(names.length);
   });
 });

@@ -62,7 +62,7 @@ describe('built-in defaults', () => {
     expect(mergeSettings(defaultSettings, [parsed.value!])).toEqual(defaultSettings);
     // Every key appears (optional ones as null), each group complete.
     expect(Object.keys(parsed.value!).sort()).toEqual(
-      ['url', 'tokenFile', 'refreshTokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'auditLog', 'notify', 'logLevel', 'kubernetesSecret'].sort(),
+      ['url', 'tokenFile', 'refreshTokenFile', 'stateFile', 'tokensDir', 'http', 'rate', 'initialRate', 'concurrency', 'retry', 'pageSize', 'listDeadlineMs', 'maxDeletes', 'lockTimeoutMs', 'daemon', 'auditLog', 'notify', 'logLevel', 'kubernetesSecret', 'integratorKeySecret'].sort(),
     );
     expect(Object.keys(parsed.value!.notify!).sort()).toEqual(Object.keys(defaultSettings.notify).sort());
     expect(Object.keys(parsed.value!.http!).sort()).toEqual(['allowInsecureHttp', 'caFile', 'maxResponseBytes', 'timeoutMs']);
