@@ -10,6 +10,8 @@ import { root, spawnCollect } from '../helpers/spawn.js';
  * process.env, the working directory moved, ordinary words registered as known secrets.
  * Two such files, each checking the process is clean when it starts and then leaving it
  * dirty, in one worker with this project's config: whichever runs second checks the first.
+ * Each case spawns a whole vitest run, which on a busy 2-core machine outlasted npm test's
+ * 30 s test timeout: it lives in the slow project.
  */
 
 const dir = join(root, 'test', 'project', `harness-${process.pid}`);
