@@ -10,11 +10,15 @@
 # See examples/docker-compose.yaml (emulator + daemon), and README.md ("Install", "Container
 # image", "Using amsync in CI and GitOps").
 
-# Pin by digest in production (node:24-bookworm-slim@sha256:...), so a rebuild is reproducible.
-ARG NODE_VERSION=24
+# The base, pinned by digest so that a rebuild is reproducible: node:24-bookworm-slim (Node
+# 24 LTS, 24.18.0 when pinned). Not checked against the registry where this was written (no
+# Docker engine there); check and move it with
+#   docker buildx imagetools inspect node:24-bookworm-slim
+# and pass another with --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest>.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
-# --- build: compile TypeScript with the dev dependencies, then keep production ones only ---
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+# --- build: compile and bundle with the dev dependencies; gather what the image ships in /out ---
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # --ignore-scripts: the prepare script needs the sources, which are copied next.
@@ -23,12 +27,25 @@ RUN --mount=type=cache,target=/root/.npm \
 COPY src ./src
 COPY config ./config
 COPY bin ./bin
-# The build's second step: the CLI bundled into dist/bundle/, what bin/amsync.js loads.
+# The build's second step: the CLI bundled into dist/bundle/, what bin/amsync.js loads, and
+# dist/runtime/package.json, the package with only the dependencies the bundle leaves external.
 COPY bundle-cli.mjs ./
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build
+# A smoke test of the bundle. The examples stay in this stage: the image ships none of them.
+COPY examples ./examples
+RUN node bin/amsync.js validate -f examples/minimal.yaml
+# What the image ships (docs/image.md): the bundle without its source maps, the launcher, the
+# JSON Schemas, and the production dependencies the bundle does not contain (not zod or
+# commander, which it does), at the versions package-lock.json pins; no tsc output, no sources.
+RUN --mount=type=cache,target=/root/.npm \
+    mkdir -p /out/dist /out/config \
+ && cp -r dist/bundle /out/dist/bundle && rm -f /out/dist/bundle/*.map \
+ && cp -r bin /out/bin && cp config/*.json /out/config/ \
+ && cp dist/runtime/package.json package-lock.json /out/ \
+ && cd /out && npm install --omit=dev --ignore-scripts --no-audit --no-fund
 
-# --- runtime: node, the compiled code and production dependencies; nothing else ---
-FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+# --- runtime: node, the bundle and the dependencies it does not contain; nothing else ---
+FROM ${NODE_IMAGE} AS runtime
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=unknown
@@ -47,13 +64,9 @@ ENV NODE_ENV=production \
     AMSYNC_FILE=/etc/amsync/access.yaml \
     AMSYNC_HEALTHCHECK_URL=http://127.0.0.1:9477/healthz
 WORKDIR /app
-COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
-COPY --from=build --chown=root:root /app/node_modules ./node_modules
-COPY --from=build --chown=root:root /app/dist ./dist
-COPY --from=build --chown=root:root /app/bin ./bin
-COPY --from=build --chown=root:root /app/config ./config
-# The examples make `docker run --rm --tmpfs /tmp amsync demo` work, and are tiny.
-COPY --chown=root:root examples ./examples
+COPY --from=build --chown=root:root /out/ ./
+# No examples (their demo secret files included): `amsync demo` in the image takes the
+# repository's examples folder mounted, -v "$PWD/examples:/app/examples:ro".
 # State and token files live on a volume, so the root filesystem can be mounted read-only.
 # The code is owned by root and not writable by the runtime user.
 RUN ln -s /app/bin/amsync.js /usr/local/bin/amsync \

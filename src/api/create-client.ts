@@ -57,6 +57,8 @@ export interface ClientOptions {
   readonly timeoutMs?: number;
   /** PEM file of a private CA, added to the trusted ones (verification always stays on). */
   readonly caFile?: string;
+  /** Where caFile was set, for its errors (a fleet target's key); default: the flag, variable and settings key. */
+  readonly caFileOrigin?: string;
   /** Allow plain http to a host that is not loopback. @default false */
   readonly allowInsecureHttp?: boolean;
   /** Ceiling in requests per second (`--rate`, the server's known limit); the limiter starts there. */
@@ -205,7 +207,7 @@ export interface CredentialHandover {
 export function createClient(options: ClientOptions): AmClient {
   checkOptions(options);
   const baseUrl = checkBaseUrl(options.url, options.allowInsecureHttp ?? false);
-  if (options.caFile !== undefined) checkCaFile(options.caFile);
+  if (options.caFile !== undefined) checkCaFile(options.caFile, options.caFileOrigin);
   const timers = options.timers ?? systemTimers;
   const concurrency = options.concurrency ?? defaultConcurrency;
   const transport = new Transport({

@@ -4,6 +4,7 @@ export { ApiError, endedByStop, stoppedBeforeSending, type ApiErrorCode, type Ap
 export { ListingIncompleteError, type ListingIncompleteCode } from './listing-incomplete-error.js';
 export { ClientConfigError, type ClientConfigCode } from './client-config-error.js';
 export { isSendableToken } from './token-provider.js';
+export { caFileProblem } from './ca-file.js';
 export { CredentialError, type CredentialErrorCode } from './credential-error.js';
 export type { IntegratorKeyStore, WriteBackStatus } from './integrator-key-provider.js';
 export type { ApiRole, ApiScope, ApiUserInfo } from './service-info.js';

@@ -28,6 +28,7 @@ export function clientOptionsFrom(settings: Settings, url: string): ClientOption
     refreshTokenFile: settings.refreshTokenFile,
     timeoutMs: settings.http.timeoutMs,
     caFile: settings.http.caFile,
+    ...(settings.http.caFileOrigin === undefined ? {} : { caFileOrigin: settings.http.caFileOrigin }),
     allowInsecureHttp: settings.http.allowInsecureHttp,
     rate: settings.rate,
     initialRate: settings.initialRate,

@@ -135,7 +135,7 @@ export async function fileHashIfReadable(path: string): Promise<string | undefin
 /** validate --targets: the targets file, then the desired file against it (secrets as warnings unless required). */
 export async function validateFleet(targetsFile: string, env: Env, secrets: 'require' | 'warn'): Promise<{ targets?: readonly Target[]; diagnostics: readonly Diagnostic[] }> {
   try {
-    const targets = await loadTargets(targetsFile, env, { secrets });
+    const targets = await loadTargets(targetsFile, env, { secrets, checkCaFiles: true });
     return { targets: targets.targets, diagnostics: targets.warnings };
   } catch (error) {
     if (error instanceof InvalidInputError) return { diagnostics: error.diagnostics };

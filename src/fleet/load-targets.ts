@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import { caFileProblem } from '../api/index.js';
 import { dirname, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import type { Diagnostic } from '../model/index.js';
@@ -10,6 +11,8 @@ import type { TargetsFile } from './target.js';
 export interface LoadTargetsOptions {
   /** `warn` for validate (see ParseTargetsContext.secrets). @default 'require' */
   readonly secrets?: 'require' | 'warn';
+  /** `validate --targets`: check each target's caFile now (readable, PEM certificates that parse). */
+  readonly checkCaFiles?: boolean;
 }
 
 export interface LoadedTargets extends TargetsFile {
@@ -25,7 +28,8 @@ export async function loadTargets(path: string, env: Readonly<Record<string, str
   const fileHash = createHash('sha256').update(bytes).digest('hex');
   const decoded = decodeText(bytes, path);
   if (decoded.error) throw invalidTargets(path, [decoded.error]);
-  const result = parseTargets(decoded.text, { file: path, env, baseDir: dirname(resolve(path)), checkFile: regularFile, ...options });
+  const { checkCaFiles, ...rest } = options;
+  const result = parseTargets(decoded.text, { file: path, env, baseDir: dirname(resolve(path)), checkFile: regularFile, ...rest, ...(checkCaFiles === true ? { checkCaFile: usableCaFile } : {}) });
   if (!result.value || result.errors.length > 0) throw invalidTargets(path, [...result.errors, ...result.warnings]);
   return { file: path, targets: result.value, fileHash, warnings: result.warnings };
 }
@@ -35,12 +39,19 @@ export function invalidTargets(path: string, diagnostics: readonly Diagnostic[])
   return new InvalidInputError(`${path} is not a valid targets file (${errors} error${errors === 1 ? '' : 's'}); nothing was sent`, diagnostics, 'targets_invalid');
 }
 
+function usableCaFile(absPath: string): true | Error {
+  const problem = caFileProblem(absPath);
+  return problem === undefined ? true : new Error(problem);
+}
+
 /** A credential file must be a regular file: a FIFO or a device must not hang a later read. */
 function regularFile(absPath: string): true | Error {
   try {
     const info = statSync(absPath);
-    if (info.isFile()) return true;
-    return new Error(info.isDirectory() ? 'it is a directory' : 'it is not a regular file');
+    if (!info.isFile()) return new Error(info.isDirectory() ? 'it is a directory' : 'it is not a regular file');
+    // Readable by this process (a file of another user's, mode 0600, is not).
+    accessSync(absPath, constants.R_OK);
+    return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return new Error(code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code ?? 'error'));

@@ -20,6 +20,11 @@ export interface ParseTargetsContext {
    * target has no credentials. @default 'require'
    */
   readonly secrets?: 'require' | 'warn';
+  /**
+   * `validate --targets`: whether a target's `caFile` can be used (an Error says why not);
+   * absent, it is checked when that target's client is made. A CA file is no secret: always an error.
+   */
+  readonly checkCaFile?: (absPath: string) => true | Error;
 }
 
 export interface ParseTargetsResult {
@@ -62,6 +67,7 @@ function fromSource(source: YamlSource, yamlWarnings: readonly Diagnostic[], ctx
   if (!parsed.success) diagnostics.push(...issuesToDiagnostics(parsed.error.issues, source, wording(source)));
   diagnostics.push(...crossChecks(raw, source));
   const credentials = parsed.success ? resolveCredentials(parsed.data, source, ctx, diagnostics) : [];
+  if (parsed.success) diagnostics.push(...caFileFindings(parsed.data, source, ctx));
   const sorted = sortDiagnostics(diagnostics);
   const errors = sorted.filter((d) => d.severity === 'error').slice(0, limits.maxDiagnostics);
   const warnings = sorted.filter((d) => d.severity === 'warning').slice(0, limits.maxDiagnostics);
@@ -162,6 +168,19 @@ function resolveCredentials(file: TargetsFileValue, source: YamlSource, ctx: Par
     const ok = ctx.checkFile(abs);
     if (ok !== true) return complain(`cannot read ${ref.file} (the ${key === 'token' ? 'token file' : 'integrator key file'} of target ${quote(t.name)}): ${ok.message}`);
     return key === 'token' ? { kind: 'tokenFile', tokenFile: abs } : { kind: 'integratorKeyFile', refreshTokenFile: abs };
+  });
+}
+
+/** Each target's `caFile` that cannot be used, at its key's value (validate only). */
+function caFileFindings(file: TargetsFileValue, source: YamlSource, ctx: ParseTargetsContext): Diagnostic[] {
+  const check = ctx.checkCaFile;
+  if (check === undefined) return [];
+  return file.targets.flatMap((t, i): Diagnostic[] => {
+    if (t.caFile === undefined) return [];
+    const ok = check(absolute(t.caFile, ctx.baseDir));
+    if (ok === true) return [];
+    const path: DocPath = ['targets', i, 'caFile'];
+    return [{ severity: 'error', code: diagnosticCodes.targetCaFile, message: `the CA file ${t.caFile} (caFile of target ${quote(t.name)}) ${ok.message}`, path: formatPath(path), position: source.locate(path) }];
   });
 }
 

@@ -30,12 +30,18 @@ export function targetSettings(base: Settings, target: Target): Settings {
     ...(o.rate === undefined ? {} : { rate: o.rate }),
     ...(o.concurrency === undefined ? {} : { concurrency: o.concurrency }),
     ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
-    http: { ...base.http, ...(o.caFile === undefined ? {} : { caFile: o.caFile }) },
+    http: { ...base.http, ...(o.caFile === undefined ? {} : { caFile: o.caFile, caFileOrigin: caFileOrigin(target) }) },
     stateFile: perTargetStateFile(base.stateFile, target.name),
     ...(base.tokensDir === undefined ? {} : { tokensDir: join(base.tokensDir, target.name) }),
     // One Secret per target (NAMESPACE/NAME-<target>): two targets' keys of one name never share a data key.
     ...(base.kubernetesSecret === undefined ? {} : { kubernetesSecret: `${base.kubernetesSecret}-${target.name}` }),
   };
+}
+
+/** The words a target's CA file error names: its key, its target and where that is declared. */
+function caFileOrigin(target: Target): string {
+  const at = target.source === undefined ? '' : `, ${target.source.file}:${target.source.line}:${target.source.col}`;
+  return `caFile of target '${target.name}'${at}`;
 }
 
 /**

@@ -61,6 +61,7 @@ export const diagnosticCodes = {
   noTargetSelected: 'no_target_selected',
   duplicateTarget: 'duplicate_target',
   targetCredential: 'target_credential',
+  targetCaFile: 'target_ca_file',
   // settings
   invalidEnv: 'invalid_env',
   // expiry (issue 30): `expires:` and `ttl:` both given; an expiry already past (validate)

@@ -81,6 +81,11 @@ export interface Settings {
     readonly timeoutMs: number;
     /** PEM bundle of a private CA; TLS verification is always on. */
     readonly caFile?: string;
+    /**
+     * Where caFile was set when not by --ca-file, AMSYNC_CA_FILE or http.caFile (a fleet
+     * target's `caFile`): the words its errors name instead of those.
+     */
+    readonly caFileOrigin?: string;
     /** Allow plain http:// to a host that is not loopback. @default false */
     readonly allowInsecureHttp: boolean;
     /** Largest answer body read (decompressed); a larger one is an error. @default 33554432 (32 MiB) */

@@ -64,7 +64,13 @@ function check(p: Command, call: Invocation): void {
   }
 }
 
-type Steps = { id?: string; run?: string; uses?: string; with?: Record<string, string> }[];
+type Steps = { id?: string; run?: string; uses?: string; with?: Record<string, string>; env?: Record<string, string> }[];
+
+/** The secret a job's login step puts in the integrator key file it names in AMSYNC_REFRESH_TOKEN_FILE. */
+function loginKey(steps: Steps): string | undefined {
+  const login = steps.find((s) => s.run?.includes('AMSYNC_REFRESH_TOKEN_FILE=') && s.run.includes('GITHUB_ENV'));
+  return /^\$\{\{ secrets\.(\w+) \}\}$/.exec(login?.env?.KEY ?? '')?.[1];
+}
 interface Workflow {
   on: Record<string, unknown>;
   env: Record<string, string>;
@@ -120,7 +126,8 @@ describe('examples/ci/github-actions.yaml', () => {
     const plan = calls.find((c) => c.command === 'plan')!;
     expect(plan.job).toBe('plan');
     expect(plan.args).toEqual(expect.arrayContaining(['--detailed-exitcode', '--format', 'markdown', '--out', 'plan.json']));
-    expect(wf.jobs.plan!.env?.AMSYNC_TOKEN).toContain('AMSYNC_READONLY_TOKEN');
+    // Read-only: the plan job logs in with the read-only integrator key (issue 31: no access token secret).
+    expect(loginKey(wf.jobs.plan!.steps)).toBe('AMSYNC_READONLY_KEY');
     // Without the passwords: only the apply job has them.
     expect(plan.args.join(' ')).toContain('--secrets optional');
     const passwords = (env: Record<string, string> | undefined) => Object.keys(env ?? {}).filter((k) => k.endsWith('_PASSWORD'));

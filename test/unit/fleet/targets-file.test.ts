@@ -175,3 +175,19 @@ describe('config/targets.schema.json', () => {
     expect(validate({ targets: [{ name: 'a', url: 'https://a', token: 'literal' }] })).toBe(false);
   });
 });
+
+describe("a target's caFile (validate --targets)", () => {
+  const text = 'targets:\n  - name: rj-1\n    url: https://access.rj1.example.com\n    token: { env: SP1_TOKEN }\n    caFile: ca/rj.pem\n';
+
+  it('is checked when the context asks: an error at its value naming the target and the key, whatever the secrets mode', () => {
+    const checkCaFile = (path: string) => (path === '/etc/amsync/ca/rj.pem' ? new Error('cannot be read (ENOENT)') : true);
+    for (const secrets of ['warn', 'require'] as const) {
+      expect(lines(text, ctx({ checkCaFile, secrets }))).toEqual(["5:13 error: the CA file ca/rj.pem (caFile of target 'rj-1') cannot be read (ENOENT)"]);
+    }
+    expect(parseTargets(text, ctx({ checkCaFile })).errors[0]).toMatchObject({ code: 'target_ca_file', path: 'targets[0].caFile' });
+  });
+
+  it('is left to the client otherwise (a run fails that target alone)', () => {
+    expect(lines(text)).toEqual([]);
+  });
+});
