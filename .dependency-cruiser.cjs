@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The folder graph of DESIGN.md §2, checked by `npm run lint` (dependency-cruiser). ESLint
+ * The folder graph of README, "Development", checked by `npm run lint` (dependency-cruiser). ESLint
  * keeps plan/ pure and makes folders import each other through index.ts; this file forbids
  * cycles between files and imports against the direction below, which also rules out cycles
  * between folders.
@@ -31,7 +31,7 @@ const allowed = {
   notify: ['model', 'errors', 'api', 'obs', 'secrets', 'settings', 'text', 'time'],
   apply: ['model', 'errors', 'plan', 'state', 'secrets', 'glob', 'api', 'desired', 'time'],
   sync: ['model', 'errors', 'plan', 'policy', 'state', 'secrets', 'apply', 'saved-plan', 'time'],
-  // Fleet (DESIGN.md §9): many targets of one desired file; cli and daemon drive it.
+  // Fleet (README, "Fleet: one access file, many services"): many targets of one desired file; cli and daemon drive it.
   fleet: ['model', 'errors', 'yaml', 'desired', 'settings', 'secrets', 'api', 'sync', 'report', 'saved-plan', 'time', 'text'],
   // The application layer (issue 28): the context of a run, built from explicit inputs, and the
   // use cases the CLI and the daemon share. Never cli/ nor daemon/.
@@ -56,7 +56,7 @@ module.exports = {
     ...Object.entries(allowed).map(([folder, may]) => ({
       name: `folder-direction-${folder}`,
       severity: 'error',
-      comment: `src/${folder}/ may import only: ${may.length > 0 ? may.join(', ') : 'nothing outside itself'} (DESIGN.md §2).`,
+      comment: `src/${folder}/ may import only: ${may.length > 0 ? may.join(', ') : 'nothing outside itself'} (README, "Development").`,
       from: { path: folder === 'errors' ? '^src/errors\\.ts$' : `^src/${folder}/` },
       to: {
         path: '^src/',
@@ -69,7 +69,7 @@ module.exports = {
     {
       name: 'kinds-import-nothing',
       severity: 'error',
-      comment: 'src/model/kinds/ declares each kind as plain data (DESIGN.md §2): it imports nothing, not even the rest of model/.',
+      comment: 'src/model/kinds/ declares each kind as plain data (README, "Development"): it imports nothing, not even the rest of model/.',
       from: { path: '^src/model/kinds/' },
       to: { path: '^src/', pathNot: '^src/model/kinds/' },
     },

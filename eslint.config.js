@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// Modules that perform I/O or carry ambient state. src/plan/ must stay pure (DESIGN.md §2).
+// Modules that perform I/O or carry ambient state. src/plan/ must stay pure (README, "Development").
 const ioModules = [
   'fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'http', 'node:http', 'https', 'node:https',
   'net', 'node:net', 'child_process', 'node:child_process', 'os', 'node:os', 'process', 'node:process',
@@ -46,7 +46,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: 'ExportDefaultDeclaration', message: 'No default exports (STYLE.md).' },
+        { selector: 'ExportDefaultDeclaration', message: 'No default exports: every name is searchable where it is used.' },
         {
           // `import { z }` keeps all of zod's 64 locales in the CLI bundle (bundle-cli.mjs): 550 kB
           // loaded by every command. The namespace import lets esbuild keep only what is used.
@@ -60,7 +60,7 @@ export default tseslint.config(
     files: ['src/plan/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        paths: ioModules.map((name) => ({ name, message: 'src/plan/ is pure: no I/O (DESIGN.md §2).' })),
+        paths: ioModules.map((name) => ({ name, message: 'src/plan/ is pure: no I/O (README, "Development").' })),
         patterns: [
           { group: ['node:*'], message: 'src/plan/ is pure: no Node built-ins.' },
           { regex: '^\\.\\./(?!model/|text/|errors\\.js$)', message: 'src/plan/ imports model, text and errors only.' },
@@ -79,7 +79,7 @@ export default tseslint.config(
     files: ['src/policy/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        paths: ioModules.map((name) => ({ name, message: 'src/policy/ is pure: no I/O (DESIGN.md §10).' })),
+        paths: ioModules.map((name) => ({ name, message: 'src/policy/ is pure: no I/O (README, "Teams and governance").' })),
         patterns: [
           { group: ['node:*', '!node:crypto'], message: 'src/policy/ is pure: no Node built-ins but node:crypto.' },
           { regex: '^\\.\\./(?!model/|glob/|yaml/|text/)', message: 'src/policy/ imports model, glob, yaml and text only.' },
@@ -116,7 +116,7 @@ export default tseslint.config(
     files: ['src/emulator/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ group: ['../api', '../api/*', '**/api/*', 'got'], message: 'The emulator must not share the client\'s assumptions (DESIGN.md §2).' }, throughIndex],
+        patterns: [{ group: ['../api', '../api/*', '**/api/*', 'got'], message: 'The emulator must not share the client\'s assumptions (README, "Development").' }, throughIndex],
       }],
     },
   },

@@ -26,4 +26,9 @@ describe('source comments cite only files in the repository', () => {
     const missing = sources(join(root, 'src')).flatMap((file) => missingCitations(readFileSync(file, 'utf8')).map((path) => `${relative(root, file)}: ${path}`));
     expect(missing).toEqual([]);
   });
+
+  it('nor do the lint configurations whose messages a contributor reads', () => {
+    const missing = ['.dependency-cruiser.cjs', 'eslint.config.js'].flatMap((file) => missingCitations(readFileSync(join(root, file), 'utf8')).map((path) => `${file}: ${path}`));
+    expect(missing).toEqual([]);
+  });
 });
