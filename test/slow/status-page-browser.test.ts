@@ -24,10 +24,13 @@ import { expiresAt, fleetScenario, hostileName, singleServiceScenario, statusTok
 
 const execFileP = promisify(execFile);
 
+/** Debian's and Ubuntu's names, then Chrome's (GitHub's Ubuntu runners ship Google Chrome; Ubuntu's `chromium` package is a snap stub). */
+const chromiumNames = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
+
 function findChromium(): string | undefined {
   if (process.env.AMSYNC_CHROMIUM) return process.env.AMSYNC_CHROMIUM;
   for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) if (folder && existsSync(join(folder, name))) return join(folder, name);
+    for (const name of chromiumNames) if (folder && existsSync(join(folder, name))) return join(folder, name);
   }
   return undefined;
 }
