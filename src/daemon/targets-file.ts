@@ -356,7 +356,7 @@ class TargetsFile implements DaemonTargets<FleetStatus> {
 /** A target's entry as it shapes its service; a credential's value is compared, never shown. */
 function targetKey(target: Target): string {
   const c = target.credentials;
-  const credential = c === undefined ? '' : c.kind === 'token' ? `token:${c.token.reveal()}` : c.kind === 'integratorKey' ? `key:${c.refreshToken.reveal()}` : c.kind === 'tokenFile' ? `tokenFile:${c.tokenFile}` : `keyFile:${c.refreshTokenFile}`;
+  const credential = c === undefined ? '' : c.kind === 'token' ? `token:${c.token.reveal()}` : c.kind === 'integratorKey' ? `key:${c.refreshToken.reveal()}` : c.kind === 'tokenFile' ? `tokenFile:${c.tokenFile}` : c.kind === 'integratorKeySecret' ? `keySecret:${c.integratorKeySecret}` : `keyFile:${c.refreshTokenFile}`;
   return JSON.stringify([target.url, credential, target.overrides, ...(target.mode === undefined ? [] : [target.mode])]);
 }
 

@@ -157,6 +157,8 @@ function resolveCredentials(file: TargetsFileValue, source: YamlSource, ctx: Par
       out.push({ severity, code: diagnosticCodes.targetCredential, message, path: formatPath(path), position: source.locate(path) });
       return undefined;
     };
+    // The Secret is read at the first exchange (a validate needs no cluster); its errors name it then.
+    if ('secret' in ref) return { kind: 'integratorKeySecret', integratorKeySecret: ref.secret };
     if ('env' in ref) {
       const value = ctx.env[ref.env];
       if (value === undefined) return complain(`environment variable ${ref.env} is not set (the ${key === 'token' ? 'access token' : 'integrator key'} of target ${quote(t.name)})`);

@@ -21,7 +21,9 @@ export function targetSettings(base: Settings, target: Target): Settings {
           ? { tokenFile: c.tokenFile }
           : c.kind === 'integratorKey'
             ? { refreshToken: c.refreshToken }
-            : { refreshTokenFile: c.refreshTokenFile };
+            : c.kind === 'integratorKeySecret'
+              ? { integratorKeySecret: c.integratorKeySecret }
+              : { refreshTokenFile: c.refreshTokenFile };
   const o = target.overrides;
   return {
     ...rest,

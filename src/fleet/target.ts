@@ -10,7 +10,9 @@ export type TargetCredentials =
   | { readonly kind: 'token'; readonly token: Secret }
   | { readonly kind: 'tokenFile'; readonly tokenFile: string }
   | { readonly kind: 'integratorKey'; readonly refreshToken: Secret }
-  | { readonly kind: 'integratorKeyFile'; readonly refreshTokenFile: string };
+  | { readonly kind: 'integratorKeyFile'; readonly refreshTokenFile: string }
+  /** NAMESPACE/NAME[/KEY] of the Kubernetes Secret holding it. */
+  | { readonly kind: 'integratorKeySecret'; readonly integratorKeySecret: string };
 
 /** What a target may set of the client's settings, over the command's. */
 export interface TargetOverrides {

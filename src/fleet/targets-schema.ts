@@ -28,12 +28,26 @@ const credentialRef = z
   ])
   .meta({ description: '{ env: NAME } or { file: PATH }: never the value itself.' });
 
+/** An integrator key may also live in a Kubernetes Secret, which the rotated key is written back to. */
+const integratorKeyRef = z
+  .union([
+    ...credentialRef.options,
+    z
+      .strictObject({
+        secret: rules.kubeSecretKeyRef.schema.meta({
+          description: 'NAMESPACE/NAME[/KEY] of a Kubernetes Secret holding it (data key KEY, default integrator-key): read before each exchange, and the rotated key written back with the resourceVersion it was read at. The Secret must exist.',
+        }),
+      })
+      .meta({ title: 'from a Kubernetes Secret' }),
+  ])
+  .meta({ description: '{ env: NAME }, { file: PATH } or { secret: NAMESPACE/NAME[/KEY] }: never the value itself.' });
+
 export const targetSchema = z
   .strictObject({
     name: targetNameSchema().meta({ description: 'Unique name of the target: lowercase letters, digits and -, at most 63. It names the target in output, metrics, token folders and state files.' }),
     url: rules.url.schema.meta({ description: 'Base URL of the service. Each target has its own; two targets with one URL would be two writers.' }),
     token: credentialRef.optional().meta({ description: 'An access token by reference: { env: NAME } or { file: PATH } (re-read on 401). Not together with integratorKey.' }),
-    integratorKey: credentialRef.optional().meta({ description: 'An integrator key (refresh token) by reference: { env: NAME } or { file: PATH } (a rotated key is written back to it). Not together with token.' }),
+    integratorKey: integratorKeyRef.optional().meta({ description: 'An integrator key (refresh token) by reference: { env: NAME }, { file: PATH } or { secret: NAMESPACE/NAME[/KEY] } (a rotated key is written back to the file or the Secret). Not together with token.' }),
     labels: labelsSchema().optional().meta({ description: 'Labels the desired file selects targets by: `{site: sp, env: prod}`.' }),
     rate: rules.positiveNumber.schema.optional().meta({ description: 'Ceiling in requests per second for this target (over --rate).' }),
     concurrency: rules.int1.schema.optional().meta({ description: 'Requests in flight at most for this target (over --concurrency).' }),
