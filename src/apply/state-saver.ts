@@ -28,6 +28,12 @@ export class StateSaver {
     });
   }
 
+  /** Saved now, after the saves in flight: for a record that must be on disk before a request is sent. Throws when it could not be. */
+  async saveNow(): Promise<void> {
+    while (this.#inFlight) await this.#inFlight;
+    await this.#state.save();
+  }
+
   /** Waits for saves in flight, saves what is left, and returns the error if it failed. */
   async flush(): Promise<unknown> {
     while (this.#inFlight) await this.#inFlight;

@@ -40,8 +40,17 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
   const problems: PlanProblem[] = [];
   if (clock === undefined) return { changes, unchanged, problems };
   for (const item of declared) {
-    if (item.rotate === undefined || item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
+    if (item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
     const source = item.source === undefined ? {} : { source: item.source };
+    if (item.rotate === undefined) {
+      // A successor made by `--replace` in a run killed before the old key's delete, found by the
+      // next run (sync/interrupted-rotations.ts): its token is in the sink, the old key goes now.
+      for (const r of retiring.values()) {
+        if (r.successor.name !== item.name || !visible.some((k) => k.id === r.successor.id)) continue;
+        changes.push({ kind: 'apikey', action: 'delete', key: r.old.name, id: r.old.id, fields: deleteFieldChanges(apikeyKind, r.old), reason: `${rotatedReason}: replaced by id ${r.successor.id}, whose token is in the sink`, ...source });
+      }
+      continue;
+    }
     const carriers = visible.filter((k) => k.name === item.name);
     if (carriers.length > 1) {
       // A successor whose create the state file did not record: which one is "the" key is unknown.

@@ -1,12 +1,13 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
+import { checkSafety, plan as makePlan, retiringKeys, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
 import { TokenSink, type PasswordState, type SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 import { expiryClock, withTtlCreates } from './expiry-records.js';
+import { adoptInterruptedSuccessors, withAdopted } from './interrupted-rotations.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -121,7 +122,9 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
   const wallNow = input.now ?? Date.now;
-  const clock = expiryClock(desired, actual, passwordState, wallNow(), input.dryRun);
+  // A successor's create that a killed run began: its twin taken as the successor, its token written first.
+  const { adopted } = await adoptInterruptedSuccessors(actual, tokens, passwordState, input.tokenSink, wallNow(), input.dryRun);
+  const clock = withAdopted(expiryClock(desired, actual, passwordState, wallNow(), input.dryRun), adopted);
   // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
   if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
   // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
@@ -163,6 +166,8 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
     lateCreate: input.lateCreate,
+    retiring: new Set(retiringKeys(actual.apikeys, clock).keys()),
+    now: wallNow,
   });
   return listed({
     ...names,

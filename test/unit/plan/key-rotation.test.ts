@@ -62,4 +62,11 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       ['delete', 5, null, true],
     ]);
   });
+
+  it('a successor of a key without rotate: (an interrupted --replace, adopted by the next run): the old key is deleted now, the successor kept', () => {
+    const plain = desired({ apikeys: [key('ci', { roles: [2] })] });
+    const p = plan(plain, actual([], remote(5, 9)), policyFor(plain), noFingerprints, clock(t0, [[5, { successor: 9, since: t0 }]]));
+    expect(shown(p)).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+    expect(p.problems).toEqual([]);
+  });
 });
