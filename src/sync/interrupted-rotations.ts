@@ -7,6 +7,10 @@ export interface InterruptedRotations {
   readonly adopted: ReadonlyMap<number, RotatingKey>;
   /** Twins taken as successors whose token could not be written now: left to the planner's ambiguity (one line each, no secret). */
   readonly unresolved: readonly string[];
+  /** For the plan's notes: one line per adopted successor. */
+  readonly notes: readonly string[];
+  /** Token files written (not by a dry-run). */
+  readonly written: number;
 }
 
 /**
@@ -29,8 +33,10 @@ export interface InterruptedRotations {
 export async function adoptInterruptedSuccessors(actual: ActualState, tokens: ReadonlyMap<number, SecretValue>, state: PasswordState | undefined, sink: SecretSink | undefined, now: number, dryRun: boolean): Promise<InterruptedRotations> {
   const adopted = new Map<number, RotatingKey>();
   const unresolved: string[] = [];
+  const notes: string[] = [];
+  let written = 0;
   const intents = state?.rotationIntents;
-  if (state === undefined || intents === undefined || intents.size === 0) return { adopted, unresolved };
+  if (state === undefined || intents === undefined || intents.size === 0) return { adopted, unresolved, notes, written };
   const inRotation = new Set<number>();
   for (const [id, r] of state.rotating ?? []) inRotation.add(Number(id)).add(r.successor);
   for (const [key, intent] of [...intents]) {
@@ -50,7 +56,7 @@ export async function adoptInterruptedSuccessors(actual: ActualState, tokens: Re
     const record = { successor: twin.id, since: now };
     if (!dryRun) {
       try {
-        await sink.write(intent.name, token);
+        if (await sink.write(intent.name, token)) written += 1;
       } catch (error) {
         unresolved.push(`apikey "${intent.name}": the token of id ${twin.id} (the successor of id ${predecessor}) could not be written: ${error instanceof Error ? error.message : String(error)}`);
         continue;
@@ -61,9 +67,10 @@ export async function adoptInterruptedSuccessors(actual: ActualState, tokens: Re
       state.recordCreated?.('apikey', twin.id, intent.startedAt);
     }
     adopted.set(predecessor, record);
+    notes.push(`apikey "${intent.name}": id ${twin.id} is the successor of id ${predecessor} that an interrupted run created; its token ${dryRun ? 'is' : 'was'} written to ${sink.describe} first, and the rotation goes on from there.`);
   }
   if (!dryRun && state.dirty) await state.save();
-  return { adopted, unresolved };
+  return { adopted, unresolved, notes, written };
 }
 
 /** The plan's clock with the adopted successors among its rotations (a dry-run's are in memory only). */

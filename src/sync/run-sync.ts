@@ -123,14 +123,15 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const policy = planPolicy({ ...input, desired, passwordState });
   const wallNow = input.now ?? Date.now;
   // A successor's create that a killed run began: its twin taken as the successor, its token written first.
-  const { adopted } = await adoptInterruptedSuccessors(actual, tokens, passwordState, input.tokenSink, wallNow(), input.dryRun);
-  const clock = withAdopted(expiryClock(desired, actual, passwordState, wallNow(), input.dryRun), adopted);
+  const interrupted = await adoptInterruptedSuccessors(actual, tokens, passwordState, input.tokenSink, wallNow(), input.dryRun);
+  const clock = withAdopted(expiryClock(desired, actual, passwordState, wallNow(), input.dryRun), interrupted.adopted);
   // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
   if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
   // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
   const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink instanceof TokenSink ? input.tokenSink : undefined, wallNow());
   const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
-  const plan = makePlan(desired, actual, policy, fingerprints, clock);
+  const planned = makePlan(desired, actual, policy, fingerprints, clock);
+  const plan = interrupted.notes.length === 0 ? planned : { ...planned, notes: [...planned.notes, ...interrupted.notes] };
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;
   const listed = <R extends object>(rest: R) => ({
@@ -174,7 +175,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     plan,
     policy,
     results,
-    tokensWritten,
+    tokensWritten: tokensWritten + interrupted.written,
     tokenErrors,
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),

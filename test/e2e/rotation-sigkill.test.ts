@@ -88,6 +88,7 @@ async function convergesWith(old: { id: number; token: string }, expectedKeyLog:
   emu.clearRequests();
   const next = await runInProcess(args, { cwd: dir, env: env() });
   expect(next.code, next.stdout + next.stderr).toBe(0);
+  expect(next.stdout).toContain(`apikey "ci-build": id ${successor.id} is the successor of id ${old.id} that an interrupted run created`);
   // No duplicate: no new key, the killed run's successor kept, its predecessor deleted (verified).
   expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
   expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual(expectedKeyLog(successor.id));
