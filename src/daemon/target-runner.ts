@@ -156,7 +156,7 @@ export class TargetRunner {
     const delay = Math.min(Math.max(0, at - timers.wallNow()), 2 ** 31 - 1);
     const handle = timers.setTimeout(() => {
       this.#expiryTimer = undefined;
-      this.#parts.logger.info({ at: new Date(at).toISOString() }, 'an expiry is due: run');
+      this.#parts.logger.info({ at: new Date(at).toISOString() }, 'an expiry or a key rotation is due: run');
       this.loop.trigger('expiry');
     }, delay);
     this.#expiryTimer = { at, handle };

@@ -1,4 +1,5 @@
-import type { ActualState, PlanClock, RotatingKey, SecretValue } from '../model/index.js';
+import type { ActualApikey, ActualState, ChangeResult, DesiredState, PlanClock, RotatingKey, SecretValue } from '../model/index.js';
+import { nextRotationAt } from '../plan/index.js';
 import type { PasswordState, SecretSink } from '../secrets/index.js';
 
 /** What the start of a run made of the successor creates a run before it began and did not finish. */
@@ -77,4 +78,19 @@ export async function adoptInterruptedSuccessors(actual: ActualState, tokens: Re
 export function withAdopted(clock: PlanClock, adopted: ReadonlyMap<number, RotatingKey>): PlanClock {
   if (adopted.size === 0) return clock;
   return { ...clock, rotating: new Map([...(clock.rotating ?? []), ...adopted]) };
+}
+
+/** `rotationWakeAt` of a run's outcome: when the next rotation falls due or an overlap ends; nothing when none is ahead (or no key rotates). */
+export function rotationWake(desired: DesiredState, keys: readonly Pick<ActualApikey, 'id' | 'name'>[], clock: PlanClock): { rotationWakeAt?: number } {
+  if (!desired.apikeys.some((k) => k.rotate !== undefined)) return {};
+  const at = nextRotationAt(desired.apikeys, keys, clock);
+  return at === undefined ? {} : { rotationWakeAt: at };
+}
+
+/** The apikeys as a run left them: the listing without the keys it deleted, with the keys it created. */
+export function keysAfter(listed: readonly ActualApikey[], results: readonly ChangeResult[]): Pick<ActualApikey, 'id' | 'name'>[] {
+  const applied = results.filter((r) => r.kind === 'apikey' && r.status === 'applied' && typeof r.id === 'number');
+  const deleted = new Set(applied.filter((r) => r.action === 'delete').map((r) => r.id));
+  const created = applied.filter((r) => r.action === 'create').map((r) => ({ id: r.id as number, name: r.key }));
+  return [...listed.filter((k) => !deleted.has(k.id)), ...created];
 }

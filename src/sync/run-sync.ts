@@ -7,7 +7,7 @@ import { type LateCreateLooks, type TokenError, generatedPasswordFacts, password
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 import { expiryClock, withTtlCreates } from './expiry-records.js';
-import { adoptInterruptedSuccessors, withAdopted } from './interrupted-rotations.js';
+import { adoptInterruptedSuccessors, keysAfter, rotationWake, withAdopted } from './interrupted-rotations.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -87,6 +87,8 @@ export interface SyncOutcome extends LockOutcome {
   readonly tokensWritten: number;
   /** The state file could not be written after the apply (see ExecuteOutcome). */
   readonly stateSaveError?: unknown;
+  /** When a declared key's next rotation falls due or its overlap ends (wall ms): the daemon wakes then. Absent: none ahead. */
+  readonly rotationWakeAt?: number;
   /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
   readonly tokenErrors?: readonly TokenError[];
   /** beforeApply said no: nothing was written. */
@@ -143,11 +145,11 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   });
   let approval = approvalStatus(plan, actual, desired.policy, input.approvals ?? []);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false }) ?? policyRefusal(approval.review);
-  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval });
+  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval, ...rotationWake(desired, actual.apikeys, clock) });
   await preflightScopes(plan, input.service);
   if (input.beforeApply) {
     const answer = await input.beforeApply(plan, roleNames, approval);
-    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval });
+    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval, ...rotationWake(desired, actual.apikeys, clock) });
     if (answer !== true) approval = withApprovals(approval, plan, actual, answer.approve);
   }
 
@@ -179,6 +181,8 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     tokenErrors,
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
+    // The keys and records as this run left them: a successor just created starts its overlap now.
+    ...rotationWake(desired, keysAfter(actual.apikeys, results), withAdopted(expiryClock(desired, actual, passwordState, wallNow(), true), interrupted.adopted)),
   });
 }
 
