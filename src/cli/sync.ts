@@ -112,7 +112,7 @@ function withSelection(opts: SyncCommandOptions): { selection?: SelectionFlags }
 }
 
 /** Commander's parser for a repeatable --approve; a value that is not a hash is exit 64. */
-function collectApproval(value: string, previous: readonly string[] | undefined): string[] {
+export function collectApproval(value: string, previous: readonly string[] | undefined): string[] {
   if (normaliseApproval(value) === undefined) throw badFlag('--approve', `an approval hash (${approvalHashLength} hex digits, as the plan prints it)`, value);
   return [...(previous ?? []), value];
 }
