@@ -12,6 +12,7 @@ export class StateSaver {
   #inFlight: Promise<void> | undefined;
   #again = false;
   #error: unknown;
+  #now: Promise<void> = Promise.resolve();
 
   constructor(state: PasswordState) {
     this.#state = state;
@@ -29,9 +30,14 @@ export class StateSaver {
   }
 
   /** Saved now, after the saves in flight: for a record that must be on disk before a request is sent. Throws when it could not be. */
-  async saveNow(): Promise<void> {
-    while (this.#inFlight) await this.#inFlight;
-    await this.#state.save();
+  saveNow(): Promise<void> {
+    // One at a time: a save begun before another's record was made must not land after it.
+    const run = this.#now.then(async () => {
+      while (this.#inFlight) await this.#inFlight;
+      await this.#state.save();
+    });
+    this.#now = run.catch(() => undefined);
+    return run;
   }
 
   /** Waits for saves in flight, saves what is left, and returns the error if it failed. */
