@@ -25,6 +25,8 @@ export interface ApplyOptions {
   readonly onToken?: (name: string, token: SecretValue) => Promise<boolean | void>;
   /** Keeps a generated password the service accepted (ChangeWriterDeps.onGeneratedPassword). */
   readonly onGeneratedPassword?: (username: string, id: number, password: SecretValue) => Promise<void>;
+  /** Awaited before a successor's create is sent (ChangeWriterDeps.beforeSuccessor). */
+  readonly beforeSuccessor?: (change: Change) => Promise<void>;
   /** The fingerprints the plan was made with; drift re-plans use them too. */
   readonly fingerprints?: PasswordFingerprints;
   /** Called before each write request is sent (the audit log), drift re-writes included. */
@@ -99,7 +101,7 @@ class PlanRun {
     this.#plan = plan;
     this.#options = options;
     this.#items = new DeclaredItems(options.desired);
-    this.#writer = new ChangeWriter({ writer: options.writer, touched: this.#touched, ...(options.passwords ? { passwords: options.passwords } : {}), ...(options.onToken ? { onToken: options.onToken } : {}), ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}), ...(options.onGeneratedPassword ? { onGeneratedPassword: options.onGeneratedPassword } : {}) });
+    this.#writer = new ChangeWriter({ writer: options.writer, touched: this.#touched, ...(options.passwords ? { passwords: options.passwords } : {}), ...(options.onToken ? { onToken: options.onToken } : {}), ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}), ...(options.onGeneratedPassword ? { onGeneratedPassword: options.onGeneratedPassword } : {}), ...(options.beforeSuccessor ? { beforeSuccessor: options.beforeSuccessor } : {}) });
     this.#refresher = new Refresher(options.writer, options.actual);
     this.#drift = new DriftResolver({ ...options, refresher: this.#refresher, touched: this.#touched, writer: this.#writer });
     this.#order = orderChanges(plan.changes, options.actual);

@@ -21,6 +21,11 @@ export interface ChangeWriterDeps {
    * change that would generate one is not sent.
    */
   readonly onGeneratedPassword?: (username: string, id: number, password: SecretValue) => Promise<void>;
+  /**
+   * Awaited before a successor's create (a rotation, --replace) is sent: the state file records
+   * that it begins, so a run killed after the POST finds its twin. Throws: nothing is sent.
+   */
+  readonly beforeSuccessor?: (change: Change) => Promise<void>;
 }
 
 /**
@@ -82,6 +87,7 @@ export class ChangeWriter {
       return { accepted: false, id: change.id! };
     }
     const body = apikeyBody(change);
+    if (change.action === 'create' && change.replaces !== undefined) await this.#deps.beforeSuccessor?.(change);
     const outcome =
       change.action === 'create'
         ? await writer.createApikey(newApikey(change.key, body))

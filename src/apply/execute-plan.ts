@@ -7,6 +7,7 @@ import type { ActualStateRead } from '../state/index.js';
 import { applyPlan } from './apply-plan.js';
 import type { LateCreateLooks } from './late-create.js';
 import { StateSaver } from './state-saver.js';
+import { AmsyncError } from '../errors.js';
 
 export interface ExecuteInput {
   readonly plan: Plan;
@@ -29,6 +30,10 @@ export interface ExecuteInput {
   readonly maxInFlight?: number;
   /** Further looks for a lost apikey create (ApplyOptions.lateCreate). */
   readonly lateCreate?: LateCreateLooks;
+  /** Predecessors of apikeys in rotation: not the owner of their name's token file. */
+  readonly retiring?: ReadonlySet<number>;
+  /** The clock of the state file's records. @default Date.now */
+  readonly now?: () => number;
 }
 
 export interface ExecuteOutcome {
@@ -100,8 +105,9 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     },
     // Generated passwords go to the sink's place for them (tokensDir/passwords~, or the Secret's password__ keys).
     ...(passwordSink === undefined ? {} : { onGeneratedPassword: keepGeneratedPassword(passwordSink, state, saver) }),
+    ...(state && saver ? { beforeSuccessor: recordSuccessorStart(state, saver, input.now ?? Date.now) } : {}),
     fingerprints: input.fingerprints,
-    onResult: input.onResult,
+    onResult: state && saver ? saveRotationRecords(state, saver, input.onResult) : input.onResult,
     onAttempt: input.onAttempt,
     signal: input.signal,
     maxInFlight: input.maxInFlight,
@@ -112,11 +118,50 @@ export async function executePlan(input: ExecuteInput): Promise<ExecuteOutcome> 
     // Keep the token files of every declared key current, not only of new ones: a sidecar
     // then repairs a deleted or stale file at its next run. Each file is read, and written
     // only when it differs (at 100k keys, read together: TokenSink.keepCurrent).
-    const kept = await sink.keepCurrent(tokenFiles(ownedKeyIds(input.desired, input.actual), input.tokens, written));
+    const retiring = input.retiring;
+    const listed = retiring === undefined || retiring.size === 0 ? input.actual : { ...input.actual, apikeys: input.actual.apikeys.filter((k) => !retiring.has(k.id)) };
+    const kept = await sink.keepCurrent(tokenFiles(ownedKeyIds(input.desired, listed), input.tokens, written));
     tokensWritten += kept.written;
     for (const { name, error } of kept.errors) tokenErrors.push({ key: name, error: error.message });
   }
   return { results, tokensWritten, tokenErrors, ...(stateSaveError === undefined ? {} : { stateSaveError }) };
+}
+
+/**
+ * Before a successor's create is sent, the state file records (on disk) that it begins: a run
+ * killed after the POST leaves a twin of the key that the next run recognises by it
+ * (sync/interrupted-rotations.ts) instead of stopping at an ambiguity.
+ */
+function recordSuccessorStart(state: PasswordState, saver: StateSaver, now: () => number): (change: Change) => Promise<void> {
+  return async (change) => {
+    if (state.recordRotationIntent === undefined || change.replaces === undefined) return;
+    state.recordRotationIntent(change.replaces, { name: change.key, startedAt: now() });
+    try {
+      await saver.saveNow();
+    } catch (error) {
+      throw new AmsyncError('state_file_unwritable', `apikey "${change.key}": the state file could not record that its successor is being created, so the create was not sent: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+}
+
+/**
+ * A successor's rotation record, and the end of a successor's create (the predecessor deleted),
+ * saved as they are known rather than at the end of the run: a run killed between a rotation's
+ * create and its predecessor's delete leaves them on disk.
+ */
+function saveRotationRecords(state: PasswordState, saver: StateSaver, onResult: ((r: ChangeResult) => void) | undefined): (r: ChangeResult) => void {
+  return (r) => {
+    onResult?.(r);
+    if (r.kind !== 'apikey' || r.status !== 'applied') return;
+    if (r.action === 'delete' && typeof r.id === 'number') {
+      // A deleted key is no one's predecessor any more: its rotation record and intent go.
+      state.recordRotating?.(r.id, null);
+      state.recordRotationIntent?.(r.id, null);
+    }
+    // A successor recorded as its predecessor's (a rotation): its create has ended.
+    if (r.action === 'create' && r.replaces !== undefined && state.rotating?.get(String(r.replaces))?.successor === r.id) state.recordRotationIntent?.(r.replaces, null);
+    if (r.replaces !== undefined || r.action === 'delete') saver.touch();
+  };
 }
 
 /** The token file of each owned key, with the token the listing gave it. */

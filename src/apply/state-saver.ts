@@ -12,6 +12,7 @@ export class StateSaver {
   #inFlight: Promise<void> | undefined;
   #again = false;
   #error: unknown;
+  #now: Promise<void> = Promise.resolve();
 
   constructor(state: PasswordState) {
     this.#state = state;
@@ -26,6 +27,17 @@ export class StateSaver {
     this.#inFlight = this.#loop().finally(() => {
       this.#inFlight = undefined;
     });
+  }
+
+  /** Saved now, after the saves in flight: for a record that must be on disk before a request is sent. Throws when it could not be. */
+  saveNow(): Promise<void> {
+    // One at a time: a save begun before another's record was made must not land after it.
+    const run = this.#now.then(async () => {
+      while (this.#inFlight) await this.#inFlight;
+      await this.#state.save();
+    });
+    this.#now = run.catch(() => undefined);
+    return run;
   }
 
   /** Waits for saves in flight, saves what is left, and returns the error if it failed. */

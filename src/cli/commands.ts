@@ -29,6 +29,7 @@ const commands: readonly (readonly [name: string, load: () => Promise<Register>]
   ['plan', async () => (await import('./plan.js')).registerPlanCommand],
   ['sync', async () => (await import('./sync.js')).registerSyncCommand],
   ['apply', async () => (await import('./apply.js')).registerApplyCommand],
+  ['rotate', async () => (await import('./rotate.js')).registerRotateCommand],
   ['export', async () => (await import('./export.js')).registerExportCommand],
   ['schema', async () => (await import('./schema.js')).registerSchemaCommand],
   ['daemon', async () => (await import('./daemon.js')).registerDaemonCommand],

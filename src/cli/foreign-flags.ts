@@ -44,7 +44,8 @@ export function foreignFlagMessage(program: Command, self: Command, typed: strin
   const flag = typed.replace(/=.*$/s, '');
   const owners = everyCommand(program).flatMap((cmd) => {
     const path = pathOf(cmd);
-    if (cmd === self || path === '' || cmd.name() === 'help') return [];
+    // `rotate` takes the flags of `sync` (it is `sync --only ADDR --replace ADDR`): naming sync is enough.
+    if (cmd === self || path === '' || cmd.name() === 'help' || cmd.name() === 'rotate') return [];
     const option = cmd.options.find((o) => !o.hidden && (o.long === flag || o.short === flag));
     return option === undefined ? [] : [{ path, description: option.description }];
   });

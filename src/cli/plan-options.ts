@@ -57,7 +57,7 @@ function parseSecretsMode(value: string): SecretsMode {
 }
 
 /** Commander's parser for a repeatable item address; a malformed one is exit 64 naming the flag. */
-function collectAddress(flag: string): (value: string, previous: readonly string[] | undefined) => string[] {
+export function collectAddress(flag: string): (value: string, previous: readonly string[] | undefined) => string[] {
   return (value, previous) => {
     const problem = itemAddressProblem(value);
     if (problem !== undefined) throw badFlag(flag, problem, value);

@@ -14,6 +14,11 @@ export class ExpiryWatch {
     return this.#wakeAt;
   }
 
+  /** A rotation that falls due, or an overlap that ends (wall ms), after `observe`: the wake-up is the earlier one. */
+  alsoWakeAt(at: number | undefined): void {
+    if (at !== undefined) this.#wakeAt = Math.min(this.#wakeAt ?? at, at);
+  }
+
   /**
    * The plan of a run made at `now` (wall ms): the gauges' values, the `access_expiring`
    * events not told before, and the next wake-up.

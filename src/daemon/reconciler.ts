@@ -125,7 +125,7 @@ export class Reconciler {
     };
   }
 
-  /** When a run should start for an expiry (wall ms), as of the last plan; undefined: none. */
+  /** When a run should start for an expiry, a rotation or an overlap's end (wall ms), as of the last run; undefined: none. */
   get nextExpiryWakeAt(): number | undefined {
     return this.#expiries.wakeAt;
   }
@@ -313,6 +313,8 @@ export class Reconciler {
     this.#trackApprovals(sync, dryRun);
     for (const event of syncEvents(sync, { dryRun })) this.#d.notify?.(event);
     const expiries = this.#expiries.observe(sync.plan, this.#d.timers.wallNow(), null);
+    // A key's rotation that falls due, or its overlap's end, wakes the daemon as an expiry does.
+    this.#expiries.alsoWakeAt(sync.rotationWakeAt);
     this.#expiryFacts = { next: expiries.next, soon: expiries.soon };
     this.#d.metrics.setExpiries?.(expiries.next, expiries.soon);
     for (const event of expiries.events) this.#d.notify?.(event);

@@ -159,7 +159,7 @@ export class TargetRunner {
     const handle = timers.setTimeout(() => {
       this.#expiryTimer = undefined;
       // The run's line at info says `reasons: ["expiry"]`.
-      this.#parts.logger.debug({ at: new Date(at).toISOString() }, 'an expiry is due: run');
+      this.#parts.logger.debug({ at: new Date(at).toISOString() }, 'an expiry or a key rotation is due: run');
       // A run waiting for a slot (behind other targets' runs, one of them maybe hung) goes now.
       this.#urgent?.();
       this.loop.trigger('expiry');

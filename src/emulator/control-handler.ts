@@ -2,6 +2,7 @@ import { replaceTokens, tokenCounts, tokenSettingsSchema, type TokenSets } from 
 import { EmulatorError, EmulatorSeedError } from './errors.js';
 import * as z from 'zod';
 import type { FaultController } from './faults.js';
+import type { Holds } from './holds.js';
 import type { OAuthIssuer } from './oauth.js';
 import { errorReply, oneError, type Reply } from './reply.js';
 import type { RequestLog } from './request-log.js';
@@ -26,6 +27,8 @@ import type { EmulatorStateSnapshot, SeedData, SeedResult } from './types.js';
  *   GET    /_emulator/tokens                how many tokens of each kind (never the tokens)
  *   PUT    /_emulator/tokens                {tokens?, readOnlyTokens?, expiredTokens?}: each list
  *                                            given replaces its set (token rotation at run time)
+ *   GET    /_emulator/held                  {held:[{seq,method,path,hold,label}]}: requests a `hold` rule keeps waiting
+ *   POST   /_emulator/release               releases them all -> {released}
  *   GET    /_emulator/oauth                 the token endpoint's settings and counters (never a token)
  *   POST   /_emulator/oauth/refresh-tokens  {refreshToken}: a new integrator key
  *   POST   /_emulator/oauth/revoke          {refreshToken}: revokes its integrator key, rotated
@@ -37,6 +40,7 @@ export interface ControlDeps {
   pathPrefix: string;
   log: RequestLog;
   faults: FaultController;
+  holds: Holds;
   tokens: TokenSets;
   oauth: OAuthIssuer;
   traffic: { readonly inFlight: number };
@@ -63,6 +67,8 @@ const ROUTES: Record<string, readonly string[]> = {
   'check-password': ['POST'],
   faults: ['GET', 'PUT'],
   tokens: ['GET', 'PUT'],
+  held: ['GET'],
+  release: ['POST'],
   oauth: ['GET'],
   'oauth/refresh-tokens': ['POST'],
   'oauth/revoke': ['POST'],
@@ -125,6 +131,10 @@ export async function handleControl(method: string, path: string, query: URLSear
       replaceTokens(deps.tokens, parsed.data);
       return { status: 200, body: tokenCounts(deps.tokens) };
     }
+    case 'GET held':
+      return { status: 200, body: { held: deps.holds.list() } };
+    case 'POST release':
+      return { status: 200, body: { released: deps.holds.releaseAll() } };
     case 'GET oauth':
       return { status: 200, body: deps.oauth.stats() };
     case 'POST oauth/refresh-tokens': {

@@ -44,6 +44,10 @@ import type { FaultRule, FaultRuleStats } from './types.js';
  *                          on this one under its new name (a service sorting by name)
  *            endless: true answer 200 with a JSON body that never ends, until the client
  *                          hangs up; nothing is performed
+ *            hold: "before" | "after"
+ *                          keep the request waiting until released (releaseHeld(), POST
+ *                          /_emulator/release): before it is performed, or after (a write
+ *                          committed, its answer not sent) — to kill a client at that point
  *            delayMs       wait this long (alone: then answer normally)
  *   with status          echo: "json" | "text"  the error body quotes the request (body,
  *                          its strings, the bearer token, the token of the apikey the path
@@ -70,6 +74,7 @@ const actionKeys = [
   'anotherClient',
   'shiftPage',
   'endless',
+  'hold',
 ] as const;
 
 const anotherClientSchema = z.strictObject({
@@ -107,6 +112,7 @@ export const faultRuleSchema = z
     shiftPage: z.strictObject({ id: z.number().int().min(1), to: z.string().min(1) }).optional(),
     echo: z.enum(['json', 'text']).optional(),
     endless: z.literal(true).optional(),
+    hold: z.enum(['before', 'after']).optional(),
     forMs: z.number().min(0).max(3_600_000).optional(),
   })
   .superRefine((rule, ctx) => {

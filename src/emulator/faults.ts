@@ -57,6 +57,8 @@ export interface FaultPlan {
   echo?: 'json' | 'text';
   /** Answer a body that never ends. */
   endless: boolean;
+  /** Held until released: before it is performed, or after (its answer held back). */
+  hold?: 'before' | 'after';
 }
 
 /**
@@ -166,5 +168,6 @@ export class FaultController {
     if (rule.shiftPage !== undefined) plan.shiftPage = rule.shiftPage;
     if (rule.echo !== undefined) plan.echo = rule.echo;
     plan.endless = rule.endless === true;
+    if (rule.hold !== undefined) plan.hold = rule.hold;
   }
 }

@@ -5,6 +5,7 @@ import { authenticate, bearerToken, expireToken, type TokenSets } from './auth.j
 import { handleControl, isControlPath, type ControlDeps } from './control-handler.js';
 import { echoReply } from './echo.js';
 import type { FaultController, FaultPlan } from './faults.js';
+import type { Holds } from './holds.js';
 import { TOKEN_PATH, type OAuthIssuer } from './oauth.js';
 import { oneError, type Reply } from './reply.js';
 import type { RequestLog } from './request-log.js';
@@ -25,6 +26,8 @@ export interface HttpContext {
   /** The token endpoint (integrator keys); it needs no bearer token. */
   oauth: OAuthIssuer;
   faults: FaultController;
+  /** Requests a `hold` rule keeps waiting until a test releases them. */
+  holds: Holds;
   log: RequestLog;
   api: ApiDeps;
   controlDeps: ControlDeps;
@@ -116,9 +119,18 @@ class ApiExchange {
     const plan: FaultPlan = ctx.faults.admit(this.#method, this.#path);
     this.#fault = plan.label;
     if (await this.#faultAnswers(plan, body)) return;
+    if (plan.hold === 'before') {
+      await this.#hold('before');
+      if (ctx.isClosed()) return void this.#cut();
+    }
     const reply = await this.#perform(plan, body);
+    if (plan.hold === 'after') await this.#hold('after');
     if (ctx.isClosed() || plan.commitThenFail === 'reset') return this.#reset(reply);
     this.respond(afterCommit(plan, reply));
+  }
+
+  #hold(hold: 'before' | 'after'): Promise<void> {
+    return this.#ctx.holds.wait({ seq: this.#seq, method: this.#method, path: this.#path, hold, label: this.#fault ?? 'hold' });
   }
 
   respond(reply: Reply): void {

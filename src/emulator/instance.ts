@@ -4,6 +4,7 @@ import { replaceTokens, tokenSettingsSchema, type TokenSets } from './auth.js';
 import { AsyncWriteQueue } from './async-writes.js';
 import { EmulatorError, EmulatorSeedError } from './errors.js';
 import { FaultController } from './faults.js';
+import { Holds, type HeldRequest } from './holds.js';
 import { createRequestHandler, type RequestHandler } from './http-server.js';
 import { OAuthIssuer, type OAuthStats } from './oauth.js';
 import type { ResolvedOptions } from './options.js';
@@ -30,6 +31,12 @@ export interface EmulatorControl {
   setTokens(t: TokenSettings): void;
   /** API requests arrived and not answered yet (delayed ones included). */
   inFlight(): number;
+  /** Requests a `hold` fault rule keeps waiting now. */
+  held(): HeldRequest[];
+  /** Resolves with the held requests once one is held (a test then kills its client). */
+  whenHeld(): Promise<HeldRequest[]>;
+  /** Releases every held request; returns how many. */
+  releaseHeld(): number;
   /** The token endpoint's settings and counters (never a token). */
   oauth(): OAuthStats;
   /** A new integrator key, as made in the service's UI (it enables the token endpoint). */
@@ -88,6 +95,7 @@ export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): 
     tokens: parts.tokens,
     oauth: parts.oauth,
     faults: parts.faults,
+    holds: parts.holds,
     log: parts.log,
     traffic: parts.traffic,
     clientLabels: parts.clientLabels,
@@ -100,7 +108,10 @@ export function createInstance(env: InstanceEnvironment, setup: InstanceSetup): 
   return {
     handle,
     control: controlOf(parts),
-    dropPending: () => parts.queue.clear(),
+    dropPending: () => {
+      parts.queue.clear();
+      parts.holds.releaseAll();
+    },
     flush: async () => {
       await parts.persister?.flush();
     },
@@ -112,6 +123,7 @@ interface InstanceParts {
   readonly store: Store;
   readonly oauth: OAuthIssuer;
   readonly faults: FaultController;
+  readonly holds: Holds;
   readonly log: RequestLog;
   readonly queue: AsyncWriteQueue;
   readonly tokens: TokenSets;
@@ -148,6 +160,7 @@ function instanceParts(env: InstanceEnvironment, setup: InstanceSetup): Instance
     store,
     oauth,
     faults,
+    holds: new Holds(),
     log: new RequestLog(),
     queue,
     tokens,
@@ -221,6 +234,9 @@ function controlOf(parts: InstanceParts): EmulatorControl {
       replaceTokens(tokens, parsed.data);
     },
     inFlight: () => parts.traffic.inFlight,
+    held: () => parts.holds.list(),
+    whenHeld: () => parts.holds.whenHeld(),
+    releaseHeld: () => parts.holds.releaseAll(),
     oauth: () => oauth.stats(),
     addRefreshToken: (t) => {
       if (typeof t !== 'string' || !/^\S+$/.test(t)) throw new EmulatorError('emulator_options', 'Expected a refresh token: a non-empty string without white space');

@@ -176,6 +176,11 @@ export interface FaultRule {
   commitThenFail?: 'reset' | 500 | 502 | 504;
   /** Wait this long first; alone, the request then proceeds normally. */
   delayMs?: number;
+  /**
+   * Hold the request until the test releases it (`releaseHeld()`, `POST /_emulator/release`):
+   * `before` it is performed, or `after` (performed, a write committed; its answer held back).
+   */
+  hold?: 'before' | 'after';
   /** Perform the request, then answer 200 with a truncated, invalid JSON body. */
   malformed?: true;
   /** List routes: `next` advances only half a page, so the next page repeats items. */

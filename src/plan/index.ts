@@ -12,4 +12,4 @@ export { summarize } from './summary.js';
 export { kindsWithoutWriteScope } from './scope-check.js';
 export { declaredItems } from './declared-items.js';
 export { expiredReason } from './expiry-plan.js';
-export { keyRotationReason, rotatedReason } from './key-rotation.js';
+export { keyRotationReason, nextRotationAt, retiringKeys, rotatedReason } from './key-rotation.js';

@@ -40,8 +40,17 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
   const problems: PlanProblem[] = [];
   if (clock === undefined) return { changes, unchanged, problems };
   for (const item of declared) {
-    if (item.rotate === undefined || item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
+    if (item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
     const source = item.source === undefined ? {} : { source: item.source };
+    if (item.rotate === undefined) {
+      // A successor made by `--replace` in a run killed before the old key's delete, found by the
+      // next run (sync/interrupted-rotations.ts): its token is in the sink, the old key goes now.
+      for (const r of retiring.values()) {
+        if (r.successor.name !== item.name || !visible.some((k) => k.id === r.successor.id)) continue;
+        changes.push({ kind: 'apikey', action: 'delete', key: r.old.name, id: r.old.id, fields: deleteFieldChanges(apikeyKind, r.old), reason: `${rotatedReason}: replaced by id ${r.successor.id}, whose token is in the sink`, ...source });
+      }
+      continue;
+    }
     const carriers = visible.filter((k) => k.name === item.name);
     if (carriers.length > 1) {
       // A successor whose create the state file did not record: which one is "the" key is unknown.
@@ -78,4 +87,30 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
 function age(ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms >= size) return `${Math.floor(ms / size)}${unit}`;
   return `${Math.floor(ms / 1000)}s`;
+}
+
+/**
+ * When the next rotation falls due or an overlap ends (ms), after `clock.now`: the daemon wakes
+ * for it as it does for an expiry. Over the keys as they are after a run (`{id, name}`), with the
+ * state file's records; undefined when nothing is ahead. Pure.
+ */
+export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonly Pick<ActualApikey, 'id' | 'name'>[], clock: PlanClock): number | undefined {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  const pairs = [...(clock.rotating ?? [])].filter(([old, r]) => byId.has(old) && byId.get(r.successor)?.name === byId.get(old)!.name);
+  const retiring = new Set(pairs.map(([old]) => old));
+  let next: number | undefined;
+  const ahead = (at: number) => {
+    if (at > clock.now) next = Math.min(next ?? at, at);
+  };
+  for (const item of declared) {
+    if (item.rotate === undefined || item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
+    const carriers = keys.filter((k) => k.name === item.name && !retiring.has(k.id));
+    if (carriers.length !== 1) continue;
+    const current = carriers[0]!;
+    const overlaps = pairs.filter(([, r]) => r.successor === current.id);
+    for (const [, r] of overlaps) ahead(r.since + item.rotate.overlapMs);
+    const created = clock.createdAt?.('apikey', current.id);
+    if (overlaps.length === 0 && created !== undefined) ahead(created + item.rotate.everyMs);
+  }
+  return next;
 }

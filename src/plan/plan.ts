@@ -63,7 +63,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   notes.push(...users.notes, ...keys.notes);
 
   // Set only when a key declares `rotate:`: other plans are built as they always were.
-  const rotated = desired.apikeys.some((k) => k.rotate !== undefined) ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
+  const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
   const keyChanges = rotated?.changes ?? keys.changes;
   const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
   const observed = [...users.observed, ...keys.observed].sort(compareChanges);

@@ -4,6 +4,7 @@ import { apikeyKind, GENERATED, SENSITIVE } from '../model/index.js';
 import type { DeclaredItem } from './declared-items.js';
 import { createFieldChanges, deleteFieldChanges } from './field-changes.js';
 import { addressMatches, type ItemAddress } from './item-selection.js';
+import { keyRotationReason, rotatedReason } from './key-rotation.js';
 import type { PlanPolicy } from './policy.js';
 
 /** A plan with some items replaced, and which declared items the addresses named. */
@@ -18,6 +19,8 @@ export interface Replaced {
  * generates it (`password: {generate}`: a rotation now); an apikey gets a successor: a
  * create with the declared fields (`replaces`: the old id), then the delete of the old key
  * (`replaced`), which the apply runs only after the create applied and its token was written.
+ * A key that declares `rotate: {every, overlap}` is rotated now (`amsync rotate`): the create's
+ * reason is a rotation's, and with an overlap the old key stays until it has passed.
  * Apikey names are not unique on the service (api-spec: only usernames are), so the successor
  * carries the declared name from the start: no temporary name, no rename that could be refused.
  *
@@ -62,10 +65,11 @@ export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actu
     // The successor carries every declared field: an update planned for the old key is moot.
     if (update >= 0) changes = changes.filter((_, i) => i !== update);
     const source = key.source === undefined ? {} : { source: key.source };
-    changes.push(
-      { kind: 'apikey', action: 'create', key: key.name, id: null, fields: createFieldChanges(apikeyKind, key), reason: `replaces id ${old.id}`, replaces: old.id, ...source },
-      { kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: 'replaced: deleted once its successor exists and its token is written', replaced: true, ...source },
-    );
+    // A key that declares `rotate:` is rotated now: a rotation (credential_rotated), its predecessor kept for the overlap.
+    const rotation = key.rotate !== undefined;
+    changes.push({ kind: 'apikey', action: 'create', key: key.name, id: null, fields: createFieldChanges(apikeyKind, key), reason: rotation ? `${keyRotationReason} requested now; replaces id ${old.id}` : `replaces id ${old.id}`, replaces: old.id, ...source });
+    if (rotation && key.rotate!.overlapMs > 0) continue;
+    changes.push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${rotation ? rotatedReason : 'replaced'}: deleted once its successor exists and its token is written`, replaced: true, ...source });
   }
   return { plan: { ...plan, changes, unchanged }, items };
 }

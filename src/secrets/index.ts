@@ -4,7 +4,7 @@ export { Secret } from './secret.js';
 export { scrub } from './known-secrets.js';
 export { scrubbedExcerpt } from './known-secrets.js';
 export { fingerprint } from './fingerprint.js';
-export type { GeneratedPasswordRecord, PasswordState } from './state-file.js';
+export type { GeneratedPasswordRecord, PasswordState, RotationIntent } from './state-file.js';
 export { TokenFileError } from './token-sink.js';
 export { TokenSink } from './token-sink.js';
 export type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from './secret-sink.js';

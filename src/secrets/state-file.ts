@@ -26,6 +26,9 @@ const buildStateFileSchema = () =>
         // Apikeys in rotation (rotate: {every, overlap}), by the predecessor's id: its successor's
         // id and when that was created. Absent until a key rotates (older files lack it).
         rotating: z.record(z.string(), z.object({ successor: z.int().positive(), since: z.iso.datetime() })).optional(),
+        // Successor creates begun (a rotation, --replace), by the predecessor's id: the name and
+        // when, saved before the POST. A run killed after it finds the twin it made by this.
+        rotationIntents: z.record(z.string(), z.object({ name: z.string(), startedAt: z.iso.datetime() })).optional(),
       }),
     ),
   });
@@ -56,6 +59,10 @@ export interface PasswordState {
   readonly rotating?: ReadonlyMap<string, RotatingRecord>;
   /** Records that `successor` replaces apikey `predecessor` (null: forgets the pair, the predecessor is gone); persisted by `save`. */
   recordRotating?(predecessor: number, record: RotatingRecord | null): void;
+  /** Successor creates begun and not yet known to have ended, by the predecessor's id (as a string). */
+  readonly rotationIntents?: ReadonlyMap<string, RotationIntent>;
+  /** Records (or, null, forgets) the start of a successor's create for `predecessor`; persisted by `save`. */
+  recordRotationIntent?(predecessor: number, intent: RotationIntent | null): void;
   readonly dirty: boolean;
   save(): Promise<void>;
 }
@@ -64,6 +71,12 @@ export interface PasswordState {
 export interface RotatingRecord {
   readonly successor: number;
   readonly since: number;
+}
+
+/** A successor's create begun for an apikey: its name and when (epoch ms), saved before the create is sent. */
+export interface RotationIntent {
+  readonly name: string;
+  readonly startedAt: number;
 }
 
 /** When amsync set a generated password (epoch ms), and whether the sink lost it. */
@@ -97,6 +110,7 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
   const ownGenerated = new Map<string, GeneratedPasswordRecord | null>();
   const rotating = new Map(Object.entries(doc.services[service]?.rotating ?? {}).map(([id, r]) => [id, { successor: r.successor, since: Date.parse(r.since) }] as const));
   const ownRotating = new Map<string, RotatingRecord | null>();
+  const intents = intentRecords(doc.services[service]?.rotationIntents, () => (changes += 1));
   // This run's own records (a fingerprint) and forgets (null), by id: a save writes them over
   // the file as it is then, not over the file as it was read, so what another run saved since
   // (one that took the writer lock from this one while it was paused) is kept.
@@ -142,6 +156,7 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
         changes += 1;
       }
     },
+    ...intents.api,
     createdAt,
     recordCreated(kind, id, at) {
       const k = createdKey(kind, id);
@@ -162,15 +177,42 @@ export async function openPasswordState(options: OpenStateOptions): Promise<Pass
       const created = { ...(current.services[service]?.createdAt ?? {}), ...Object.fromEntries(ownCreated) };
       const createdPart = Object.keys(created).length === 0 ? {} : { createdAt: Object.fromEntries(Object.entries(created).sort(([a], [b]) => a.localeCompare(b))) };
       // Written only once there is one: a state file of a run without them is what it always was.
-      const generated = mergeById(current.services[service]?.generatedPasswords, ownGenerated, recordToFile);
-      const generatedPasswords = generated === undefined ? {} : { generatedPasswords: generated };
-      const rotatingById = mergeById(current.services[service]?.rotating, ownRotating, (r) => ({ successor: r.successor, since: new Date(r.since).toISOString() }));
-      const rotatingPart = rotatingById === undefined ? {} : { rotating: rotatingById };
-      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart, ...generatedPasswords, ...rotatingPart } } };
+      const generatedPasswords = part('generatedPasswords', mergeById(current.services[service]?.generatedPasswords, ownGenerated, recordToFile));
+      const rotatingPart = part('rotating', mergeById(current.services[service]?.rotating, ownRotating, (r) => ({ successor: r.successor, since: new Date(r.since).toISOString() })));
+      const next: StateFileContent = { ...current, services: { ...current.services, [service]: { sshUserPasswords: sorted, ...createdPart, ...generatedPasswords, ...rotatingPart, ...intents.toFile(current.services[service]?.rotationIntents) } } };
       await writeFileAtomic(options.path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       saved = upTo;
     },
   };
+}
+
+type IntentsInFile = Record<string, { name: string; startedAt: string }>;
+
+/** The successor creates begun (rotationIntents): as read, this run's own records (null: forgotten), and the file's part. */
+function intentRecords(inFile: IntentsInFile | undefined, changed: () => void) {
+  const current = new Map(Object.entries(inFile ?? {}).map(([id, r]) => [id, { name: r.name, startedAt: Date.parse(r.startedAt) }] as const));
+  const own = new Map<string, RotationIntent | null>();
+  return {
+    api: {
+      rotationIntents: current as ReadonlyMap<string, RotationIntent>,
+      recordRotationIntent(predecessor: number, intent: RotationIntent | null): void {
+        const id = String(predecessor);
+        if (intent === null ? !current.delete(id) : (current.set(id, intent), false)) return;
+        own.set(id, intent);
+        changed();
+      },
+    },
+    /** Written only once there is one: a state file of a run without them is what it always was. */
+    toFile(latest: IntentsInFile | undefined): { rotationIntents?: IntentsInFile } {
+      const merged = mergeById(latest, own, (r) => ({ name: r.name, startedAt: new Date(r.startedAt).toISOString() }));
+      return part('rotationIntents', merged);
+    },
+  };
+}
+
+/** `{[key]: records}`, or nothing when there are none. */
+function part<K extends string, V>(key: K, records: V | undefined): { [P in K]?: V } {
+  return (records === undefined ? {} : { [key]: records }) as { [P in K]?: V };
 }
 
 /** The file's records by id with this run's own over them (null: forgotten), sorted by id; undefined when none is left. */

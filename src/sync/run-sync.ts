@@ -1,12 +1,13 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
-import { checkSafety, plan as makePlan, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
+import { checkSafety, plan as makePlan, retiringKeys, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
 import { type PasswordState, type SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
 import { approvalStatus, applicablePart, checkPolicy, executeApplicable, policyRefusal, withApprovals } from './approvals.js';
 import { expiryClock, withTtlCreates } from './expiry-records.js';
+import { adoptInterruptedSuccessors, keysAfter, rotationWake, withAdopted } from './interrupted-rotations.js';
 
 /** What a run that writes takes besides the plan: where results go, the lock, the pace, the stop. */
 export interface WriteRunHooks {
@@ -86,6 +87,8 @@ export interface SyncOutcome extends LockOutcome {
   readonly tokensWritten: number;
   /** The state file could not be written after the apply (see ExecuteOutcome). */
   readonly stateSaveError?: unknown;
+  /** When a declared key's next rotation falls due or its overlap ends (wall ms): the daemon wakes then. Absent: none ahead. */
+  readonly rotationWakeAt?: number;
   /** Declared keys whose token file could not be kept current (see ExecuteOutcome). */
   readonly tokenErrors?: readonly TokenError[];
   /** beforeApply said no: nothing was written. */
@@ -121,13 +124,16 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const { state: actual, tokens } = await readActualState(input.service, { tokens: input.tokenSink !== undefined });
   const policy = planPolicy({ ...input, desired, passwordState });
   const wallNow = input.now ?? Date.now;
-  const clock = expiryClock(desired, actual, passwordState, wallNow(), input.dryRun);
+  // A successor's create that a killed run began: its twin taken as the successor, its token written first.
+  const interrupted = await adoptInterruptedSuccessors(actual, tokens, passwordState, input.tokenSink, wallNow(), input.dryRun);
+  const clock = withAdopted(expiryClock(desired, actual, passwordState, wallNow(), input.dryRun), interrupted.adopted);
   // An adopted item's ttl start, recorded now, is kept even when nothing else is written.
   if (!input.dryRun && passwordState?.dirty === true) await passwordState.save();
   // Generated passwords: their records, their sink files and the clock, read here so that the planner stays pure.
   const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink?.passwordSink?.(), wallNow());
   const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
-  const plan = makePlan(desired, actual, policy, fingerprints, clock);
+  const planned = makePlan(desired, actual, policy, fingerprints, clock);
+  const plan = interrupted.notes.length === 0 ? planned : { ...planned, notes: [...planned.notes, ...interrupted.notes] };
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;
   const listed = <R extends object>(rest: R) => ({
@@ -139,11 +145,11 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   });
   let approval = approvalStatus(plan, actual, desired.policy, input.approvals ?? []);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false }) ?? policyRefusal(approval.review);
-  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval });
+  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval, ...rotationWake(desired, actual.apikeys, clock) });
   await preflightScopes(plan, input.service);
   if (input.beforeApply) {
     const answer = await input.beforeApply(plan, roleNames, approval);
-    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval });
+    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval, ...rotationWake(desired, actual.apikeys, clock) });
     if (answer !== true) approval = withApprovals(approval, plan, actual, answer.approve);
   }
 
@@ -163,16 +169,20 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
     lateCreate: input.lateCreate,
+    retiring: new Set(retiringKeys(actual.apikeys, clock).keys()),
+    now: wallNow,
   });
   return listed({
     ...names,
     plan,
     policy,
     results,
-    tokensWritten,
+    tokensWritten: tokensWritten + interrupted.written,
     tokenErrors,
     approval,
     ...(stateSaveError === undefined ? {} : { stateSaveError }),
+    // The keys and records as this run left them: a successor just created starts its overlap now.
+    ...rotationWake(desired, keysAfter(actual.apikeys, results), withAdopted(expiryClock(desired, actual, passwordState, wallNow(), true), interrupted.adopted)),
   });
 }
 

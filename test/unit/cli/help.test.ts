@@ -78,7 +78,7 @@ const sample: Record<string, string> = {
   '--secrets': 'optional',
 };
 
-const positional: Record<string, string[]> = { apply: ['plan.json'] };
+const positional: Record<string, string[]> = { apply: ['plan.json'], rotate: ['apikey:ci'] };
 
 function argsFor(option: Option): string[] {
   const flag = option.long ?? option.short!;
@@ -170,7 +170,7 @@ describe('a run loads the command it names, and only that one', () => {
 
   it('anything else gets every command, in the order of amsync --help: help, an option, a misspelt command', async () => {
     const all = names(await buildProgram(io(), { setExitCode: () => undefined }));
-    expect(all).toEqual(['validate', 'plan', 'sync', 'apply', 'export', 'schema', 'daemon', 'ctl', 'emulator', 'demo', 'audit', 'version']);
+    expect(all).toEqual(['validate', 'plan', 'sync', 'apply', 'rotate', 'export', 'schema', 'daemon', 'ctl', 'emulator', 'demo', 'audit', 'version']);
     for (const word of ['help', '--help', 'valdate']) expect(names(await buildProgram(io(), { setExitCode: () => undefined }, word))).toEqual(all);
     const typo = await runInProcess(['valdate']);
     expect(typo.code).toBe(64);

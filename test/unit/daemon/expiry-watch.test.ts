@@ -20,6 +20,20 @@ const expiry = (key: string, at: number, now = T0): PlannedExpiry => ({ kind: 's
 const planWith = (expiries: PlannedExpiry[]): Plan => ({ changes: [], unchanged: 0, unmanaged: [], protected: [], problems: [], notes: [], ...(expiries.length ? { expiries } : {}) });
 
 describe('ExpiryWatch', () => {
+  it('alsoWakeAt: a rotation or an overlap end wakes the daemon when it comes before the expiries', () => {
+    const watch = new ExpiryWatch();
+    watch.observe(planWith([expiry('a', T0 + 48 * HOUR)]), T0, null);
+    watch.alsoWakeAt(T0 + HOUR);
+    expect(watch.wakeAt).toBe(T0 + HOUR);
+    watch.alsoWakeAt(T0 + 30 * HOUR);
+    expect(watch.wakeAt).toBe(T0 + HOUR);
+    watch.observe(planWith([]), T0, null);
+    watch.alsoWakeAt(undefined);
+    expect(watch.wakeAt).toBeUndefined();
+    watch.alsoWakeAt(T0 + 5);
+    expect(watch.wakeAt).toBe(T0 + 5);
+  });
+
   it('wakes 24 h before the next expiry, then at it; the gauges are the earliest expiry and those within 24 h', () => {
     const watch = new ExpiryWatch();
     const far = planWith([expiry('a', T0 + 48 * HOUR), expiry('b', T0 + 72 * HOUR)]);

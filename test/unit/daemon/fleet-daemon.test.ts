@@ -437,7 +437,7 @@ describe('an expiry of one target does not wait for another target that hangs', 
     expect(deletedAt).toHaveLength(1);
     expect(deletedAt[0]! - Date.parse(expiresAt)).toBeLessThan(60_000);
     expect(h.calls.filter((c) => c.target === 'sp-2').length).toBeGreaterThanOrEqual(1);
-    expect(h.log.lines.some((l) => l.msg === 'an expiry is due: run' && l.target === 'sp-2')).toBe(true);
+    expect(h.log.lines.some((l) => l.msg === 'an expiry or a key rotation is due: run' && l.target === 'sp-2')).toBe(true);
     // sp-1 is abandoned at its deadline (its service answers again for the retry), and the slot
     // goes round again: nothing was leaked.
     h.sync['sp-1'] = async (_d, o) => outcome({ dryRun: o.dryRun });

@@ -90,3 +90,36 @@ describe('fault controller', () => {
     expect(f.current.failRate).toBe(0);
   });
 });
+
+describe('the hold rule (a client killed at a known point)', () => {
+  it('holds a request before or after it is performed until released; the HTTP control API lists and releases it', async () => {
+    const { startEmulator } = await import('../../../src/emulator/index.js');
+    expect(faultRuleSchema.safeParse({ hold: 'after' }).success).toBe(true);
+    expect(faultRuleSchema.safeParse({ hold: 'later' }).success).toBe(false);
+    expect(faultRuleSchema.safeParse({ hold: 'before', status: 500 }).success).toBe(false);
+    const emu = await startEmulator({ tokens: ['t'] });
+    try {
+      emu.setFaults({ rules: [{ method: 'POST', path: '^/api/3rdparty/apikeys$', hold: 'after', times: 1 }] });
+      const answer = fetch(`${emu.url}/api/3rdparty/apikeys`, { method: 'POST', headers: { Authorization: 'Bearer t', 'Content-Type': 'application/json' }, body: '{"name":"k"}' });
+      const [held] = await emu.whenHeld();
+      expect(held).toMatchObject({ method: 'POST', path: '/api/3rdparty/apikeys', hold: 'after', label: 'rule:0' });
+      // Performed (the key exists), its answer not sent.
+      expect(emu.state().apikeys.map((k) => k.name)).toEqual(['k']);
+      expect(emu.requests()).toEqual([]);
+      const listed = (await (await fetch(`${emu.url}/_emulator/held`)).json()) as { held: unknown[] };
+      expect(listed.held).toHaveLength(1);
+      expect(await (await fetch(`${emu.url}/_emulator/release`, { method: 'POST' })).json()).toEqual({ released: 1 });
+      expect((await answer).status).toBe(200);
+      expect(emu.held()).toEqual([]);
+      emu.setFaults({ rules: [{ method: 'POST', hold: 'before', times: 1 }] });
+      const second = fetch(`${emu.url}/api/3rdparty/apikeys`, { method: 'POST', headers: { Authorization: 'Bearer t', 'Content-Type': 'application/json' }, body: '{"name":"k2"}' });
+      await emu.whenHeld();
+      expect(emu.state().apikeys).toHaveLength(1);
+      expect(emu.releaseHeld()).toBe(1);
+      expect((await second).status).toBe(200);
+      expect(emu.state().apikeys).toHaveLength(2);
+    } finally {
+      await emu.close();
+    }
+  });
+});

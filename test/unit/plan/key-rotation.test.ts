@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { noFingerprints, plan } from '../../../src/plan/index.js';
+import { nextRotationAt, noFingerprints, plan } from '../../../src/plan/index.js';
 import type { ActualApikey, PlanClock, RotatingKey } from '../../../src/model/index.js';
 import { actual, desired, key, policyFor } from '../../helpers/plan-fixtures.js';
 
@@ -61,5 +61,23 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       ['create', null, 5, null],
       ['delete', 5, null, true],
     ]);
+  });
+
+  it('a successor of a key without rotate: (an interrupted --replace, adopted by the next run): the old key is deleted now, the successor kept', () => {
+    const plain = desired({ apikeys: [key('ci', { roles: [2] })] });
+    const p = plan(plain, actual([], remote(5, 9)), policyFor(plain), noFingerprints, clock(t0, [[5, { successor: 9, since: t0 }]]));
+    expect(shown(p)).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+    expect(p.problems).toEqual([]);
+  });
+
+  it('nextRotationAt: when the rotation falls due, or the overlap ends; nothing for a key without rotate:, an ambiguous name or a time past', () => {
+    expect(nextRotationAt(d.apikeys, remote(5), clock(t0))).toBe(t0 + 90 * day);
+    // In rotation: the overlap's end, not the successor's own rotation.
+    expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0 + 90 * day, [[5, { successor: 9, since: t0 + 90 * day }]]))).toBe(t0 + 91 * day);
+    // The overlap passed (the run deletes now): the successor's rotation is next.
+    expect(nextRotationAt(d.apikeys, remote(9), clock(t0 + 91 * day))).toBe(t0 + 180 * day);
+    expect(nextRotationAt(d.apikeys, remote(5), clock(t0 + 90 * day))).toBeUndefined();
+    expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0))).toBeUndefined();
+    expect(nextRotationAt(desired({ apikeys: [key('ci', { roles: [2] })] }).apikeys, remote(5), clock(t0))).toBeUndefined();
   });
 });
