@@ -52,3 +52,4 @@ export { countsOf, isDesiredFinding, validateFiles, type ValidateRequest } from 
 export { readAudit, type ReadAuditRequest } from './read-audit.js';
 export { savedPlanReport, syncReport } from './run-report.js';
 export { interruptedAtPrompt, interruptedInstead, throwAfterReport } from './interrupt-outcome.js';
+export { auditFilter, parseAuditAction, type AuditFilterFlags } from './audit-filter.js';

@@ -1,25 +1,14 @@
 import type { Command } from 'commander';
-import * as z from 'zod';
-import { parseTimeBound, type AuditFilter } from '../audit/index.js';
-import { UsageError } from '../errors.js';
-import type { Action } from '../model/index.js';
-import { badFlag } from '../settings/index.js';
+import { auditFilter, parseAuditAction, type AuditFilterFlags } from '../app/index.js';
 import { jsonSafe } from '../text/index.js';
 import type { CommandContext } from './command-context.js';
 import type { CliIo } from './io.js';
 
-export interface AuditOptions {
-  readonly key?: string;
-  readonly action?: string;
-  readonly since?: string;
-  readonly until?: string;
+export interface AuditOptions extends AuditFilterFlags {
   readonly json?: boolean;
   readonly includeRotated?: boolean;
   readonly settings?: string;
 }
-
-const actions = ['create', 'update', 'delete'] as const satisfies readonly Action[];
-const actionSchema = z.enum(actions);
 
 /**
  * `amsync audit [FILE]`: the audit log (`auditLog`, README, "Teams and governance") as a table, or as JSON
@@ -32,11 +21,7 @@ export function registerAuditCommand(program: Command, ctx: CommandContext): voi
     .description('print the audit log of writes (the auditLog setting) as a table, filtered by key, action and time')
     .argument('[FILE]', 'the audit log (default: the auditLog setting: AMSYNC_AUDIT_LOG or --settings FILE)')
     .option('--key <KEY>', 'only lines of this username or apikey name')
-    .option('--action <ACTION>', 'only create, update or delete', (value: string) => {
-      const parsed = actionSchema.safeParse(value);
-      if (!parsed.success) throw badFlag('--action', 'one of create, update, delete', value);
-      return parsed.data;
-    })
+    .option('--action <ACTION>', 'only create, update or delete', parseAuditAction)
     .option('--since <TIME>', 'only lines at or after TIME: ISO-8601 (2025-01-31, 2025-01-31T12:00:00Z) or an age (90s, 30m, 24h, 7d, 2w)')
     .option('--until <TIME>', 'only lines at or before TIME (same forms as --since)')
     .option('--json', 'print the matching lines as JSON lines, one audit line each')
@@ -57,24 +42,4 @@ async function printAudit(file: string | undefined, opts: AuditOptions, io: CliI
   else io.stdout.write(renderAuditTable(read.records));
   const warning = auditReadWarning(read);
   if (warning !== undefined) io.stderr.write(warning);
-}
-
-/** The flags -> a filter; a bad value is exit 64 naming the flag. */
-export function auditFilter(opts: AuditOptions, nowMs: number): AuditFilter {
-  const bound = (flag: string, text: string | undefined): number | undefined => {
-    if (text === undefined) return undefined;
-    const ms = parseTimeBound(text, nowMs);
-    if (ms === undefined) throw badFlag(flag, 'an ISO-8601 time (2025-01-31T12:00:00Z) or an age such as 24h, 30m or 7d', text);
-    return ms;
-  };
-  const since = bound('--since', opts.since);
-  const until = bound('--until', opts.until);
-  if (since !== undefined && until !== undefined && since > until) throw new UsageError(`--since (${opts.since}) is after --until (${opts.until}): no line could match`, 'bad_flag_value');
-  if (opts.action !== undefined && !actionSchema.safeParse(opts.action).success) throw badFlag('--action', 'one of create, update, delete', opts.action);
-  return {
-    ...(opts.key !== undefined ? { key: opts.key } : {}),
-    ...(opts.action !== undefined ? { action: opts.action as Action } : {}),
-    ...(since !== undefined ? { since } : {}),
-    ...(until !== undefined ? { until } : {}),
-  };
 }
