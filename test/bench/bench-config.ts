@@ -5,7 +5,7 @@ export interface RateCase {
 }
 
 /** `noop` includes the contrast; see run.ts for what each runs. */
-export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export', 'fleet'] as const;
+export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export', 'fleet', 'discovery'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
 export interface BenchConfig {
