@@ -272,11 +272,12 @@ export class RateController {
     if (Number.isFinite(span) && span >= goodputMinSpanMs && this.#pacedSuccesses >= goodputMinPacedShare * this.#successes) {
       // Floored at the multiplicative decrease: with a small bucket, the Retry-After pause in
       // the span wastes refills, and the goodput then understates the limit.
-      // While halving, the floor is the halved rate: the goodput is then the better guide.
+      // While halving, the floor is the halved rate, and a goodput below it (a span that began
+      // in slow start, not with an empty bucket) measures nothing: the estimate stays the guess.
       const goodput = (this.#successes * 1000) / span;
       const floor = offending * (halve ? slowStartExitFactor : this.#decreaseFactor);
-      estimate = Math.min(estimate, Math.max(goodput, floor));
       measured = goodput >= floor;
+      if (measured || !halve) estimate = Math.min(estimate, Math.max(goodput, floor));
     }
     const factor = halve && !measured ? slowStartExitFactor : this.#decreaseFactor;
     this.#halved = factor === slowStartExitFactor;

@@ -55,6 +55,11 @@ export interface SimulationOptions {
    */
   readonly clientCpuMs?: number;
   readonly seed?: number;
+  /**
+   * The gate in front of the send (AdaptiveLimiter.heldBack, as RequestExecutor uses it); false:
+   * without it, to show what it saves. @default true
+   */
+  readonly gate?: boolean;
 }
 
 /** The emulator's behaviour (`amsync emulator --rate-limit R --latency-ms L`): one-second burst included. */
@@ -220,7 +225,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         await clientWork();
         // The gate in front of the send (as RequestExecutor): a 503 read since this one was let
         // through holds it back, unsent, and it queues again.
-        if (limiter.heldBack(stamp)) return 'held' as const;
+        if (options.gate !== false && limiter.heldBack(stamp)) return 'held' as const;
         await delay(before);
         const decision = server();
         if (decision.ok) {
