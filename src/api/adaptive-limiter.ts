@@ -79,6 +79,8 @@ export class AdaptiveLimiter implements LimiterView {
   #inFlight = 0;
   /** Calls stopped while in p-queue's line: it cannot take an entry out, so each stays, empty, until its turn. */
   #husks = 0;
+  /** Times the requests were held back (a cut, a Retry-After): see heldBack. */
+  #holds = 0;
 
   constructor(options: AdaptiveLimiterOptions = {}) {
     const concurrency = options.concurrency ?? defaultConcurrency;
@@ -138,7 +140,8 @@ export class AdaptiveLimiter implements LimiterView {
     const alone = this.queued === 0;
     const dispatch = async (): Promise<T> => {
       const unpaced = alone && this.#controller.discovering && this.#inFlight < unpacedWindow && this.#pacer.pausedUntil <= this.#timers.now();
-      const stamp = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since, stop);
+      const slot = unpaced ? this.#pacer.take() : await this.#pacer.acquire(since, stop);
+      const stamp: DispatchStamp = { ...slot, holds: this.#holds };
       // Let through by the pacer, but stopped before this turn came: still never sent.
       if (stop?.aborted) throw new LimiterStoppedError();
       this.#inFlight += 1;
@@ -188,11 +191,27 @@ export class AdaptiveLimiter implements LimiterView {
   throttle(stamp: DispatchStamp, retryAfterMs?: number): ThrottleResult {
     const previousRate = this.#controller.rate;
     const now = this.#timers.now();
-    const decreased = this.#controller.onThrottle(stamp, now);
     const pauseMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : 0;
+    const decreased = this.#controller.onThrottle(stamp, now, pauseMs);
     if (pauseMs > 0) this.pause(pauseMs);
+    if (decreased) {
+      // The first 503 of an overload: what was let through at the old rate and is not on the
+      // wire yet is held back (heldBack), and the pace starts again from now at the new rate.
+      this.#holds += 1;
+      this.#pacer.restart();
+    }
     this.#fitWindow();
     return { previousRate, rate: this.#controller.rate, decreased, pauseMs };
+  }
+
+  /**
+   * Whether a request let through with `stamp` must not go on the wire after all: the limiter
+   * has cut its rate or paused since (a 503 came back), so the server's bucket is empty and a
+   * request sent now would only draw another 503. The caller gives its slot back and schedules
+   * the request again (it was never sent, so nothing is repeated). The gate in front of the send.
+   */
+  heldBack(stamp: DispatchStamp): boolean {
+    return (stamp.holds !== undefined && stamp.holds < this.#holds) || this.#pacer.pausedUntil > this.#timers.now();
   }
 
   /** Little's law: the requests in flight that the rate needs at the measured round trip. */
@@ -206,7 +225,9 @@ export class AdaptiveLimiter implements LimiterView {
 
   /** Holds every request for `ms` (a Retry-After). */
   pause(ms: number): void {
-    this.#pacer.pauseUntil(this.#timers.now() + ms);
+    const until = this.#timers.now() + ms;
+    if (until > this.#pacer.pausedUntil) this.#holds += 1;
+    this.#pacer.pauseUntil(until);
   }
 
   /** Calls waiting for a slot, and any made later, fail with LimiterClosedError. */

@@ -110,6 +110,14 @@ export class Pacer {
     return { at: now, rate, paced: false };
   }
 
+  /**
+   * Forgets the slots missed so far (after a cut): none of them is made up in a burst at the
+   * server that just said stop. A slot already due later stays where it is.
+   */
+  restart(): void {
+    this.#nextAt = Math.max(this.#nextAt, this.#timers.now());
+  }
+
   /** Holds every request until `until` (monotonic ms). Only ever extends a pause. */
   pauseUntil(until: number): void {
     if (until <= this.#pausedUntil) return;

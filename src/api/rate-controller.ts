@@ -11,6 +11,12 @@ export interface DispatchStamp {
    * Only such successes raise the rate; otherwise an idle client would drift upwards forever.
    */
   readonly paced: boolean;
+  /**
+   * How many times the limiter had held its requests back (a decrease, a Retry-After) when this
+   * one was let through: one let through before the latest hold and not yet sent is held back
+   * too (AdaptiveLimiter.heldBack). Absent on stamps not made by an AdaptiveLimiter.
+   */
+  readonly holds?: number;
 }
 
 export interface RateControllerOptions {
@@ -41,6 +47,19 @@ const slowStartStep = 1.25 * Math.LN2;
  * use, so a high latency does not mean seconds at a crawl.
  */
 export const unpacedWindow = 4;
+// The cut at a 503 without a Retry-After while the limit is only guessed, after slow start
+// raised the rate (see onThrottle).
+const slowStartExitFactor = 0.5;
+// A measured limit within this share of the last one is the same limit (see onThrottle) ...
+const steadyLimitShare = 0.05;
+// ... and the probe above it waits from this long, doubling each time, up to the last.
+const firstProbeHoldMs = 4000;
+const maxProbeHoldMs = 60_000;
+// After such a cut the rate climbs back towards the guessed limit with this time constant,
+// and at least by this fraction per second (dr/dt >= 0.15 r): steadier than the recovery to a
+// measured limit below.
+const guessedRecoverySeconds = 2;
+const guessedClimb = 0.15;
 // After a throttle the rate climbs back towards the limit estimate with this time constant.
 const recoverySeconds = 0.5;
 // Above the estimate it probes upwards by this fraction of the estimate per second ...
@@ -103,6 +122,17 @@ export class RateController {
   #firstSuccessAt: number | undefined;
   readonly #rtt = new RttEstimator();
   #throttled = false;
+  /** Slow start has raised the rate (on successes: a server's burst may have paid for them). */
+  #grewInSlowStart = false;
+  /**
+   * The estimate was measured (the goodput between two throttles, what a queueing server
+   * serves, or the ceiling), not only guessed from the rate that drew a 503.
+   */
+  #measured = false;
+  /** The last cut halved the rate below a guessed limit: the climb back is steady (see onSuccess). */
+  #halved = false;
+  /** How long the rate holds at a measured limit before it probes above it (see onThrottle). */
+  #probeHoldMs = 0;
 
   constructor(options: RateControllerOptions = {}) {
     positive('initialRate', options.initialRate);
@@ -118,6 +148,7 @@ export class RateController {
     this.minRate = Math.min(options.minRate ?? 0.5, this.maxRate);
     this.#decreaseFactor = factor ?? (options.ceiling === undefined ? 0.7 : 0.85);
     this.#limit = options.ceiling;
+    this.#measured = options.ceiling !== undefined;
     this.#rate = this.#clamp(options.ceiling ?? options.initialRate ?? 10);
   }
 
@@ -161,6 +192,7 @@ export class RateController {
         // second, in which the queue kept it busy). Hold there.
         const served = this.#rateOver(now, 250);
         this.#limit = this.#clamp(Math.max(usedRate, served));
+        this.#measured = true;
         this.#rate = Math.min(this.#rate, this.#limit);
         this.#reachedLimitAt = now;
         return;
@@ -183,11 +215,20 @@ export class RateController {
     let step: number;
     if (limit === undefined) {
       step = slowStartStep;
+      this.#grewInSlowStart = true;
+    } else if (rate < limit && this.#halved) {
+      // Below a limit only guessed from the rate that drew the 503 (up to 3 x the real one when
+      // a burst hid it): a steady climb, not a leap back to it. The server's bucket refills
+      // while the rate is below its limit, so the climb crosses it gently, the next 503 comes
+      // alone, and the successes between the two measure the limit.
+      step = Math.max(guessedClimb, (limit - rate) / (guessedRecoverySeconds * rate));
     } else if (rate < limit) {
       // dr/dt = (limit - rate) / recovery, spread over the `rate` successes of each second.
       step = Math.max((limit - rate) / (recoverySeconds * rate), (probeFraction * limit) / rate);
     } else {
-      const quiet = this.#reachedLimitAt === undefined ? 0 : (now - this.#reachedLimitAt) / 1000;
+      const quietMs = this.#reachedLimitAt === undefined ? 0 : now - this.#reachedLimitAt;
+      if (quietMs < this.#probeHoldMs) return;
+      const quiet = (quietMs - this.#probeHoldMs) / 1000;
       step = (probeFraction * limit * (1 + quiet / probeAccelerationSeconds)) / rate;
     }
     this.#rate = this.#clamp(Math.min(rate + step, Math.max(rate, 2 * usedRate)));
@@ -201,32 +242,57 @@ export class RateController {
    * sent after the last decrease counts, so one overload is not punished once per request
    * that was already in flight.
    */
-  onThrottle(stamp: DispatchStamp, now: number): boolean {
+  onThrottle(stamp: DispatchStamp, now: number, retryAfterMs = 0): boolean {
     if (stamp.at <= this.#lastDecreaseAt) return false;
     const used = this.#recentRate(now);
     this.#throttled = true;
-    // The rate the request went out at; unpaced requests go out faster than the target.
-    const offending = Math.max(Math.min(stamp.rate, this.#rate), used);
+    // The rate the request went out at; unpaced requests go out faster than the target. Not
+    // what a paced one's successes of the last second show: those were paid by the burst the
+    // server just ran out of (it held the cut at ~2 x R for a second: 13 503s, no Retry-After).
+    const paced = Math.min(stamp.rate, this.#rate);
+    const offending = stamp.paced ? paced : Math.max(paced, used);
+    // Slow start doubled the rate every 0.8 s on successes the server's burst paid for: the
+    // rate that ran the burst dry is up to 3 x the limit, and says only that the limit is below
+    // it. Until the limit is measured (the goodput between two 503s) a 503 without a
+    // Retry-After halves the rate, as TCP does at the end of its slow start: the server's
+    // bucket is empty, and every request sent above its limit draws another 503 (13 in a row
+    // at R = 50 with the gentler cut). With a Retry-After the server said when to come back
+    // and its bucket refills meanwhile: the gentler cut spends that refill instead of wasting it.
+    const halve = this.#grewInSlowStart && !this.#measured && retryAfterMs <= 0;
     if (this.#limit === undefined && used === 0 && !stamp.paced) {
       // An unpaced call refused before a rate could be measured (a few at once at the start,
       // against a small bucket): it says nothing about the limit. Slow down and keep looking.
-      this.#rate = this.#clamp(offending * this.#decreaseFactor);
+      this.#rate = this.#clamp(offending * (halve ? slowStartExitFactor : this.#decreaseFactor));
       this.#lastDecreaseAt = now;
       return true;
     }
     let estimate = offending * (1 - limitMargin);
+    let measured = false;
     const span = now - this.#lastDecreaseAt;
     if (Number.isFinite(span) && span >= goodputMinSpanMs && this.#pacedSuccesses >= goodputMinPacedShare * this.#successes) {
       // Floored at the multiplicative decrease: with a small bucket, the Retry-After pause in
       // the span wastes refills, and the goodput then understates the limit.
+      // While halving, the floor is the halved rate, and a goodput below it (a span that began
+      // in slow start, not with an empty bucket) measures nothing: the estimate stays the guess.
       const goodput = (this.#successes * 1000) / span;
-      estimate = Math.min(estimate, Math.max(goodput, offending * this.#decreaseFactor));
+      const floor = offending * (halve ? slowStartExitFactor : this.#decreaseFactor);
+      measured = goodput >= floor;
+      if (measured || !halve) estimate = Math.min(estimate, Math.max(goodput, floor));
     }
+    const factor = halve && !measured ? slowStartExitFactor : this.#decreaseFactor;
+    this.#halved = factor === slowStartExitFactor;
     estimate = Math.max(this.minRate, estimate);
+    // Each probe past a token bucket's limit costs a 503, so the rate holds at a measured
+    // limit a while before it probes above it; twice as long each time the limit measured is
+    // where the last one was (within a few percent: the server's limit has not moved), up to a
+    // minute. A guessed limit is not held at.
+    const steady = measured && this.#measured && this.#limit !== undefined && Math.abs(estimate - this.#limit) <= steadyLimitShare * this.#limit;
+    this.#probeHoldMs = !measured ? 0 : steady ? Math.min(maxProbeHoldMs, 2 * Math.max(firstProbeHoldMs, this.#probeHoldMs)) : firstProbeHoldMs;
+    if (measured) this.#measured = true;
     this.#successes = 0;
     this.#pacedSuccesses = 0;
     this.#limit = this.ceiling === undefined ? estimate : Math.min(this.ceiling, estimate);
-    this.#rate = this.#clamp(Math.min(offending * this.#decreaseFactor, this.#limit));
+    this.#rate = this.#clamp(Math.min(offending * factor, this.#limit));
     this.#lastDecreaseAt = now;
     this.#reachedLimitAt = undefined;
     return true;

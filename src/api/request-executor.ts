@@ -75,6 +75,11 @@ type TokenReload = RejectionStage;
 
 /** An attempt not sent: its token would have expired on the way; it waits for the renewal and queues again. */
 const tokenTooOld = Symbol('token too old');
+/**
+ * An attempt not sent: a 503 was read after the limiter let it through (AdaptiveLimiter.heldBack);
+ * it queues again, ahead of first attempts, at the lowered rate. Never sent, so never repeated.
+ */
+const heldBack = Symbol('held back');
 /** Times an attempt gives its slot back for a renewal before it is sent with the token at hand (a 401 then decides). */
 const maxRequeues = 3;
 
@@ -246,16 +251,20 @@ export class RequestExecutor {
    */
   async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
-    for (let requeue = 0; ; requeue += 1) {
+    let held = false;
+    for (let requeue = 0; ; ) {
       // The call's stop goes along: a renewal every caller has left is not sent.
       if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route, call.stop ?? call.signal), call.stop ?? call.signal);
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
-      const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 ? 1 : 0;
+      const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 || held ? 1 : 0;
       const lastChance = requeue >= maxRequeues;
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
       const attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, freshConnection, lastChance), priority, call.stop ?? call.signal);
-      if (attempted !== tokenTooOld) return attempted;
+      // Held back by a 503 read since its slot: bounded, as each hold needs a new 503.
+      if (attempted === heldBack) held = true;
+      else if (attempted === tokenTooOld) requeue += 1;
+      else return attempted;
     }
   }
 
@@ -299,7 +308,7 @@ export class RequestExecutor {
     return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
-  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean, lastChance: boolean): Promise<Attempted | typeof tokenTooOld> {
+  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean, lastChance: boolean): Promise<Attempted | typeof tokenTooOld | typeof heldBack> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
     // Taken now, as the request goes on the wire, not when it was queued.
     const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route, call.stop ?? call.signal);
@@ -309,6 +318,9 @@ export class RequestExecutor {
     // The last moment a request can be held back, with no wait between this and the wire:
     // stopped before here it was never sent; past here it is on the wire and is let finish.
     if (call.stop?.aborted || call.signal?.aborted) throw new LimiterStoppedError();
+    // The gate in front of the wire: a 503 read since the limiter let this one through means
+    // the server's bucket is empty; sent now it would draw another. It queues again instead.
+    if (limiter.heldBack(stamp)) return heldBack;
     const sentAt = timers.now();
     this.#onWire += 1;
     let outcome: WireOutcome;

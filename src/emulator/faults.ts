@@ -10,6 +10,7 @@ import type { AnotherClientRequest, FaultRuleStats, FaultSettings } from './type
 export const faultSettingsPatchSchema = z.strictObject({
   rateLimit: z.number().positive().finite().nullable().optional(),
   rateLimitBurst: z.number().min(1).finite().nullable().optional(),
+  rateLimitRetryAfter: z.boolean().optional(),
   latencyMs: z.number().min(0).max(600_000).optional(),
   failRate: z.number().min(0).max(1).optional(),
   maintenance: z.boolean().optional(),
@@ -119,7 +120,8 @@ export class FaultController {
       const take = this.bucket.take();
       if (!take.ok) {
         const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
-        plan.answer = oneError(503, 'rate', 'rule', 'too many requests', { 'Retry-After': String(seconds) });
+        const headers: Record<string, string> = s.rateLimitRetryAfter === false ? {} : { 'Retry-After': String(seconds) };
+        plan.answer = oneError(503, 'rate', 'rule', 'too many requests', headers);
         plan.label = 'rate-limit';
         return plan;
       }

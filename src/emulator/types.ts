@@ -247,6 +247,11 @@ export interface FaultSettings {
   rateLimit: number | null;
   /** Bucket capacity; null = one second's worth (at least 1). */
   rateLimitBurst: number | null;
+  /**
+   * false: the rate limit's 503s carry no Retry-After (the service's documentation promises
+   * none); absent or true: the wait for the next token, in whole seconds (at least 1).
+   */
+  rateLimitRetryAfter?: boolean;
   /** Mean added latency; each request waits a uniform draw from 0.5 L to 1.5 L. */
   latencyMs: number;
   /** Chance, 0..1, that a request answers 500, 502 or 504 without being performed. */

@@ -4,8 +4,36 @@ export interface RateCase {
   readonly latencyMs: number;
 }
 
+/** One case of scenario 13, polite discovery (discovery-scenario.ts). */
+export interface DiscoveryCase extends RateCase {
+  /** `creates`: `creates` creates on an empty service; `apply`: scenario 7's apply. */
+  readonly run: 'creates' | 'apply';
+  readonly retryAfter: boolean;
+  /** Target on the 503s of the first discovery; none when undefined. */
+  readonly firstTarget?: number;
+}
+
+/** Scenario 13's runs. */
+export interface DiscoverySize {
+  readonly creates: number;
+  readonly cases: readonly DiscoveryCase[];
+}
+
+/** R = 50 at ~0 ms, 1,200 creates; R = 200 at R·L 10 and 20, scenario 7's apply; each with and without Retry-After (issue 32). */
+export const fullDiscoverySize: DiscoverySize = {
+  creates: 1_200,
+  cases: [
+    { rate: 50, latencyMs: 0, run: 'creates', retryAfter: true, firstTarget: 2 },
+    { rate: 50, latencyMs: 0, run: 'creates', retryAfter: false, firstTarget: 2 },
+    { rate: 200, latencyMs: 50, run: 'apply', retryAfter: true },
+    { rate: 200, latencyMs: 100, run: 'apply', retryAfter: true },
+    { rate: 200, latencyMs: 50, run: 'apply', retryAfter: false },
+    { rate: 200, latencyMs: 100, run: 'apply', retryAfter: false },
+  ],
+};
+
 /** `noop` includes the contrast; see run.ts for what each runs. */
-export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export', 'fleet'] as const;
+export const scenarioNames = ['noop', 'apply', 'footprint', 'rates', 'pages', 'tokens', 'cold', 'export', 'fleet', 'discovery'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
 export interface BenchConfig {
@@ -49,6 +77,8 @@ export interface BenchConfig {
   readonly cpuPairs: number;
   /** Users and keys each of the export (scenario 11). */
   readonly exportItems: number;
+  /** Scenario 13, polite discovery. @default fullDiscoverySize */
+  readonly discovery?: DiscoverySize;
   /** The fleet scenario (12): targets, users and keys each per target, --target-concurrency. @default a small fleet */
   readonly fleet?: FleetBenchSize;
   /** Scenarios to run; all when absent. */

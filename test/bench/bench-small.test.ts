@@ -29,6 +29,7 @@ const small: BenchConfig = {
   coldRuns: 1,
   cpuPairs: 1,
   exportItems: 300,
+  discovery: { creates: 60, cases: [{ rate: 1000, latencyMs: 0, run: 'creates', retryAfter: false }] },
   // Only the CLI runs as a process (its calls, RSS and CPU are what is measured).
   emulatorInProcess: true,
 };

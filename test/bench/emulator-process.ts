@@ -44,6 +44,8 @@ export interface EmulatorProcess {
   /** Adds `bench-user-<id>` and `bench-key-<id>` items (ids from 1 after a reset). */
   seed(counts: { sshUsers: number; apikeys: number }): Promise<void>;
   clearRequests(): Promise<void>;
+  /** Changes fault settings (`PUT /_emulator/faults`), e.g. `{ rateLimitRetryAfter: false }`. */
+  setFaults(patch: Readonly<Record<string, unknown>>): Promise<void>;
   requests(): Promise<LoggedRequest[]>;
   close(): Promise<void>;
 }
@@ -96,6 +98,9 @@ export async function startEmulatorProcess(options: EmulatorProcessOptions): Pro
     async clearRequests() {
       await control('DELETE', 'requests');
     },
+    async setFaults(patch) {
+      await control('PUT', 'faults', patch);
+    },
     async requests() {
       const body = (await control('GET', 'requests')) as { requests: LoggedRequest[]; dropped: number };
       if (body.dropped > 0) throw new Error(`the emulator dropped ${body.dropped} log entries: the figures would be wrong`);
@@ -129,6 +134,9 @@ async function startInProcess(options: EmulatorProcessOptions): Promise<Emulator
     },
     async clearRequests() {
       emu.clearRequests();
+    },
+    async setFaults(patch) {
+      emu.setFaults(patch);
     },
     async requests() {
       return emu.requests().map((r) => ({ seq: r.seq, method: r.method, path: r.path, query: r.query, status: r.status, time: r.time, durationMs: r.durationMs }));

@@ -11,7 +11,16 @@ const busy = { stallChance: 0.01, stallMs: 30 } as const;
 // on a machine shared with the server and other work; it handles a 503 late.
 const shortOfCpu = { clientCpuMs: 2 } as const;
 
+// The service's documentation promises no Retry-After on its 503s.
+const noRetryAfter = { uniformLatency: true, throttleAtOnce: true } as const;
+
 const cases: [string, SimulationOptions][] = [
+  ['R=50, one-second burst, L~0, 1,200 creates', { limit: 50, burst: 50, latencyMs: 0.5, requests: 1200, listPages: 1, ...emulatorLike }],
+  ['same, no Retry-After', { limit: 50, burst: 50, latencyMs: 0.5, requests: 1200, listPages: 1, ...noRetryAfter }],
+  ['same, no Retry-After, loaded client', { limit: 50, burst: 50, latencyMs: 0.5, requests: 1200, listPages: 1, ...noRetryAfter, clientCpuMs: 3, stallChance: 0.02, stallMs: 50 }],
+  ['same, without the gate before the send', { limit: 50, burst: 50, latencyMs: 0.5, requests: 1200, listPages: 1, ...noRetryAfter, clientCpuMs: 3, stallChance: 0.02, stallMs: 50, gate: false }],
+  ['hidden R=200, L=50, no Retry-After', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...noRetryAfter }],
+  ['hidden R=200, L=100, no Retry-After', { limit: 200, burst: 200, latencyMs: 100, requests: 2000, listPages: 10, ...noRetryAfter }],
   ['hidden R=50, one-second burst, L=20', { limit: 50, burst: 50, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike }],
   ['hidden R=200, one-second burst, L=20', { limit: 200, burst: 200, latencyMs: 20, requests: 2000, listPages: 10, ...emulatorLike }],
   ['hidden R=200, one-second burst, L=50', { limit: 200, burst: 200, latencyMs: 50, requests: 2000, listPages: 10, ...emulatorLike }],
@@ -37,6 +46,6 @@ for (const [label, c] of cases) {
   const r = await simulate(c);
   console.log(
     `${label.padEnd(48)} ratio ${r.ratio.toFixed(3)}  503/1000 ${r.throttledPerThousand.toFixed(2).padStart(6)} (${r.throttled})  ` +
-      `t ${r.seconds.toFixed(2)} s  rate ${r.finalRate.toFixed(1)}  in flight ≤ ${r.maxInFlight}`,
+      `t ${r.seconds.toFixed(2)} s  rate ${r.finalRate.toFixed(1)}  in flight ≤ ${r.maxInFlight}  overshoots ${r.overshoots.join(',') || '-'}  held back ${r.heldBack}`,
   );
 }

@@ -26,6 +26,7 @@ import { rateScenarios, throughputFigures } from './rate-scenarios.js';
 import { applyThroughput, listRoutes, requestStats, type RequestStats } from './request-stats.js';
 import { exportScenario, largePages, planBesideBareListing, tokensDirScenario } from './scale-scenarios.js';
 import { fleetScenario } from './fleet-scenario.js';
+import { discoveryScenario } from './discovery-scenario.js';
 
 export { fullConfig, type BenchConfig } from './bench-config.js';
 
@@ -63,6 +64,7 @@ export async function runBench(config: BenchConfig): Promise<BenchResult> {
     ['cold', coldStart],
     ['export', exportScenario],
     ['fleet', fleetScenario],
+    ['discovery', discoveryScenario],
   ];
   try {
     for (const [name, run] of scenarios) {

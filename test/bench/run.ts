@@ -6,7 +6,7 @@
  *   npm run bench [-- --items N --changes N --rate R --latency-ms L --concurrency C
  *                     --footprint-items N --plan-items N --tokens-items N --export-items N
  *                     --fleet-targets N --fleet-concurrency C
- *                     --only noop|apply|footprint|rates|pages|tokens|cold|export|fleet --cpu-prof DIR]
+ *                     --only noop|apply|footprint|rates|pages|tokens|cold|export|fleet|discovery --cpu-prof DIR]
  *
  * `--cpu-prof DIR` runs every measured amsync process under `node --cpu-prof` (profiles in DIR),
  * to find out why a target is missed. Exit code 1 when a target does not hold.

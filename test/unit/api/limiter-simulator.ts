@@ -55,6 +55,11 @@ export interface SimulationOptions {
    */
   readonly clientCpuMs?: number;
   readonly seed?: number;
+  /**
+   * The gate in front of the send (AdaptiveLimiter.heldBack, as RequestExecutor uses it); false:
+   * without it, to show what it saves. @default true
+   */
+  readonly gate?: boolean;
 }
 
 /** The emulator's behaviour (`amsync emulator --rate-limit R --latency-ms L`): one-second burst included. */
@@ -71,6 +76,27 @@ export interface SimulationResult {
   readonly calls: number;
   readonly finalRate: number;
   readonly maxInFlight: number;
+  /** When each 503 was answered (virtual ms from the start), in order. */
+  readonly throttledAt: readonly number[];
+  /** The 503s grouped into overshoots (see `overshoots`): how many each drew, in order. */
+  readonly overshoots: readonly number[];
+  /** Requests let through but held back before the wire by a 503 read meanwhile (and queued again). */
+  readonly heldBack: number;
+}
+
+/**
+ * The 503s grouped into overshoots: a 503 more than `gapMs` after the one before starts a new
+ * one (a Retry-After pause and the climb back between them). The first is the discovery of R.
+ */
+export function overshoots(throttledAt: readonly number[], gapMs = 1500): number[] {
+  const sizes: number[] = [];
+  let last = Number.NEGATIVE_INFINITY;
+  for (const at of throttledAt) {
+    if (at - last > gapMs) sizes.push(0);
+    sizes[sizes.length - 1]! += 1;
+    last = at;
+  }
+  return sizes;
 }
 
 /** The server's decision: accepted, or a 503 with a Retry-After in ms (undefined: none). */
@@ -177,6 +203,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   });
   const server = options.server === 'queue' ? queueServer(options, timers) : bucketServer(options, timers);
   let throttled = 0;
+  const throttledAt: number[] = [];
+  let heldBack = 0;
   let done = 0;
   let maxInFlight = 0;
   const delay = (ms: number): Promise<void> => new Promise((resolve) => timers.setTimeout(resolve, ms));
@@ -185,6 +213,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   let writesStartedAt = 0;
   let writesDone = 0;
   const one = async (write = true): Promise<void> => {
+    let requeued = false;
     for (let attempt = 1; attempt <= 50; attempt += 1) {
       let retryAfterMs: number | undefined;
       const ok = await limiter.schedule(async (stamp) => {
@@ -194,6 +223,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         // latency before any other answer.
         const before = options.throttleAtOnce ? 0 : total / 2;
         await clientWork();
+        // The gate in front of the send (as RequestExecutor): a 503 read since this one was let
+        // through holds it back, unsent, and it queues again.
+        if (options.gate !== false && limiter.heldBack(stamp)) return 'held' as const;
         await delay(before);
         const decision = server();
         if (decision.ok) {
@@ -206,10 +238,17 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         if (!options.throttleAtOnce) await delay(total / 2);
         await clientWork();
         throttled += 1;
+        throttledAt.push(timers.now());
         retryAfterMs = decision.retryAfterMs;
         limiter.throttle(stamp, retryAfterMs);
         return false;
-      }, attempt > 1 ? 1 : 0);
+      }, attempt > 1 || requeued ? 1 : 0);
+      if (ok === 'held') {
+        heldBack += 1;
+        requeued = true;
+        attempt -= 1;
+        continue;
+      }
       if (ok) {
         done += 1;
         return;
@@ -249,5 +288,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     calls: done + throttled,
     finalRate: limiter.rate,
     maxInFlight,
+    throttledAt,
+    overshoots: overshoots(throttledAt),
+    heldBack,
   };
 }

@@ -55,6 +55,15 @@ describe('fault controller', () => {
     expect(plan).toMatchObject({ answer: { status: 503, headers: { 'Retry-After': '2' } }, label: 'rate-limit' });
   });
 
+  it('rate limits without a Retry-After when told to (rateLimitRetryAfter: false), with the burst it is given', () => {
+    const f = new FaultController({ rateLimit: 0.5, rateLimitBurst: 2, rateLimitRetryAfter: false }, createRng(1), at);
+    expect(f.admit('GET', '/').answer).toBeUndefined();
+    expect(f.admit('GET', '/').answer).toBeUndefined();
+    const plan = f.admit('GET', '/');
+    expect(plan).toMatchObject({ answer: { status: 503 }, label: 'rate-limit' });
+    expect(plan.answer?.headers ?? {}).not.toHaveProperty('Retry-After');
+  });
+
   it('fails at the fail rate with 500, 502 or 504', () => {
     const f = new FaultController({ failRate: 1 }, createRng(3), at);
     const statuses = new Set(Array.from({ length: 60 }, () => f.admit('GET', '/').answer?.status));
