@@ -76,7 +76,7 @@ export interface FleetBenchSize {
 
 /**
  * 500 targets × 200 items at --target-concurrency 32, and the no-op at 100, 250 and 500
- * targets: a few minutes on 2 cores. Issue 32's 2,000 targets (18 minutes on a busy 2-core
+ * targets: a few minutes on 2 cores. Issue 32's 2,000 targets (18–21 minutes on a busy 2-core
  * machine, most of it the two drift runs): `--fleet-targets 2000 --fleet-growth
  * 100,500,1000,2000`, or AMSYNC_BENCH_FLEET_TARGETS=2000 AMSYNC_BENCH_FLEET_GROWTH=100,500,1000,2000
  * (`none`: no growth runs). Growth sizes above the fleet's are left out.
