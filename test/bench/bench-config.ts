@@ -100,12 +100,29 @@ export interface FleetBenchSize {
   /** Users and keys each per target. */
   readonly items: number;
   readonly concurrency: number;
+  /** Fleet sizes of the growth figures (a no-op plan of the first N targets each); none: not measured. */
+  readonly growth?: readonly number[];
 }
 
-/** 500 targets × 200 items at --target-concurrency 32 (issue 18). */
-export const fullFleetSize: FleetBenchSize = { targets: 500, items: 100, concurrency: 32 };
+/**
+ * 500 targets × 200 items at --target-concurrency 32, and the no-op at 100, 250 and 500
+ * targets: a few minutes on 2 cores. Issue 32's 2,000 targets (18–21 minutes on a busy 2-core
+ * machine, most of it the two drift runs): `--fleet-targets 2000 --fleet-growth
+ * 100,500,1000,2000`, or AMSYNC_BENCH_FLEET_TARGETS=2000 AMSYNC_BENCH_FLEET_GROWTH=100,500,1000,2000
+ * (`none`: no growth runs). Growth sizes above the fleet's are left out.
+ */
+export const fullFleetSize: FleetBenchSize = { targets: 500, items: 100, concurrency: 32, growth: [100, 250, 500] };
 /** What the small benchmark (npm test) runs: the exact figures, quickly. */
-export const smallFleetSize: FleetBenchSize = { targets: 12, items: 30, concurrency: 4 };
+export const smallFleetSize: FleetBenchSize = { targets: 12, items: 30, concurrency: 4, growth: [4, 8, 12] };
+
+/** `100,500,1000` (or `none`) as fleet sizes; undefined when not given. */
+export function fleetGrowth(value: string | undefined, from: string): readonly number[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.trim() === 'none') return [];
+  const sizes = value.split(',').map((part) => Number(part.trim()));
+  if (!sizes.every((n) => Number.isInteger(n) && n > 0)) throw new Error(`Expected ${from} to be sizes such as 100,500,1000 (or none), got ${value}`);
+  return sizes;
+}
 
 export const fullConfig: BenchConfig = {
   items: 20_000,

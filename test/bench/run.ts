@@ -5,8 +5,11 @@
  *
  *   npm run bench [-- --items N --changes N --rate R --latency-ms L --concurrency C
  *                     --footprint-items N --plan-items N --tokens-items N --export-items N
- *                     --fleet-targets N --fleet-concurrency C
+ *                     --fleet-targets N --fleet-concurrency C --fleet-growth N,N,…|none
  *                     --only noop|apply|footprint|rates|pages|tokens|cold|export|fleet|discovery --cpu-prof DIR]
+ *
+ * The fleet's size can also come from the environment (AMSYNC_BENCH_FLEET_TARGETS,
+ * AMSYNC_BENCH_FLEET_GROWTH); a flag wins over its variable.
  *
  * `--cpu-prof DIR` runs every measured amsync process under `node --cpu-prof` (profiles in DIR),
  * to find out why a target is missed. Exit code 1 when a target does not hold.
@@ -16,7 +19,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderNotes, renderTable } from './figures.js';
-import { fullFleetSize, scenarioNames, type ScenarioName } from './bench-config.js';
+import { fleetGrowth, fullFleetSize, scenarioNames, type ScenarioName } from './bench-config.js';
 import { fullConfig, runBench, type BenchConfig } from './run-bench.js';
 
 const { values } = parseArgs({
@@ -33,6 +36,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'fleet-targets': { type: 'string' },
     'fleet-concurrency': { type: 'string' },
+    'fleet-growth': { type: 'string' },
     only: { type: 'string', multiple: true },
     out: { type: 'string', default: 'bench-results.json' },
   },
@@ -65,8 +69,9 @@ const config: BenchConfig = {
   exportItems: number('export-items', values['export-items'], fullConfig.exportItems)!,
   fleet: {
     ...fullFleetSize,
-    targets: number('fleet-targets', values['fleet-targets'], fullFleetSize.targets)!,
+    targets: number('fleet-targets', values['fleet-targets'] ?? (process.env.AMSYNC_BENCH_FLEET_TARGETS || undefined), fullFleetSize.targets)!,
     concurrency: number('fleet-concurrency', values['fleet-concurrency'], fullFleetSize.concurrency)!,
+    growth: fleetGrowth(values['fleet-growth'], '--fleet-growth') ?? fleetGrowth(process.env.AMSYNC_BENCH_FLEET_GROWTH, 'AMSYNC_BENCH_FLEET_GROWTH') ?? fullFleetSize.growth,
   },
   ...(values.only === undefined ? {} : { only: values.only.map(scenarioName) }),
   ...(values['cpu-prof'] === undefined ? {} : { cliNodeFlags: ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] }),
