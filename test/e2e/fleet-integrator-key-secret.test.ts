@@ -1,10 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
 import { forms } from '../helpers/encodings.js';
-import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
+import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 // issue 30, items 4 and 5: a fleet target's integrator key in a Kubernetes Secret of its own
@@ -17,30 +16,23 @@ const KEY = 'fleet-integrator-key-canary-5b0e';
 const PASSWORD = 'pw-canary-"\\-ü-fleet-7c1';
 let emu: RunningTenants;
 let backend: SecretBackend;
-let api: Awaited<ReturnType<typeof startSecretApi>>;
 let dir: string;
-const kubeconfigBefore = process.env.KUBECONFIG;
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const keyIn = (secret: string) => backend.value(secret, 'key')!.trim();
 
+secretApiPerFile('amsync-fleet-key-secret-', (b, d) => {
+  backend = b;
+  dir = d;
+});
 beforeAll(async () => {
   emu = await startEmulator({ refreshTokens: [KEY], rotateRefreshTokens: true, refreshTokenGraceSeconds: 0, tenants: ['sp', 'rj'] });
-  backend = new SecretBackend('amsync');
-  api = await startSecretApi(backend);
-  dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-key-secret-'));
-  await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(api.url));
-  process.env.KUBECONFIG = join(dir, 'kubeconfig');
   for (const name of ['sp', 'rj']) backend.handle('POST', '/api/v1/namespaces/amsync/secrets', JSON.stringify({ metadata: { name: `ik-${name}` }, data: { key: b64(`${KEY}\n`) } }));
   await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n');
   const target = (name: string) => `  - name: ${name}\n    url: ${emu.tenant(name).url}\n    integratorKey: { secret: amsync/ik-${name}/key }\n`;
   await writeFile(join(dir, 'targets.yaml'), `targets:\n${target('sp')}${target('rj')}`);
 });
 afterAll(async () => {
-  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
-  else process.env.KUBECONFIG = kubeconfigBefore;
-  await api.close();
   await emu.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function amsync(args: string[]): Promise<InProcessRun> {

@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
 import { resetTenants } from '../helpers/emulator-per-test.js';
 import { forms } from '../helpers/encodings.js';
-import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
+import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 // issue 30, item 5: a fleet's secrets go per target. With kubernetesSecret each target has its
@@ -18,24 +17,17 @@ const accessFile = 'sshUsers:\n  - username: deploy\n    password: { generate: {
 
 let emu: RunningTenants;
 let backend: SecretBackend;
-let api: Awaited<ReturnType<typeof startSecretApi>>;
 let dir: string;
-const kubeconfigBefore = process.env.KUBECONFIG;
 
+secretApiPerFile('amsync-fleet-sinks-', (b, d) => {
+  backend = b;
+  dir = d;
+});
 beforeAll(async () => {
   emu = await startEmulator({ tokens: [TOKEN], tenants: ['sp', 'rj'] });
-  backend = new SecretBackend('amsync');
-  api = await startSecretApi(backend);
-  dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-sinks-'));
-  await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(api.url));
-  process.env.KUBECONFIG = join(dir, 'kubeconfig');
 });
 afterAll(async () => {
-  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
-  else process.env.KUBECONFIG = kubeconfigBefore;
-  await api.close();
   await emu.close();
-  await rm(dir, { recursive: true, force: true });
 });
 beforeEach(async () => {
   resetTenants(emu, { tokens: [TOKEN], readOnlyTokens: [] });

@@ -1,7 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
 import { attachClientMetrics, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -9,7 +8,7 @@ import { createMetrics } from '../../src/obs/metrics.js';
 import { systemTimers, type Timers } from '../../src/time/timers.js';
 import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
 import { forms } from '../helpers/encodings.js';
-import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
+import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 // issue 30, item 4: the integrator key kept in a Kubernetes Secret (integratorKeySecret), read
@@ -24,23 +23,13 @@ const REF = `amsync/${SECRET}`;
 let dir: string;
 let emu: RunningEmulator;
 let backend: SecretBackend;
-let api: Awaited<ReturnType<typeof startSecretApi>>;
-const kubeconfigBefore = process.env.KUBECONFIG;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'amsync-ik-secret-'));
-  backend = new SecretBackend('amsync');
-  api = await startSecretApi(backend);
-  await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(api.url));
-  // The daemon test builds its context in this process: the client library reads KUBECONFIG here.
-  process.env.KUBECONFIG = join(dir, 'kubeconfig');
-  await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n');
+secretApiPerFile('amsync-ik-secret-', (b, d) => {
+  backend = b;
+  dir = d;
 });
-afterAll(async () => {
-  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
-  else process.env.KUBECONFIG = kubeconfigBefore;
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\n');
 });
 beforeEach(() => {
   backend.secrets.clear();

@@ -1,10 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { forms } from '../helpers/encodings.js';
-import { kubeconfigFor, SecretBackend, startSecretApi } from '../helpers/fake-secret-api.js';
+import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 // issue 30, item 4: apikey tokens written to a Kubernetes Secret (kubernetesSecret), against
@@ -16,24 +15,17 @@ const TOKEN = 'CANARY-bearer-k8s-sink-5e2b';
 const SECRET = 'amsync-tokens';
 let emu: RunningEmulator;
 let backend: SecretBackend;
-let api: Awaited<ReturnType<typeof startSecretApi>>;
 let dir: string;
-const kubeconfigBefore = process.env.KUBECONFIG;
 
+secretApiPerFile('amsync-k8s-secret-', (b, d) => {
+  backend = b;
+  dir = d;
+});
 beforeAll(async () => {
   emu = await startEmulator({ tokens: [TOKEN] });
-  dir = await mkdtemp(join(tmpdir(), 'amsync-k8s-secret-'));
-  backend = new SecretBackend('amsync');
-  api = await startSecretApi(backend);
-  await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(api.url));
-  process.env.KUBECONFIG = join(dir, 'kubeconfig');
 });
 afterAll(async () => {
-  if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
-  else process.env.KUBECONFIG = kubeconfigBefore;
-  await api.close();
   await emu.close();
-  await rm(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   emu.reset();

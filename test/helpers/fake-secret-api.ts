@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { AddressInfo } from 'node:net';
 
 /** The RBAC verbs the fake checks, one per call the sink makes. */
@@ -150,4 +154,31 @@ export function kubeconfigFor(url: string): string {
     'current-context: fake',
     '',
   ].join('\n');
+}
+
+/**
+ * For one test file: a temporary folder, a fake API server over a fresh backend for `namespace`,
+ * and a kubeconfig for it in the folder that KUBECONFIG names while the file runs (the client
+ * library reads it from this process, as kubectl would); all undone after. Call it before the
+ * file's own hooks: `ready` gets the backend and the folder once they exist.
+ */
+export function secretApiPerFile(prefix: string, ready: (backend: SecretBackend, dir: string) => void, namespace = 'amsync'): void {
+  const kubeconfigBefore = process.env.KUBECONFIG;
+  let api: { close(): Promise<void> } | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+    const backend = new SecretBackend(namespace);
+    const started = await startSecretApi(backend);
+    api = started;
+    await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(started.url));
+    process.env.KUBECONFIG = join(dir, 'kubeconfig');
+    ready(backend, dir);
+  });
+  afterAll(async () => {
+    if (kubeconfigBefore === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = kubeconfigBefore;
+    await api?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
 }
