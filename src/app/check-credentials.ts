@@ -5,7 +5,7 @@ import { CredentialError, isSendableToken } from '../api/index.js';
 import { UsageError } from '../errors.js';
 import type { Settings } from '../settings/index.js';
 
-type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile' | 'integratorKeySecret'>;
+type Credentials = Pick<Settings, 'token' | 'tokenFile' | 'refreshToken' | 'refreshTokenFile' | 'integratorKeySecret'> & Partial<Pick<Settings, 'kubernetesSecret'>>;
 
 /** How the user set a credential, when not by the single-service flags and variables. */
 export interface CredentialNames {
@@ -63,6 +63,7 @@ export function checkCredentials(settings: Credentials, probe: WriteProbe = prob
   if (settings.refreshToken !== undefined && !isSendableToken(settings.refreshToken.reveal().trim())) {
     throw new UsageError('AMSYNC_REFRESH_TOKEN cannot be sent: an integrator key is one word of printable ASCII; nothing was sent', 'bad_token');
   }
+  checkSecretsApart(settings);
   if (settings.refreshTokenFile !== undefined) {
     checkKeyFile(settings.refreshTokenFile, names.keyFile);
     checkWriteBack(settings.refreshTokenFile, probe, names.keyFile ?? 'AMSYNC_REFRESH_TOKEN_FILE / --refresh-token-file');
@@ -106,4 +107,19 @@ function checkKeyFile(file: string, setting: string | undefined): void {
   if (!isSendableToken(text.trim())) {
     throw new UsageError(`the integrator key file ${named} holds no key that can be sent: ${text.trim() === '' ? 'it is empty' : 'a key is one word of printable ASCII'}; nothing was sent`, 'token_file');
   }
+}
+
+/**
+ * The integrator key's Secret is not the token sink's: tokens and passwords are written there
+ * by name, and an apikey whose data key were the key's (`integrator-key`) would overwrite the
+ * integrator key at the next sync, which amsync would then send to the service as its key.
+ */
+function checkSecretsApart(settings: Credentials): void {
+  if (settings.integratorKeySecret === undefined || settings.kubernetesSecret === undefined) return;
+  const keySecret = settings.integratorKeySecret.split('/').slice(0, 2).join('/');
+  if (keySecret !== settings.kubernetesSecret) return;
+  throw new UsageError(
+    `the integrator key's Secret (integratorKeySecret ${settings.integratorKeySecret}) is also the Secret tokens and passwords are written to (kubernetesSecret ${settings.kubernetesSecret}): an apikey's token could overwrite the key; keep the key in a Secret of its own; nothing was sent`,
+    'conflicting_credentials',
+  );
 }

@@ -152,7 +152,15 @@ function recordSuccessorStart(state: PasswordState, saver: StateSaver, now: () =
 function saveRotationRecords(state: PasswordState, saver: StateSaver, onResult: ((r: ChangeResult) => void) | undefined): (r: ChangeResult) => void {
   return (r) => {
     onResult?.(r);
-    if (r.kind !== 'apikey' || r.status !== 'applied') return;
+    if (r.kind !== 'apikey') return;
+    if (r.action === 'create' && r.replaces !== undefined && r.status !== 'applied') {
+      // A successor's create that failed or was never sent ended in this run: its intent goes,
+      // or the next run would take any key of that name (one made by hand) for the successor.
+      state.recordRotationIntent?.(r.replaces, null);
+      saver.touch();
+      return;
+    }
+    if (r.status !== 'applied') return;
     if (r.action === 'delete' && typeof r.id === 'number') {
       // A deleted key is no one's predecessor any more: its rotation record and intent go.
       state.recordRotating?.(r.id, null);
@@ -160,6 +168,7 @@ function saveRotationRecords(state: PasswordState, saver: StateSaver, onResult: 
     }
     // A successor recorded as its predecessor's (a rotation): its create has ended.
     if (r.action === 'create' && r.replaces !== undefined && state.rotating?.get(String(r.replaces))?.successor === r.id) state.recordRotationIntent?.(r.replaces, null);
+
     if (r.replaces !== undefined || r.action === 'delete') saver.touch();
   };
 }

@@ -114,6 +114,7 @@ function crossChecks(raw: unknown, source: YamlSource): Diagnostic[] {
   const make = (code: string, message: string, path: DocPath, at: 'value' | 'key' = 'value'): Diagnostic => ({ severity: 'error', code, message, path: formatPath(path), position: source.locate(path, at) });
   const byName = new Map<string, number>();
   const byUrl = new Map<string, number>();
+  const byKeySecret = new Map<string, number>();
   list.forEach((item, i) => {
     const t = asRecord(item);
     if (!t) return;
@@ -134,6 +135,16 @@ function crossChecks(raw: unknown, source: YamlSource): Diagnostic[] {
             ['targets', i, 'url'],
           ),
         );
+      }
+    }
+    const keySecret = secretRefOf(t.integratorKey);
+    if (keySecret !== undefined) {
+      const first = byKeySecret.get(keySecret);
+      if (first === undefined) byKeySecret.set(keySecret, i);
+      else {
+        // Each service rotates its own key: one data key for two would hand one service's key to the other.
+        const message = `the integrator key ${keySecret} is also that of targets[${first}] (line ${source.locate(['targets', first]).line}): each target's key needs a data key of its own`;
+        out.push(make(diagnosticCodes.targetCredential, message, ['targets', i, 'integratorKey', 'secret']));
       }
     }
     const given = credentialKeys.filter((k) => t[k] !== undefined);
@@ -184,6 +195,14 @@ function caFileFindings(file: TargetsFileValue, source: YamlSource, ctx: ParseTa
     const path: DocPath = ['targets', i, 'caFile'];
     return [{ severity: 'error', code: diagnosticCodes.targetCaFile, message: `the CA file ${t.caFile} (caFile of target ${quote(t.name)}) ${ok.message}`, path: formatPath(path), position: source.locate(path) }];
   });
+}
+
+/** `{ secret: NS/NAME[/KEY] }` as NS/NAME/KEY (the data key's default spelled out), else undefined. */
+function secretRefOf(ref: unknown): string | undefined {
+  const secret = asRecord(ref)?.secret;
+  if (typeof secret !== 'string') return undefined;
+  const parts = secret.split('/');
+  return parts.length === 2 ? `${secret}/integrator-key` : secret;
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {

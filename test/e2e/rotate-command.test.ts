@@ -105,4 +105,27 @@ describe('amsync rotate ADDR', () => {
     expect(missing.code).toBe(64);
     expect(emu.requests().filter((r) => r.method !== 'GET')).toEqual([]);
   });
+
+  it('a successor create the service refuses leaves no intent: a key of that name made by hand later is an ambiguity, never adopted (no DELETE, the sink unchanged)', async () => {
+    expect((await amsync(['sync'])).code).toBe(0);
+    const [legacy] = key('legacy');
+    const before = await sink('legacy');
+    emu.setFaults({ rules: [{ method: 'POST', path: `^${KEYS}$`, status: 400, times: 1 }] });
+    const refused = await amsync(['rotate', 'apikey:legacy']);
+    expect(refused.code).toBe(1);
+    expect(key('legacy').map((k) => k.id)).toEqual([legacy!.id]);
+    const state = JSON.parse(await readFile(join(dir, '.amsync', 'state.json'), 'utf8')) as { services: Record<string, { rotationIntents?: unknown }> };
+    expect(Object.values(state.services)[0]!.rotationIntents).toBeUndefined();
+    // Someone makes a key of that name in the UI.
+    emu.setFaults({ rules: [] });
+    const res = await fetch(`${emu.url}${KEYS}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'legacy', roles: [1] }) });
+    expect(res.status).toBeLessThan(300);
+    emu.clearRequests();
+    const next = await amsync(['sync']);
+    expect(next.code).toBe(1);
+    expect(next.stdout + next.stderr).toContain('2 remote apikeys are named "legacy"');
+    expect(writes()).toEqual([]);
+    expect(key('legacy')).toHaveLength(2);
+    expect(await sink('legacy')).toBe(before);
+  });
 });

@@ -125,3 +125,16 @@ describe('credentials', () => {
     expect(await readdir(dir)).toEqual(before);
   });
 });
+
+describe("the integrator key's Secret is not the token sink's", () => {
+  it('refuses integratorKeySecret in the Secret kubernetesSecret writes tokens and passwords to (an apikey named integrator-key would overwrite it): exit 64', () => {
+    const error = usage(() => checkCredentials({ integratorKeySecret: 'amsync/amsync-tokens', kubernetesSecret: 'amsync/amsync-tokens' }));
+    expect(error.message).toContain('keep the key in a Secret of its own');
+    usage(() => checkCredentials({ integratorKeySecret: 'amsync/amsync-tokens/ik', kubernetesSecret: 'amsync/amsync-tokens' }));
+  });
+
+  it('accepts them in two Secrets, or the same name in two namespaces', () => {
+    expect(() => checkCredentials({ integratorKeySecret: 'amsync/amsync-key', kubernetesSecret: 'amsync/amsync-tokens' })).not.toThrow();
+    expect(() => checkCredentials({ integratorKeySecret: 'other/amsync-tokens', kubernetesSecret: 'amsync/amsync-tokens' })).not.toThrow();
+  });
+});

@@ -191,3 +191,16 @@ describe("a target's caFile (validate --targets)", () => {
     expect(lines(text)).toEqual([]);
   });
 });
+
+describe("a target's integrator key in a Kubernetes Secret", () => {
+  it('is taken by reference (NAMESPACE/NAME[/KEY]), for the run to read', () => {
+    const result = parseTargets('targets:\n  - name: sp-1\n    url: https://sp-1.example.com\n    integratorKey: { secret: amsync/keys/sp-1 }\n', ctx());
+    expect(result.errors).toEqual([]);
+    expect(result.value?.[0]?.credentials).toEqual({ kind: 'integratorKeySecret', integratorKeySecret: 'amsync/keys/sp-1' });
+  });
+
+  it('two targets with one data key are an error at the second (each service rotates its own key)', () => {
+    const text = 'targets:\n  - name: sp-1\n    url: https://sp-1.example.com\n    integratorKey: { secret: amsync/keys }\n  - name: sp-2\n    url: https://sp-2.example.com\n    integratorKey: { secret: amsync/keys/integrator-key }\n';
+    expect(lines(text)).toEqual(["7:30 error: the integrator key amsync/keys/integrator-key is also that of targets[0] (line 2): each target's key needs a data key of its own"]);
+  });
+});
