@@ -1,5 +1,6 @@
 import type * as KubeClient from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { AmsyncError } from '../errors.js';
 
 /** An API server given directly (tests), instead of the pod's service account or ~/.kube/config. */
 export interface KubeServer {
@@ -19,13 +20,29 @@ export type KubeClientModule = typeof KubeClient;
 export async function loadKubeConfig(server?: KubeServer): Promise<{ readonly k8s: KubeClientModule; readonly config: KubeConfig }> {
   const k8s = await import('@kubernetes/client-node');
   const config = new k8s.KubeConfig();
-  if (server) {
-    config.loadFromClusterAndUser(
-      { name: 'amsync', server: server.url, skipTLSVerify: server.skipTLSVerify ?? false },
-      { name: 'amsync', ...(server.token ? { token: server.token } : {}) },
-    );
-  } else {
-    config.loadFromDefault();
+  try {
+    if (server) {
+      config.loadFromClusterAndUser(
+        { name: 'amsync', server: server.url, skipTLSVerify: server.skipTLSVerify ?? false },
+        { name: 'amsync', ...(server.token ? { token: server.token } : {}) },
+      );
+    } else {
+      config.loadFromDefault();
+    }
+  } catch (error) {
+    throw kubeConfigError(error);
   }
   return { k8s, config };
+}
+
+/**
+ * A kubeconfig that cannot be loaded. The library's message quotes the file around a YAML error,
+ * and a kubeconfig holds bearer tokens and client keys: only the error's kind and the file's
+ * name are said, and the library's error is not kept as the cause (printing it would quote it).
+ */
+function kubeConfigError(error: unknown): AmsyncError {
+  const where = process.env.KUBECONFIG ? `KUBECONFIG ${process.env.KUBECONFIG}` : "~/.kube/config or the pod's service account";
+  const code = (error as { code?: unknown } | null)?.code;
+  const kind = typeof code === 'string' ? code : error instanceof Error ? error.name : typeof error;
+  return new AmsyncError('kube_config', `the Kubernetes config (${where}) could not be loaded (${kind}); its text is not shown, as a kubeconfig holds credentials`);
 }
