@@ -28,8 +28,9 @@ export interface InterruptedRotations {
  * Left as they are (the planner reports the name ambiguous, deletes nothing): several twins,
  * a twin whose token the listing does not give or the sink cannot take. An intent with no twin
  * (the POST never took effect) or no predecessor any more is forgotten. A dry-run decides the
- * same in memory and writes nothing (a saved plan made so is refused as stale at apply time,
- * since the apply does not adopt).
+ * same in memory and writes nothing. `amsync apply` does not adopt: a saved plan whose changes
+ * depend on an adoption (the predecessor of a key without `rotate:` deleted at once) is refused
+ * as stale; one that only records the rotation applies, and the next sync adopts.
  */
 export async function adoptInterruptedSuccessors(actual: ActualState, tokens: ReadonlyMap<number, SecretValue>, state: PasswordState | undefined, sink: SecretSink | undefined, now: number, dryRun: boolean): Promise<InterruptedRotations> {
   const adopted = new Map<number, RotatingKey>();

@@ -133,7 +133,9 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   const generated = await generatedPasswordFacts(desired, actual, passwordState, input.tokenSink?.passwordSink?.(), wallNow());
   const fingerprints = generated === undefined ? passwordFingerprints(desired, passwordState) : { ...passwordFingerprints(desired, passwordState), generated };
   const planned = makePlan(desired, actual, policy, fingerprints, clock);
-  const plan = interrupted.notes.length === 0 ? planned : { ...planned, notes: [...planned.notes, ...interrupted.notes] };
+  // Adopted successors, and why a twin could not be (the planner then reports the name ambiguous).
+  const adoptionNotes = [...interrupted.notes, ...interrupted.unresolved];
+  const plan = adoptionNotes.length === 0 ? planned : { ...planned, notes: [...planned.notes, ...adoptionNotes] };
   // Only a saved plan carries the fingerprint (`plan --out`): hashed when first read, not on every run.
   let fingerprint: string | undefined;
   const listed = <R extends object>(rest: R) => ({

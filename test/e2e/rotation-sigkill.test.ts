@@ -136,6 +136,22 @@ describe('a rotation killed by SIGKILL converges on the next run (issue 30)', ()
     await convergesWith(old, retire(old.id));
   });
 
+  it('killed after its POST, then a second key of the name made by hand: no twin is adopted, the reason is in the plan, nothing deleted', async () => {
+    const old = await dueKey();
+    await killedWhileHeld({ method: 'POST', path: `^${KEYS}$`, hold: 'after' }, async () => {
+      expect(keys()).toHaveLength(2);
+    });
+    const res = await fetch(`${emu.url}${KEYS}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ci-build', roles: [1] }) });
+    expect(res.status).toBeLessThan(300);
+    emu.clearRequests();
+    const next = await runInProcess(args, { cwd: dir, env: env() });
+    expect(next.code).toBe(1);
+    expect(next.stdout).toContain(`apikey "ci-build": the successor of id ${old.id} is not known (2 twins)`);
+    expect(emu.requests().filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(keys()).toHaveLength(3);
+    expect(await sinkToken()).toBe(old.token);
+  });
+
   it("killed after the successor's token was written, before the predecessor's delete", async () => {
     const old = await dueKey();
     await killedWhileHeld({ method: 'GET', path: `^${KEYS}/${old.id}$`, hold: 'before' }, async () => {
