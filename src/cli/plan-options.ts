@@ -44,7 +44,7 @@ export function addPlanCommandOptions(cmd: Command): Command {
       .option('--exclude <ADDR>', 'leave these items out of the plan (KIND:NAME-GLOB or KIND#ID); repeatable', collectAddress('--exclude'))
       .option(
         '--replace <ADDR>',
-        "issue a declared item's secret again: an SSH user's password is sent again; an apikey gets a successor whose token is written to tokensDir before the old key is deleted; repeatable",
+        "issue a declared item's secret again: an SSH user's password is sent again; an apikey gets a successor whose token is written to the token sink (tokensDir or kubernetesSecret) before the old key is deleted; repeatable",
         collectAddress('--replace'),
       ),
   );

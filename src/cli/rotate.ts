@@ -9,7 +9,7 @@ export function registerRotateCommand(program: Command, ctx: CommandContext): vo
   const cmd = program
     .command('rotate')
     .description(
-      'issue the secrets of the items ADDR names again now and change nothing else (sync --only ADDR --replace ADDR): an apikey gets a successor whose token is written to tokensDir, its predecessor kept for its rotate: overlap (else deleted once the token is written); a generated password is made, set and written anew',
+      'issue the secrets of the items ADDR names again now and change nothing else (sync --only ADDR --replace ADDR): an apikey gets a successor whose token is written to the token sink (tokensDir or kubernetesSecret), its predecessor kept for its rotate: overlap (else deleted once the token is written); a generated password is made, set and written anew',
     )
     .addArgument(new Argument('<ADDR...>', 'KIND:NAME-GLOB or KIND#ID, KIND sshUser or apikey').argParser(collectAddress('ADDR')))
     .option('--dry-run', 'show the plan and change nothing')
