@@ -62,9 +62,18 @@ export function delivered(e: RequestLogEntry, timeoutMs: number): boolean {
   // An answer slower than the client's timeout reached a client that had given up, whichever
   // fault the log names for it (a slow answer in a schedule with an interrupt is labelled by
   // the interrupt: seed 3004 blamed amsync for a password whose confirmation it never got).
-  if (e.durationMs >= timeoutMs) return false;
+  if (e.durationMs >= timeoutMs - sendLagMs) return false;
   return true;
 }
+
+/**
+ * The client's timeout runs from its send, the log's duration from the emulator's receipt: on a
+ * loaded machine the request reaches the emulator this much later (seed 3044, two suites on two
+ * cores: answered in 303 ms of a 317 ms timeout, the client had given up at 464 ms). An answer
+ * inside this margin of the timeout may or may not have reached a client still waiting, so the
+ * invariants that need a delivered answer do not count it either way.
+ */
+const sendLagMs = 100;
 
 /**
  * Whether the log holds one complete listing of a route: answers delivered intact whose
