@@ -14,12 +14,12 @@ import { join } from 'node:path';
 
 const [chromium, url, screenshot, expression] = process.argv.slice(2);
 const profile = mkdtempSync(join(tmpdir(), 'amsync-chromium-'));
-const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--hide-scrollbars', '--window-size=1280,1400', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--hide-scrollbars', '--window-size=1280,1400', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
 
 function fail(message) {
   process.stderr.write(`${message}\n`);
-  browser.kill('SIGKILL');
-  rmSync(profile, { recursive: true, force: true });
+  killGroup();
+  removeProfile();
   process.exit(1);
 }
 
@@ -96,6 +96,25 @@ clearTimeout(watchdog);
 socket.close();
 browser.removeAllListeners('exit');
 const exited = new Promise((resolve) => browser.once('exit', resolve));
-browser.kill('SIGKILL');
+// The whole process group: Chromium's helpers (renderer, crashpad) outlive the browser process
+// and go on writing into the profile, which then cannot be removed (ENOTEMPTY in CI).
+killGroup();
 await exited;
-rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+removeProfile();
+
+function killGroup() {
+  try {
+    process.kill(-browser.pid, 'SIGKILL');
+  } catch {
+    browser.kill('SIGKILL');
+  }
+}
+
+/** A temporary profile a straggling helper still writes to is left behind rather than failing the check. */
+function removeProfile() {
+  try {
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  } catch (error) {
+    process.stderr.write(`note: the Chromium profile ${profile} could not be removed: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+}
