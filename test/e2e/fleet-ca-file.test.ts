@@ -1,9 +1,8 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
-import { resetTenants } from '../helpers/emulator-per-test.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { RunningTenants } from '../../src/emulator/index.js';
+import { tenantsPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
 /**
@@ -19,19 +18,12 @@ const TOKEN = 'CANARY-fleet-ca-file-5c1e';
 let emu: RunningTenants;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN], tenants: ['one', 'two'] });
-});
-afterAll(async () => {
-  await emu.close();
+tenantsPerTest(TOKEN, ['one', 'two'], 'amsync-fleet-ca-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  resetTenants(emu);
-  dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-ca-'));
   await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci\n');
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function targets(caFile: string): Promise<void> {

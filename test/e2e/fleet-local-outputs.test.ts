@@ -1,9 +1,8 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
-import { resetTenants } from '../helpers/emulator-per-test.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RunningTenants } from '../../src/emulator/index.js';
+import { tenantsPerTest } from '../helpers/emulator-per-test.js';
 import { fsFaults } from '../helpers/fs-faults.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
 
@@ -26,21 +25,17 @@ const KEY = 'CANARY-fleet-local-key-4b7e';
 let emu: RunningTenants;
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startEmulator({ tokens: [TOKEN], tenants: ['one', 'two'] });
-});
-afterAll(async () => {
-  await emu.close();
+tenantsPerTest(TOKEN, ['one', 'two'], 'amsync-fleet-local-', (e, d) => {
+  emu = e;
+  dir = d;
 });
 beforeEach(async () => {
-  resetTenants(emu);
-  dir = await mkdtemp(join(tmpdir(), 'amsync-fleet-local-'));
   await writeFile(join(dir, 'access.yaml'), 'sshUsers:\n  - username: deploy\n    password: { env: DEPLOY_PASSWORD }\napikeys:\n  - name: ci\n');
   await writeFile(join(dir, 'targets.yaml'), targetsFile());
 });
-afterEach(async () => {
+// Before the helper removes the folder (after-hooks run last-registered first).
+afterEach(() => {
   fsFaults.clear();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function targetsFile(two = '    token: { env: FLEET_TOKEN }'): string {

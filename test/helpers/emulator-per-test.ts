@@ -30,6 +30,26 @@ export function emulatorPerTest(token: string, folderPrefix: string, use: (emu: 
   });
 }
 
+/** As emulatorPerTest, for a fleet: one emulator serving `tenants`, each put back before each test (resetTenants). */
+export function tenantsPerTest(token: string, tenants: readonly string[], folderPrefix: string, use: (emu: RunningTenants, dir: string) => void): void {
+  let emu: RunningTenants | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    emu = await startEmulator({ tokens: [token], tenants: [...tenants] });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+  beforeEach(async () => {
+    resetTenants(emu!);
+    dir = await mkdtemp(join(tmpdir(), folderPrefix));
+    use(emu!, dir);
+  });
+  afterEach(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+}
+
 /**
  * Puts every tenant of a multi-tenant emulator back as it started, for the next test: no
  * fault, the given tokens (when given), an empty store and request log.
