@@ -1,4 +1,5 @@
 import { Argument, type Command } from 'commander';
+import { UsageError } from '../errors.js';
 import type { CommandContext } from './command-context.js';
 import { addWriterOptions } from './shared-options.js';
 import { addPlanCommandOptions, collectAddress, collectApproval, type SyncCommandOptions } from './plan-options.js';
@@ -16,6 +17,9 @@ export function registerRotateCommand(program: Command, ctx: CommandContext): vo
     .option('--auto-approve', 'apply without asking for approval at a terminal; never approves a change the policy gates: that takes --approve')
     .option('--approve <HASH>', 'approve a change the policy gates: its approval hash from the plan; repeatable', collectApproval);
   addPlanCommandOptions(addWriterOptions(cmd)).action(async (addresses: string[], opts: SyncCommandOptions) => {
+    // The addresses are the selection: another given beside them would be silently replaced.
+    const given = [opts.only?.length ? '--only' : '', opts.replace?.length ? '--replace' : ''].filter(Boolean);
+    if (given.length > 0) throw new UsageError(`${given.join(' and ')}: amsync rotate ADDR… rotates exactly the items ADDR names; name them as arguments`, 'conflicting_flags');
     await runSyncCommand({ ...opts, only: addresses, replace: addresses }, Boolean(opts.dryRun), ctx);
   });
 }

@@ -128,4 +128,13 @@ describe('amsync rotate ADDR', () => {
     expect(key('legacy')).toHaveLength(2);
     expect(await sink('legacy')).toBe(before);
   });
+
+  it('--only or --replace beside the addresses is a usage error (exit 64), nothing sent', async () => {
+    for (const extra of [['--only', 'sshUser:svc'], ['--replace', 'apikey:other']]) {
+      const run = await amsync(['rotate', 'apikey:legacy', ...extra]);
+      expect(run.code).toBe(64);
+      expect(run.stderr).toContain(`${extra[0]}: amsync rotate ADDR… rotates exactly the items ADDR names`);
+    }
+    expect(emu.requests()).toEqual([]);
+  });
 });
