@@ -36,6 +36,8 @@ export interface ParseTargetsResult {
 
 const credentialKeys = ['token', 'integratorKey'] as const;
 const credentialForms = '{ env: NAME } or { file: PATH }';
+/** An integrator key may also be in a Kubernetes Secret, which a rotated key is written back to. */
+const keyForms = '{ env: NAME }, { file: PATH } or { secret: NAMESPACE/NAME[/KEY] }';
 
 /**
  * Text of a targets file -> its targets, or every error found with `file:line:col`. Pure apart
@@ -149,7 +151,7 @@ function crossChecks(raw: unknown, source: YamlSource): Diagnostic[] {
     }
     const given = credentialKeys.filter((k) => t[k] !== undefined);
     if (given.length === 0) {
-      out.push(make(diagnosticCodes.targetCredential, `target needs a credential: token: ${credentialForms}, or integratorKey: ${credentialForms}`, ['targets', i]));
+      out.push(make(diagnosticCodes.targetCredential, `target needs a credential: token: ${credentialForms}, or integratorKey: ${keyForms}`, ['targets', i]));
     } else if (given.length > 1) {
       out.push(make(diagnosticCodes.targetCredential, 'give either token or integratorKey, not both (the integrator key renews access tokens by itself)', ['targets', i, 'integratorKey'], 'key'));
     }
@@ -220,8 +222,8 @@ function unknownKeyHint(parent: DocPath, key: string): string | undefined {
     return undefined;
   }
   if (key === 'tokenFile') return 'a token file is token: { file: PATH }';
-  if (key === 'refreshToken' || key === 'refreshTokenFile' || key === 'key') return `an integrator key is integratorKey: ${credentialForms}`;
-  if (key === 'password' || key === 'secret') return `a target logs in with token: ${credentialForms}, or integratorKey: ${credentialForms}`;
+  if (key === 'refreshToken' || key === 'refreshTokenFile' || key === 'key') return `an integrator key is integratorKey: ${keyForms}`;
+  if (key === 'password' || key === 'secret') return `a target logs in with token: ${credentialForms}, or integratorKey: ${keyForms}`;
   if (key === 'maxDeletes' || key === 'prune') return 'guards apply to every target alike: set them on the command line or in the settings';
   return undefined;
 }

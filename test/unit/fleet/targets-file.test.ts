@@ -107,7 +107,7 @@ describe('mistakes in the targets file are errors at file:line:col, all at once'
     token: { enf: SP1_TOKEN }
 `),
     ).toEqual([
-      '2:5 error: target needs a credential: token: { env: NAME } or { file: PATH }, or integratorKey: { env: NAME } or { file: PATH }',
+      '2:5 error: target needs a credential: token: { env: NAME } or { file: PATH }, or integratorKey: { env: NAME }, { file: PATH } or { secret: NAMESPACE/NAME[/KEY] }',
       '7:5 error: give either token or integratorKey, not both (the integrator key renews access tokens by itself)',
       '10:12 error: a credential reference takes either env or file, not both',
       "13:14 error: unknown key 'enf' in a credential reference — did you mean 'env'?",
