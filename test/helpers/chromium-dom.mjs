@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const [chromium, url, screenshot, expression] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), 'amsync-chromium-'));
-const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--hide-scrollbars', '--window-size=1280,1400', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+let profile = '';
+let browser;
 
 function fail(message) {
   process.stderr.write(`${message}\n`);
@@ -25,15 +25,24 @@ function fail(message) {
 
 const watchdog = setTimeout(() => fail('chromium did not answer within 60 s'), 60_000);
 
-const endpoint = await new Promise((resolve) => {
-  let text = '';
-  browser.stderr.on('data', (chunk) => {
-    text += chunk;
-    const found = /DevTools listening on (ws:\/\/\S+)/.exec(text);
-    if (found) resolve(found[1]);
+/** Starts Chromium in a process group of its own; resolves with its DevTools endpoint. */
+function launch() {
+  profile = mkdtempSync(join(tmpdir(), 'amsync-chromium-'));
+  browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--hide-scrollbars', '--window-size=1280,1400', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  return new Promise((resolve) => {
+    let text = '';
+    browser.stderr.on('data', (chunk) => {
+      text += chunk;
+      const found = /DevTools listening on (ws:\/\/\S+)/.exec(text);
+      if (found) resolve(found[1]);
+    });
+    browser.once('exit', (code) => fail(`chromium exited (${code}) before it listened: ${text}`));
   });
-  browser.on('exit', (code) => fail(`chromium exited (${code}) before it listened: ${text}`));
-});
+}
+
+const endpoint = await launch();
+browser.removeAllListeners('exit');
+browser.on('exit', (code) => fail(`chromium exited (${code}) while the page was being read`));
 
 const socket = new WebSocket(endpoint);
 await new Promise((resolve, reject) => {
@@ -88,14 +97,17 @@ try {
   const shot = await send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true }, sessionId);
   writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
   process.stdout.write(`${JSON.stringify({ dom: evaluated.result.value, logs, dialogs })}\n`);
+  // Its exit on this close is expected: the watch for an early exit goes first (under load the
+  // exit came before the listener was removed, and a good run failed as "exited (0)").
+  browser.removeAllListeners('exit');
   await send('Browser.close').catch(() => undefined);
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
 }
 clearTimeout(watchdog);
 socket.close();
-browser.removeAllListeners('exit');
-const exited = new Promise((resolve) => browser.once('exit', resolve));
+// It may have exited on Browser.close already: then there is no exit left to wait for.
+const exited = browser.exitCode !== null || browser.signalCode !== null ? Promise.resolve() : new Promise((resolve) => browser.once('exit', resolve));
 // The whole process group: Chromium's helpers (renderer, crashpad) outlive the browser process
 // and go on writing into the profile, which then cannot be removed (ENOTEMPTY in CI).
 killGroup();
@@ -103,6 +115,7 @@ await exited;
 removeProfile();
 
 function killGroup() {
+  if (browser === undefined) return;
   try {
     process.kill(-browser.pid, 'SIGKILL');
   } catch {
