@@ -178,6 +178,42 @@ describe('certificates that are not trusted fail at once and say why', () => {
     await expect(connect(url, new VirtualTime({ runsByItself: true }), { caFile: certs.ca.certFile }).client.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
   });
 
+  it('clients alive at once with different CA files each verify with their own (got instances are shared by settings, never across CAs)', async () => {
+    const service = await tlsService(certs.signedByCa);
+    const url = `https://127.0.0.1:${service.port}`;
+    const time = () => new VirtualTime({ runsByItself: true });
+    const trusting = createClient({ url, token: new Secret('t'), timers: time(), caFile: certs.ca.certFile });
+    const other = createClient({ url, token: new Secret('t'), timers: time(), caFile: certs.selfSigned.certFile });
+    const none = createClient({ url, token: new Secret('t'), timers: time() });
+    try {
+      await expect(trusting.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+      expect((await failure(other.fetchSshUser(7))).message).toMatch(/^TLS certificate of .* not trusted/);
+      expect((await failure(none.fetchSshUser(7))).message).toMatch(/^TLS certificate of .* not trusted \(issued by an unknown CA\)/);
+      await expect(trusting.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+    } finally {
+      for (const c of [trusting, other, none]) c.close();
+    }
+  });
+
+  it('a CA file rewritten between two clients is read again (a daemon run after the CA was renewed)', async () => {
+    const service = await tlsService(certs.signedByCa);
+    const url = `https://127.0.0.1:${service.port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'amsync-ca-swap-'));
+    try {
+      const caFile = join(dir, 'ca.pem');
+      writeFileSync(caFile, certs.selfSigned.cert);
+      const before = createClient({ url, token: new Secret('t'), timers: new VirtualTime({ runsByItself: true }), caFile });
+      expect((await failure(before.fetchSshUser(7))).message).toMatch(/not trusted/);
+      before.close();
+      writeFileSync(caFile, certs.ca.cert);
+      const after = createClient({ url, token: new Secret('t'), timers: new VirtualTime({ runsByItself: true }), caFile });
+      await expect(after.fetchSshUser(7)).resolves.toMatchObject({ id: 7 });
+      after.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a --ca-file that did not sign it is named', async () => {
     const service = await tlsService(certs.selfSigned);
     const url = `https://127.0.0.1:${service.port}`;
