@@ -3,29 +3,19 @@
 // own client), the two kinds at once with each cursor chain serial, each answer JSON.parse'd,
 // `concurrency` targets at a time, and nothing else: no file, no validation, no plan.
 //
-//   node bare-fleet-listing.mjs URL TOKEN PAGE_SIZE TARGETS CONCURRENCY
+//   node bare-fleet-listing.mjs URL TOKEN PAGE_SIZE TARGETS CONCURRENCY [http|got]
+//
+// With `got`, each page is fetched by got as amsync's transport does (bare-get.mjs).
 //
 // Targets are URL/t/t1 … URL/t/tN. Prints `{"targets": N, "items": N, "pages": N}` on stdout.
 // Plain JavaScript, so its own start costs what `node -e 0` costs.
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { bareGet } from './bare-get.mjs';
 
-const [url, token, size, targets, concurrency] = process.argv.slice(2);
+const [url, token, size, targets, concurrency, client] = process.argv.slice(2);
+const get = await bareGet(client, token);
 let pages = 0;
 let items = 0;
-
-function get(agent, path) {
-  return new Promise((resolve, reject) => {
-    const req = request(path, { agent, headers: { accept: 'application/json', authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${path} answered ${res.statusCode}`))));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function list(agent, base, route, key) {
   for (let cursor = 0; cursor !== null; ) {

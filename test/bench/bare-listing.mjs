@@ -2,29 +2,22 @@
 // keep-alive agent, each answer JSON.parse'd, the two kinds at once with each cursor chain
 // serial (as amsync lists them), and nothing else: no file, no validation, no plan.
 //
-//   node bare-listing.mjs URL TOKEN PAGE_SIZE
+//   node bare-listing.mjs URL TOKEN PAGE_SIZE [http|got]
+//
+// With `got`, each page is fetched by got as amsync's transport does (bare-get.mjs): the floor
+// of a client that keeps got.
 //
 // Prints `{"sshUsers": N, "apikeys": N, "pages": N}` on stdout. Plain JavaScript, so its own
 // start costs what `node -e 0` costs.
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { bareGet } from './bare-get.mjs';
 
-const [url, token, size] = process.argv.slice(2);
+const [url, token, size, client] = process.argv.slice(2);
+const fetchPage = await bareGet(client, token);
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 let pages = 0;
 
-function get(path) {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { agent, headers: { accept: 'application/json', authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${path} answered ${res.statusCode}`))));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (path) => fetchPage(agent, `${url}${path}`);
 
 async function list(route, key) {
   let count = 0;

@@ -72,6 +72,10 @@ describe('the benchmark, small', () => {
     // A fleet: every target gets exactly its pages, and with drift its changes and scope check.
     for (const id of ['fleet.noop', 'fleet.drift', 'fleet.driftInitialRate100']) expect(value(`${id}.callsPerMinimum`)).toBe(1);
 
+    // The floors beside the CPU targets: the listing by bare node:http and by got as amsync's
+    // transport sets it up (got is the client amsync keeps).
+    for (const id of ['fleet.bare.cpuMsPerTarget', 'fleet.bareGot.cpuMsPerTarget', 'footprint.planCpuPerFloor', 'footprint.planCpuPerGotFloor']) expect(value(id)).toBeGreaterThan(0);
+
     // Every figure is a number, and the table and JSON render.
     for (const f of result.figures) expect(Number.isFinite(f.value), f.id).toBe(true);
     expect(renderTable(result.figures)).toContain('| 1 no-op sync');

@@ -196,6 +196,10 @@ export async function fleetScenario(config: BenchConfig, workDir: string, figure
     if (bare.code !== 0) throw new Error(`the bare fleet listing exited with ${bare.code}: ${bare.stderr.slice(-1000)}`);
     const bareListed = JSON.parse(bare.stdout) as { items: number; pages: number };
     if (bareListed.items !== 2 * size.items * size.targets) throw new Error(`the bare fleet listing saw ${bare.stdout.trim()}`);
+    log(`12 fleet: the same listing by got, set up as amsync's transport (the floor of a client on got)`);
+    const bareGot = await runNode([bareFleetListing, emu.url, TOKEN, '100', String(size.targets), String(size.concurrency), 'got'], { cwd: dir, env: {} });
+    if (bareGot.code !== 0) throw new Error(`the bare got fleet listing exited with ${bareGot.code}: ${bareGot.stderr.slice(-1000)}`);
+    if ((JSON.parse(bareGot.stdout) as { items: number }).items !== bareListed.items) throw new Error(`the bare got fleet listing saw ${bareGot.stdout.trim()}`);
     const start = await runNode(['-e', '0'], { cwd: dir, env: {} });
 
     log('12 fleet: no-op plan of every target');
@@ -254,6 +258,16 @@ export async function fleetScenario(config: BenchConfig, workDir: string, figure
         note: `test/bench/bare-fleet-listing.mjs: an agent per target, ${bareListed.pages} pages, ${size.concurrency} targets at a time, nothing else; peak RSS ${(ms(bare.maxRssKb) / 1024).toFixed(0)} MB`,
       }),
       figure({ id: 'fleet.noop.cpuPerBare', scenario, label: 'no-op: amsync CPU per target ÷ the bare listing\'s', value: cpuPerTarget / bareCpuPerTarget, decimals: 2, unit: '×' }),
+      figure({
+        id: 'fleet.bareGot.cpuMsPerTarget',
+        scenario,
+        label: `floor with got: the same listing by got as amsync's transport sets it up, CPU per target (${(ms(bareGot.cpuMs) / 1000).toFixed(2)} s ÷ ${size.targets}, node's start included)`,
+        value: ms(bareGot.cpuMs) / size.targets,
+        decimals: 2,
+        unit: 'ms',
+        note: `test/bench/bare-fleet-listing.mjs … got (test/bench/bare-get.mjs): one got instance with the transport's options, a stream per page, an agent per target, JSON.parse, nothing else; got is amsync's HTTP client (a fixed dependency), so this is what any amsync fleet pays before it validates or plans anything; peak RSS ${(ms(bareGot.maxRssKb) / 1024).toFixed(0)} MB`,
+      }),
+      figure({ id: 'fleet.noop.cpuPerBareGot', scenario, label: 'no-op: amsync CPU per target ÷ the got listing\'s', value: cpuPerTarget / (ms(bareGot.cpuMs) / size.targets), decimals: 2, unit: '×' }),
       figure({ id: 'fleet.noop.maxRssMb', scenario, label: 'no-op: peak RSS', value: ms(noop.run.maxRssKb) / 1024, decimals: 0, unit: 'MB', target: { op: '<=', value: 512 } }),
       figure({ id: 'fleet.noop.callsPerMinimum', scenario, label: 'no-op: requests per target ÷ minimum (worst target)', value: maxRatio(noop.callsPerTarget, pages), decimals: 2, target: { op: '=', value: 1 } }),
       figure({ id: 'fleet.drift.wallMs', scenario, label: `sync, 10 % drift (${changeCount(drift)} changes a target): wall`, value: synced.run.wallMs, decimals: 0, unit: 'ms' }),
@@ -286,6 +300,7 @@ export async function fleetScenario(config: BenchConfig, workDir: string, figure
       amsyncCores,
       singleListMs,
       bare: { ...usageOf(bare), pages: bareListed.pages },
+      bareGot: usageOf(bareGot),
       nodeStart: usageOf(start),
       growth: points,
       noop: { ...usageOf(noop.run), emulatorCpuMs: noop.emulatorCpuMs, calls: { min: Math.min(...noop.callsPerTarget), max: Math.max(...noop.callsPerTarget) }, minimum: pages },

@@ -36,6 +36,7 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
     () => noopAgain(emu, config, items, dir, { command: 'plan' }),
     async () => ({
       bare: await bareListingOf(emu, config, items, dir),
+      bareGot: await bareListingOf(emu, config, items, dir, 'got'),
       validate: await validateOf(emu, config, dir),
       start: await runNode(['-e', '0'], { cwd: dir, env: {} }),
     }),
@@ -47,6 +48,10 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
   const bareCpu = bares.map((b) => cpuOf(b.run));
   const cpu = { plan: median(plans.map((p) => cpuOf(p.run))), bare: median(bareCpu), validate: median(others.map((o) => cpuOf(o.validate))), start: median(others.map((o) => cpuOf(o.start))) };
   const floors = others.map((o) => cpuOf(o.bare.run) + cpuOf(o.validate) - cpuOf(o.start));
+  // The same floor with the listing done by got as the transport does it: what a client that
+  // keeps got (amsync's fixed HTTP client) pays before anything of its own.
+  const gotFloors = others.map((o) => cpuOf(o.bareGot.run) + cpuOf(o.validate) - cpuOf(o.start));
+  const bareGotCpu = median(others.map((o) => cpuOf(o.bareGot.run)));
   const peak = Math.max(...plans.map((p) => megabytes(p.run)));
   const pages = bares[0]!.pages;
   const each = plans.map((p, i) => `${seconds(p.run.cpuMs)} ÷ ${seconds(bares[i]!.run.cpuMs)}`).join(', ');
@@ -82,6 +87,15 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
         note: `the median of ${plans.length} alternating pairs' ratios; the floor is what any client of the same file and pages pays: the listing as bare node:http + JSON.parse does it and the file read and checked as \`amsync validate\` does it, node's start counted once (the command is one process)`,
       }),
       figure({
+        id: 'footprint.planCpuPerGotFloor',
+        scenario,
+        label: `\`amsync plan\` CPU ÷ its floor with got, (got listing + \`amsync validate\` − \`node -e 0\`) CPU (median runs ${seconds(cpu.plan)} ÷ (${seconds(bareGotCpu)} + ${seconds(cpu.validate)} − ${seconds(cpu.start)}))`,
+        value: pairedRatio(plans.map((p) => cpuOf(p.run)), gotFloors),
+        unit: '×',
+        decimals: 2,
+        note: `the same pages listed by test/bench/bare-listing.mjs … got (test/bench/bare-get.mjs): got set up as amsync's transport, a stream per page, JSON.parse, nothing else; got listing ÷ node:http listing ${pairedRatio(others.map((o) => cpuOf(o.bareGot.run)), bareCpu).toFixed(2)} × (median of the runs' ratios): what the HTTP client amsync keeps costs over bare node:http`,
+      }),
+      figure({
         id: 'footprint.fileFloorPerBareListing',
         scenario,
         label: `floor of that ratio: (bare listing + \`amsync validate\` of the same file − \`node -e 0\`) CPU ÷ bare listing (median runs ${seconds(cpu.bare)}, ${seconds(cpu.validate)}, ${seconds(cpu.start)})`,
@@ -96,6 +110,7 @@ export async function planBesideBareListing(emu: EmulatorProcess, config: BenchC
       starts: others.map(({ start }) => usageOf(start)),
       validates: others.map(({ validate }) => usageOf(validate)),
       bares: bares.map((b) => ({ ...usageOf(b.run), pages: b.pages })),
+      bareGots: others.map((o) => usageOf(o.bareGot.run)),
     },
   };
 }
@@ -108,8 +123,8 @@ async function validateOf(emu: EmulatorProcess, config: BenchConfig, dir: string
 }
 
 /** test/bench/bare-listing.mjs over the seeded service; checks it saw every item. */
-async function bareListingOf(emu: EmulatorProcess, config: BenchConfig, items: number, dir: string): Promise<{ readonly run: MeasuredCliRun; readonly pages: number }> {
-  const run = await runNode([bareListing, emu.url, TOKEN, String(config.pageSize)], { cwd: dir, env: {} });
+async function bareListingOf(emu: EmulatorProcess, config: BenchConfig, items: number, dir: string, client: 'http' | 'got' = 'http'): Promise<{ readonly run: MeasuredCliRun; readonly pages: number }> {
+  const run = await runNode([bareListing, emu.url, TOKEN, String(config.pageSize), client], { cwd: dir, env: {} });
   if (run.code !== 0) throw new Error(`the bare listing exited with ${run.code}: ${run.stderr.slice(-1000)}`);
   const listed = JSON.parse(run.stdout) as { sshUsers: number; apikeys: number; pages: number };
   if (listed.sshUsers !== items || listed.apikeys !== items) throw new Error(`the bare listing saw ${run.stdout.trim()}, expected ${items} of each`);
