@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { ChangeResult, DesiredState } from '../model/index.js';
-import type { SelectionFlags } from '../plan/index.js';
+import { replaceWord, type SelectionFlags } from '../plan/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import type { LoadedDesiredState, ServiceContext, SyncOptions } from './app-context.js';
 import type { ServiceObserver } from './observed-service.js';
@@ -71,7 +71,7 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
 export function checkReplaceSink(selection: SelectionFlags | undefined, tokensDir: string | undefined): void {
   const key = selection?.replace.find((a) => a.startsWith('apikey'));
   if (key === undefined || tokensDir !== undefined) return;
-  throw new UsageError(`--replace ${key} issues a new apikey token, which needs a token sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR)`, 'replace_without_sink');
+  throw new UsageError(`${replaceWord(selection)} ${key} issues a new apikey token, which needs a token sink: set tokensDir (--tokens-dir DIR or AMSYNC_TOKENS_DIR)`, 'replace_without_sink');
 }
 
 /**

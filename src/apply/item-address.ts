@@ -39,5 +39,6 @@ export function itemSelection(flags: SelectionFlags | undefined): ItemSelection 
     exclude: flags.exclude.map((t) => parseItemAddress(t, '--exclude')),
     replace: flags.replace.map((t) => parseItemAddress(t, '--replace')),
     ...(flags.unmatchedAllowed === true ? { unmatchedAllowed: true } : {}),
+    ...(flags.command === undefined ? {} : { command: flags.command }),
   };
 }

@@ -23,6 +23,8 @@ export interface SyncCommandOptions extends ServiceOptions, FleetOptions {
   readonly only?: readonly string[];
   readonly exclude?: readonly string[];
   readonly replace?: readonly string[];
+  /** Set by `amsync rotate` (selection-flags.ts). */
+  readonly selectionBy?: 'rotate';
 }
 
 /** The options of `plan`, and of `sync` besides its own. */

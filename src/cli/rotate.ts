@@ -20,6 +20,6 @@ export function registerRotateCommand(program: Command, ctx: CommandContext): vo
     // The addresses are the selection: another given beside them would be silently replaced.
     const given = [opts.only?.length ? '--only' : '', opts.replace?.length ? '--replace' : ''].filter(Boolean);
     if (given.length > 0) throw new UsageError(`${given.join(' and ')}: amsync rotate ADDR… rotates exactly the items ADDR names; name them as arguments`, 'conflicting_flags');
-    await runSyncCommand({ ...opts, only: addresses, replace: addresses }, Boolean(opts.dryRun), ctx);
+    await runSyncCommand({ ...opts, only: addresses, replace: addresses, selectionBy: 'rotate' }, Boolean(opts.dryRun), ctx);
   });
 }

@@ -5,6 +5,8 @@ export interface SelectionOptions {
   readonly only?: readonly string[];
   readonly exclude?: readonly string[];
   readonly replace?: readonly string[];
+  /** Set by `amsync rotate`: its arguments are the addresses (messages name it). */
+  readonly selectionBy?: 'rotate';
 }
 
 /** The item addresses of the command line, as the app's requests take them: none without any. */
@@ -13,5 +15,5 @@ export function withSelection(opts: SelectionOptions, fleet = false): { selectio
   const exclude = opts.exclude ?? [];
   const replace = opts.replace ?? [];
   if (only.length + exclude.length + replace.length === 0) return {};
-  return { selection: { only, exclude, replace, ...(fleet ? { unmatchedAllowed: true } : {}) } };
+  return { selection: { only, exclude, replace, ...(fleet ? { unmatchedAllowed: true } : {}), ...(opts.selectionBy === undefined ? {} : { command: opts.selectionBy }) } };
 }

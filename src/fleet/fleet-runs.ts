@@ -1,5 +1,5 @@
 import { endedByStop, stoppedBeforeSending } from '../api/index.js';
-import { SafetyError } from '../errors.js';
+import { LockWaitStoppedError, SafetyError } from '../errors.js';
 import type { DesiredState } from '../model/index.js';
 import type { SavedPlan } from '../saved-plan/index.js';
 import type { ApplySavedOutcome, SyncOutcome } from '../sync/index.js';
@@ -51,11 +51,12 @@ export async function runFleetSync(input: FleetSyncInput): Promise<FleetSyncResu
       try {
         const sync = await input.syncTarget(target, desiredForTarget(input.desired, target));
         syncs[index] = sync;
-        return classifyRun(target, sync, input.stateFileOf?.(target));
+        return classifyRun(target, sync, input.stateFileOf?.(target), { interrupted: input.signal?.aborted === true });
       } catch (error) {
-        // Cut short by the interrupt before it wrote (a listing never sent, or one whose retry
-        // of a 503 the stop kept from starting): not started, as the targets after it.
-        if (input.signal?.aborted && endedByInterrupt(error)) return skipped(target, 'interrupted', 'not started: the run was interrupted');
+        // Cut short by the interrupt before it wrote (a listing cut short, or one whose retry of
+        // a 503 the stop kept from starting; a wait for its writer lock): it had started, so it
+        // is not counted with the targets never contacted, and it wrote nothing.
+        if (input.signal?.aborted && endedByInterrupt(error)) return interruptedBeforeWriting(target, error);
         return outcomeOfError(target, error);
       }
     },
@@ -65,7 +66,13 @@ export async function runFleetSync(input: FleetSyncInput): Promise<FleetSyncResu
 }
 
 function endedByInterrupt(error: unknown): boolean {
-  return stoppedBeforeSending(error) || endedByStop(error);
+  return stoppedBeforeSending(error) || endedByStop(error) || error instanceof LockWaitStoppedError;
+}
+
+/** A target the interrupt stopped before any of its changes was sent: the single service's words. */
+function interruptedBeforeWriting(target: Pick<Target, 'name' | 'url'>, error: unknown): TargetOutcome {
+  const message = error instanceof LockWaitStoppedError ? `interrupted while waiting for the writer lock ${error.path} (${error.holder}); nothing was sent` : 'interrupted before any change was sent: nothing was written';
+  return { name: target.name, url: target.url, status: 'interrupted', error: { code: 'interrupted', message } };
 }
 
 function skipped(target: Pick<Target, 'name' | 'url'>, code: string, message: string): TargetOutcome {
@@ -144,9 +151,10 @@ export async function applyFleetPlan(input: FleetApplyInput): Promise<readonly T
             error: { code: 'fleet_plan_refused', message: `not applied: ${barrier.failedWords()} of the plan could not be applied as planned, so nothing was written anywhere; plan again (or apply with --partial to apply the fresh ones)` },
           };
         }
-        return classifyRun(p, outcome, input.stateFileOf?.(target));
+        return classifyRun(p, outcome, input.stateFileOf?.(target), { interrupted: input.signal?.aborted === true });
       } catch (error) {
         if (!arrived) barrier.fail();
+        if (input.signal?.aborted && endedByInterrupt(error)) return { ...interruptedBeforeWriting(p, error), plan: p.plan.plan };
         return outcomeOfError(p, error, p.plan.plan);
       }
     },

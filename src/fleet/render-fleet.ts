@@ -47,8 +47,9 @@ export function renderTargetText(outcome: TargetOutcome, context: FleetReportCon
   if (body !== '') lines.push(body);
   for (const note of outcome.notes ?? []) lines.push(safe(note));
   if (outcome.error) {
-    const word = outcome.status === 'refused' ? 'refused' : outcome.status === 'skipped' ? 'skipped' : 'error';
-    lines.push(`${word}: ${safe(outcome.error.message)}`);
+    // An interrupted target's message starts `interrupted…`: it says what happened, not an error.
+    const word = outcome.status === 'refused' ? 'refused: ' : outcome.status === 'skipped' ? 'skipped: ' : outcome.status === 'interrupted' ? '' : 'error: ';
+    lines.push(`${word}${safe(outcome.error.message)}`);
   }
   return `${lines.join('\n')}\n\n`;
 }
@@ -70,12 +71,13 @@ export function notStartedTargetsLine(outcomes: readonly TargetOutcome[]): strin
   return `· ${unstarted.length} target${unstarted.length === 1 ? '' : 's'} not started: ${safe(why)}\n\n`;
 }
 
-/** `Fleet: 12 targets — 3 with changes, 1 failed, 8 unchanged`: counts that are not 0. */
+/** `Fleet: 12 targets — 3 with changes, 1 failed, 1 interrupted, 7 unchanged`: counts that are not 0. */
 export function fleetSummaryLine(summary: FleetSummary): string {
   const parts = [
     summary.changed > 0 ? `${summary.changed} with changes` : '',
     summary.failed > 0 ? `${summary.failed} failed` : '',
     summary.refused > 0 ? `${summary.refused} refused` : '',
+    (summary.interrupted ?? 0) > 0 ? `${summary.interrupted} interrupted` : '',
     summary.skipped > 0 ? `${summary.skipped} skipped` : '',
     summary.unchanged > 0 ? `${summary.unchanged} unchanged` : '',
   ].filter(Boolean);
@@ -88,7 +90,9 @@ export function fleetSummaryLine(summary: FleetSummary): string {
  * error}]}`. Each target carries what the single-target document has (`problems`, `protected`,
  * `notes`, `roleNames` when there are some; `results` when something was applied); `summary`
  * is null, and the lists empty, for a target that was never planned. `error` is null or
- * `{code, message}`.
+ * `{code, message}`. `status` is `interrupted` for a target that was running at an interrupt
+ * and had nothing fail (its results say what was applied and what was `notStarted`); the
+ * summary counts those as `interrupted` only when there are some.
  */
 export function toFleetJsonDocument(outcomes: readonly TargetOutcome[], context: FleetReportContext): Record<string, unknown> {
   return {
@@ -113,7 +117,7 @@ export function renderFleetJson(outcomes: readonly TargetOutcome[], context: Fle
   return `${jsonSafe(JSON.stringify(toFleetJsonDocument(outcomes, context), null, 2))}\n`;
 }
 
-const statusWords = { changed: '🔄 changes', unchanged: '✅ unchanged', failed: '❌ failed', refused: '⛔ refused', skipped: '⏭️ skipped' } as const;
+const statusWords = { changed: '🔄 changes', unchanged: '✅ unchanged', failed: '❌ failed', refused: '⛔ refused', interrupted: '⏸️ interrupted', skipped: '⏭️ skipped' } as const;
 
 /** Room kept for the lines that say what was cut. */
 const footerRoom = 2_000;

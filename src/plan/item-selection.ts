@@ -18,6 +18,8 @@ export interface ItemSelection {
    * items of some targets only, so matching nothing on one target is no error there.
    */
   readonly unmatchedAllowed?: boolean;
+  /** `amsync rotate ADDR…`: the addresses are its arguments, so messages name it, not `--replace` or `--only`. */
+  readonly command?: 'rotate';
 }
 
 /** The addresses as text, by flag: what a saved plan records and the CLI hands over. */
@@ -27,6 +29,13 @@ export interface SelectionFlags {
   readonly replace: readonly string[];
   /** A fleet's (see ItemSelection.unmatchedAllowed). */
   readonly unmatchedAllowed?: boolean;
+  /** See ItemSelection.command; never saved in a plan. */
+  readonly command?: 'rotate';
+}
+
+/** What the user typed to name the items whose secrets are issued again: `rotate` or `--replace`. */
+export function replaceWord(selection: Pick<ItemSelection, 'command'> | undefined): string {
+  return selection?.command === 'rotate' ? 'rotate' : '--replace';
 }
 
 /** Does `address` name the item of `kind` with these names (a declared and a remote one may differ) or this id? */

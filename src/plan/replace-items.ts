@@ -28,8 +28,8 @@ export interface Replaced {
  * (an apikey: its successor gets a new id) or without a password to send, is a usage error
  * (exit 64): the flag asks for something this file cannot give.
  */
-export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actual: ActualState, addresses: readonly ItemAddress[], policy: Pick<PlanPolicy, 'isProtected'>): Replaced {
-  const items = namedItems(declared, addresses);
+export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actual: ActualState, addresses: readonly ItemAddress[], policy: Pick<PlanPolicy, 'isProtected'>, by = '--replace'): Replaced {
+  const items = namedItems(declared, addresses, by);
   let changes: Change[] = [...plan.changes];
   let unchanged = plan.unchanged;
   const has = (pred: (c: Change) => boolean) => changes.some(pred);
@@ -40,7 +40,7 @@ export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actu
     if (d.remoteId === undefined) continue;
     const remoteKey = d.kind === 'sshUser' ? actual.sshUsers.find((u) => u.id === d.remoteId)?.username : actual.apikeys.find((k) => k.id === d.remoteId)?.name;
     if (remoteKey === undefined) continue;
-    if (policy.isProtected(d.kind, remoteKey) || policy.isProtected(d.kind, d.key)) throw new UsageError(`--replace: ${d.kind} "${d.key}" is protected (a protect glob covers it): it is never changed`, 'replace_protected');
+    if (policy.isProtected(d.kind, remoteKey) || policy.isProtected(d.kind, d.key)) throw new UsageError(`${by}: ${d.kind} "${d.key}" is protected (a protect glob covers it): it is never changed`, 'replace_protected');
     const update = changes.findIndex((c) => c.kind === d.kind && c.action === 'update' && c.id === d.remoteId);
     if (update < 0) unchanged -= 1;
     if (d.kind === 'sshUser') {
@@ -74,20 +74,21 @@ export function replaceItems(plan: Plan, declared: readonly DeclaredItem[], actu
   return { plan: { ...plan, changes, unchanged }, items };
 }
 
-/** The declared items the addresses name; each address must name at least one it may replace. */
-function namedItems(declared: readonly DeclaredItem[], addresses: readonly ItemAddress[]): DeclaredItem[] {
+/** The declared items the addresses name; each address must name at least one it may replace. `by`: `--replace` or `rotate`, as the user typed it. */
+function namedItems(declared: readonly DeclaredItem[], addresses: readonly ItemAddress[], by: string): DeclaredItem[] {
+  const verb = by === 'rotate' ? 'rotated' : 'replaced';
   const out = new Set<DeclaredItem>();
   for (const address of addresses) {
     const named = declared.filter((d) => addressMatches(address, d.kind, [d.key], d.remoteId));
-    if (named.length === 0) throw new UsageError(`--replace ${address.text} names no item the file declares: only a declared item can be replaced`, 'replace_undeclared');
+    if (named.length === 0) throw new UsageError(`${by} ${address.text} names no item the file declares: only a declared item can be ${verb}`, 'replace_undeclared');
     for (const d of named) {
       const at = d.item.source ? ` (${d.item.source.file}:${d.item.source.line}:${d.item.source.col})` : '';
-      if (d.item.ensure === 'absent') throw new UsageError(`--replace ${address.text}: ${d.kind} "${d.key}"${at} is declared \`ensure: absent\`: there is nothing to replace`, 'replace_absent');
+      if (d.item.ensure === 'absent') throw new UsageError(`${by} ${address.text}: ${d.kind} "${d.key}"${at} is declared \`ensure: absent\`: there is nothing to ${by === 'rotate' ? 'rotate' : 'replace'}`, 'replace_absent');
       if (d.kind === 'sshUser' && !(d.item as DesiredSshUser).password && !(d.item as DesiredSshUser).passwordGenerated) {
-        throw new UsageError(`--replace ${address.text}: SSH user "${d.key}"${at} declares no password to send again; add \`password:\``, 'replace_no_password');
+        throw new UsageError(`${by} ${address.text}: SSH user "${d.key}"${at} declares no password to send again; add \`password:\``, 'replace_no_password');
       }
       if (d.kind === 'apikey' && d.item.id !== undefined) {
-        throw new UsageError(`--replace ${address.text}: apikey "${d.key}"${at} pins \`id: ${d.item.id}\`, and its successor gets a new id; remove the pin to replace it`, 'replace_pinned');
+        throw new UsageError(`${by} ${address.text}: apikey "${d.key}"${at} pins \`id: ${d.item.id}\`, and its successor gets a new id; remove the pin to ${by === 'rotate' ? 'rotate' : 'replace'} it`, 'replace_pinned');
       }
       out.add(d);
     }

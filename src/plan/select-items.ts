@@ -41,7 +41,9 @@ export function selectItems(plan: Plan, declared: readonly DeclaredItem[], actua
   // Observed drift and ignored fields are reported of the selected items only, like changes.
   const observed = plan.observed?.filter((c) => changeSelected(selection, c)) ?? [];
   const ignored = selectedIgnored(plan.ignored ?? [], chosen);
-  const flags = [...selection.only.map((a) => `--only ${a.text}`), ...selection.exclude.map((a) => `--exclude ${a.text}`)].join(' ');
+  // `amsync rotate ADDR…` selects by its arguments: the note names them as the user typed them.
+  const rotate = selection.command === 'rotate';
+  const flags = rotate ? `rotate ${selection.only.map((a) => a.text).join(' ')}` : [...selection.only.map((a) => `--only ${a.text}`), ...selection.exclude.map((a) => `--exclude ${a.text}`)].join(' ');
   const partial: Plan = {
     ...plan,
     changes,
@@ -51,7 +53,7 @@ export function selectItems(plan: Plan, declared: readonly DeclaredItem[], actua
     problems,
     notes: [
       ...plan.notes,
-      `Partial plan (${flags}): ${omitted.declared} declared and ${omitted.remote} remote item${omitted.remote === 1 ? ' was' : 's were'} left out and will not be changed; a run without --only/--exclude plans the whole file.`,
+      `Partial plan (${flags}): ${omitted.declared} declared and ${omitted.remote} remote item${omitted.remote === 1 ? ' was' : 's were'} left out and will not be changed; ${rotate ? 'amsync sync' : 'a run without --only/--exclude'} plans the whole file.`,
     ],
     selection: { only: selection.only.map((a) => a.text), exclude: selection.exclude.map((a) => a.text), omitted },
   };

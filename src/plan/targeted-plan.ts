@@ -1,6 +1,6 @@
 import type { ActualState, Change, DesiredState, Plan, PlanClock } from '../model/index.js';
 import { declaredItems } from './declared-items.js';
-import { isPartial } from './item-selection.js';
+import { isPartial, replaceWord } from './item-selection.js';
 import { compareChanges, plan as planAll } from './plan.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
 import { noFingerprints } from './policy.js';
@@ -18,7 +18,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   const selection = policy.selection;
   if (selection === undefined || (selection.replace.length === 0 && !isPartial(selection))) return full;
   const declared = declaredItems(desired, actual);
-  const replaced = selection.replace.length === 0 ? { plan: full, items: [] } : replaceItems(full, declared, actual, selection.replace, policy);
+  const replaced = selection.replace.length === 0 ? { plan: full, items: [] } : replaceItems(full, declared, actual, selection.replace, policy, replaceWord(selection));
   const sorted: Plan = replaced.plan === full ? full : { ...replaced.plan, changes: [...replaced.plan.changes].sort((a: Change, b: Change) => compareChanges(a, b)) };
   return isPartial(selection) ? selectItems(sorted, declared, actual, selection, replaced.items) : sorted;
 }

@@ -51,7 +51,8 @@ describe('amsync rotate ADDR', () => {
     const dry = await amsync(['rotate', 'apikey:ci-build', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`# apikey "ci-build" (id ${ci!.id}) will be rotated (rotation: requested now; replaces id ${ci!.id})`);
-    expect(dry.stdout).toContain('Partial plan (--only apikey:ci-build)');
+    expect(dry.stdout).toContain('Partial plan (rotate apikey:ci-build): ');
+    expect(dry.stdout).not.toContain('--only');
     expect(dry.stdout).not.toContain('"other"');
     expect(writes()).toEqual([]);
 
@@ -97,7 +98,9 @@ describe('amsync rotate ADDR', () => {
   it('an address that names nothing declared, or a malformed one, is exit 64 with no request', async () => {
     const none = await amsync(['rotate', 'apikey:nope']);
     expect(none.code).toBe(64);
-    expect(none.stderr).toContain('apikey:nope');
+    // It names the command the user ran, not the --replace it is made of.
+    expect(none.stderr).toContain('rotate apikey:nope names no item the file declares: only a declared item can be rotated');
+    expect(none.stderr).not.toContain('--replace');
     const bad = await amsync(['rotate', 'key=ci']);
     expect(bad.code).toBe(64);
     expect(bad.stderr).toContain('ADDR');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SafetyError } from '../../../src/errors.js';
-import type { Change, Plan } from '../../../src/model/index.js';
+import { AmsyncError, SafetyError } from '../../../src/errors.js';
+import type { Change, ChangeResult, Plan } from '../../../src/model/index.js';
 import {
   classifyRun,
   fleetExitCode,
@@ -70,11 +70,54 @@ describe('a target run becomes an outcome by the rules sync exits by', () => {
   });
 });
 
+describe('a target the interrupt stopped mid-run: what it sent is applied, what it never sent is not started, not failed', () => {
+  const t = { name: 'sp-1', url: 'https://sp-1' };
+  const applied = (i: number): ChangeResult => ({ kind: 'sshUser', key: `user-${i}`, action: 'create', status: 'applied' });
+  const notStarted = (i: number): ChangeResult => ({ kind: 'sshUser', key: `user-${i}`, action: 'create', status: 'skipped', error: 'not started: interrupted (SIGINT)', notStarted: true });
+  const failed = (i: number): ChangeResult => ({ kind: 'sshUser', key: `user-${i}`, action: 'create', status: 'failed', error: '400' });
+  const results = (...r: ChangeResult[]) => ({ plan: planWith(r.length), results: r });
+
+  it('nothing failed: interrupted, with the counts of applied and never sent', () => {
+    expect(classifyRun(t, results(applied(0), applied(1), notStarted(2), notStarted(3), notStarted(4)), undefined, { interrupted: true })).toMatchObject({
+      status: 'interrupted',
+      error: { code: 'interrupted', message: 'interrupted: 2 of 5 changes applied, 3 not started (never sent)' },
+    });
+    // The interrupt came before any write: still interrupted (the target had listed), nothing applied.
+    expect(classifyRun(t, results(notStarted(0)), undefined, { interrupted: true })).toMatchObject({ status: 'interrupted', error: { message: 'interrupted: 0 of 1 changes applied, 1 not started (never sent)' } });
+  });
+
+  it('a change that failed fails the target; the not started ones are not counted as failed', () => {
+    expect(classifyRun(t, results(failed(0), applied(1), notStarted(2), notStarted(3)), undefined, { interrupted: true })).toMatchObject({
+      status: 'failed',
+      error: { code: 'changes_failed', message: '1 of 4 changes did not apply; 1 applied, 2 not started (never sent)' },
+    });
+  });
+
+  it('every change sent before the interrupt: changed, as without one', () => {
+    expect(classifyRun(t, results(applied(0), applied(1)), undefined, { interrupted: true }).status).toBe('changed');
+  });
+
+  it('not started without an interrupt (the writer lock lost mid-run) is a failure, with the lock\'s own message', () => {
+    expect(classifyRun(t, results(applied(0), notStarted(1)))).toMatchObject({ status: 'failed', error: { code: 'changes_not_started', message: '1 of 2 changes were not started (never sent); 1 applied' } });
+    const lost = new AmsyncError('writer_lock_lost', 'the writer lock was taken over');
+    expect(classifyRun(t, { ...results(applied(0), notStarted(1)), lockLost: lost }, undefined, { interrupted: true })).toMatchObject({ status: 'failed', error: { code: 'writer_lock_lost' } });
+  });
+
+  it('the exit code counts an interrupted target as no failure (the interrupt\'s 130 / 143 wins)', () => {
+    expect(fleetExitCode(summarizeFleet([outcome('a', 'interrupted'), outcome('b', 'skipped')]), { dryRun: false })).toBe(0);
+  });
+});
+
 describe('the fleet summary line', () => {
   it('counts what is not 0', () => {
     const outcomes = [...Array.from({ length: 3 }, (_, i) => outcome(`c${i}`, 'changed')), outcome('f', 'failed'), ...Array.from({ length: 8 }, (_, i) => outcome(`u${i}`, 'unchanged'))];
     expect(fleetSummaryLine(summarizeFleet(outcomes))).toBe('Fleet: 12 targets — 3 with changes, 1 failed, 8 unchanged\n');
     expect(fleetSummaryLine(summarizeFleet([outcome('a', 'refused')]))).toBe('Fleet: 1 target — 1 refused\n');
+    expect(fleetSummaryLine(summarizeFleet([outcome('a', 'changed'), outcome('b', 'interrupted'), outcome('c', 'skipped'), outcome('d', 'skipped')]))).toBe('Fleet: 4 targets — 1 with changes, 1 interrupted, 2 skipped\n');
+  });
+  it('the JSON summary counts interrupted targets only when there are some', () => {
+    expect(summarizeFleet([outcome('a', 'changed')])).toEqual({ targets: 1, changed: 1, failed: 0, refused: 0, skipped: 0, unchanged: 0 });
+    expect(summarizeFleet([outcome('a', 'interrupted'), outcome('b', 'skipped')])).toEqual({ targets: 2, changed: 0, failed: 0, refused: 0, skipped: 1, unchanged: 0, interrupted: 1 });
   });
 });
 

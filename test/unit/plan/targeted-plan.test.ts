@@ -104,6 +104,27 @@ describe('--replace', () => {
     expect(() => plan(absent, a, policyFor(absent, select([], [], ['sshUser:bob'])))).toThrowError(/declares no password/);
     expect(() => plan(d, a, policyFor(d, select(['sshUser:*'], [], ['apikey:ci-build'])))).toThrowError(/left out by --only\/--exclude/);
   });
+
+  it('amsync rotate ADDR: the refusals and the partial plan name the command the user ran, never --replace or --only', () => {
+    const rotate = (addr: string): Pick<PlanPolicy, 'selection'> => ({ selection: itemSelection({ only: [addr], exclude: [], replace: [addr], command: 'rotate' })! });
+    const absent = desired({ apikeys: [key('ci-old', { ensure: 'absent' }), key('pinned', { id: 12 })], sshUsers: [user('bob')] });
+    const refusal = (dd: typeof d, addr: string) => {
+      try {
+        plan(dd, a, policyFor(dd, rotate(addr)));
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as UsageError).message;
+      }
+      throw new Error(`${addr} was not refused`);
+    };
+    expect(refusal(absent, 'apikey:nope')).toBe('rotate apikey:nope names no item the file declares: only a declared item can be rotated');
+    expect(refusal(absent, 'apikey:ci-old')).toMatch(/^rotate apikey:ci-old: apikey "ci-old" is declared `ensure: absent`: there is nothing to rotate$/);
+    expect(refusal(absent, 'apikey:pinned')).toMatch(/^rotate apikey:pinned: .* remove the pin to rotate it$/);
+    expect(refusal(absent, 'sshUser:bob')).toMatch(/^rotate sshUser:bob: SSH user "bob" declares no password/);
+    const p = plan(d, a, policyFor(d, rotate('apikey:ci-build')));
+    expect(p.notes.at(-1)).toBe('Partial plan (rotate apikey:ci-build): 3 declared and 5 remote items were left out and will not be changed; amsync sync plans the whole file.');
+    for (const message of [refusal(absent, 'apikey:nope'), p.notes.at(-1)!]) expect(message).not.toMatch(/--replace|--only/);
+  });
 });
 
 // Issue 29: a partial plan reports only the selected items, observed drift and ignored fields included.
