@@ -4,7 +4,7 @@ import type { SecretValue } from '../model/index.js';
 import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from '../secrets/index.js';
 import type { KubeSecretRef } from '../settings/index.js';
 import { KubeCallError, type SecretApi, type SecretVerb } from './secret-api.js';
-import { maxSecretKeyLength, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
+import { dataKeyProblem, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
 
 /** Read-modify-write rounds of one write before a run of 409s gives up (someone else keeps writing the Secret). */
 export const defaultSecretWriteAttempts = 5;
@@ -98,6 +98,7 @@ export class KubeSecretSink implements SecretSink {
   passwordSink(): PasswordSink {
     return {
       describe: this.describe,
+      nameProblem: (username) => dataKeyProblem(passwordDataKey(username)),
       write: async (username, password) => {
         const key = this.#keyOf(username, passwordDataKey);
         try {
@@ -126,9 +127,16 @@ export class KubeSecretSink implements SecretSink {
     };
   }
 
+  /** Why an item of this name has no data key its token could be written under (dataKeyProblem of secretDataKey). */
+  nameProblem(name: string): string | undefined {
+    return dataKeyProblem(secretDataKey(name));
+  }
+
+  /** The data key `keyOf` makes of `name`, as every write takes it; throws SecretKeyTooLongError for one the Secret cannot have. */
   #keyOf(name: string, keyOf: (name: string) => string = secretDataKey): string {
     const key = keyOf(name);
-    if (key.length > maxSecretKeyLength) throw new SecretKeyTooLongError(key.length, this.describe);
+    const problem = dataKeyProblem(key);
+    if (problem !== undefined) throw new SecretKeyTooLongError(problem, this.describe);
     return key;
   }
 
