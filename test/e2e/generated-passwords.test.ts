@@ -223,6 +223,10 @@ describe('password: {generate}', () => {
       );
       expect(run.stderr).toContain(`access.yaml:7:5: error: apikey "${long}": its token cannot be stored in the token sink, tokensDir ${join(dir, 'tokens')}: its file name would be 304 bytes`);
     }
+    // Bad input comes before a tokensDir that cannot be made (under a file: exit 1 otherwise).
+    const first = await amsync(['sync', '--tokens-dir', 'access.yaml/tokens']);
+    expect(first.code, first.stderr).toBe(65);
+    expect(first.stderr).toContain(`access.yaml:4:5: error: SSH user "${long}": its generated password cannot be stored`);
     // Not one request: alice, whose name is fine, is not created either.
     expect(emu.requests()).toEqual([]);
     const validated = await runInProcess(['validate'], { cwd: dir, env: { AMSYNC_TOKENS_DIR: 'tokens' } });
