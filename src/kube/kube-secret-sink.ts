@@ -4,6 +4,7 @@ import type { SecretValue } from '../model/index.js';
 import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from '../secrets/index.js';
 import type { KubeSecretRef } from '../settings/index.js';
 import { KubeCallError, type SecretApi, type SecretVerb } from './secret-api.js';
+import { writeSecretData } from './secret-data.js';
 import { dataKeyProblem, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
 
 /** Read-modify-write rounds of one write before a run of 409s gives up (someone else keeps writing the Secret). */
@@ -161,26 +162,10 @@ export class KubeSecretSink implements SecretSink {
   async #readModifyWrite(entries: ReadonlyMap<string, string>): Promise<ReadonlySet<string>> {
     const api = await this.#apiOnce();
     const attempts = this.#options.attempts ?? defaultSecretWriteAttempts;
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await this.#call(api.read());
-      const data: Record<string, string> = { ...(current?.data ?? {}) };
-      const changed = new Set<string>();
-      for (const [key, value] of entries) {
-        const encoded = Buffer.from(value, 'utf8').toString('base64');
-        if (data[key] === encoded) continue;
-        data[key] = encoded;
-        changed.add(key);
-      }
-      if (changed.size === 0) return changed;
-      try {
-        if (current === undefined) await api.create(this.#fresh(data));
-        else await api.replace({ ...current, data });
-        return changed;
-      } catch (error) {
-        // 409: written by someone else since it was read (update), or created meanwhile (create): read it again.
-        if (error instanceof KubeCallError && error.status === 409 && attempt < attempts) continue;
-        throw this.#refused(error, attempts);
-      }
+    try {
+      return await writeSecretData(api, entries, attempts, (data) => this.#fresh(data));
+    } catch (error) {
+      throw this.#refused(error, attempts);
     }
   }
 
