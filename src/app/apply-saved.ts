@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { desiredFilesOf, filesHash, type DesiredSource, type LoadedFile } from '../desired/index.js';
 import { describeSource } from '../settings/index.js';
 import { SafetyError } from '../errors.js';
+import { checkSinkNames } from '../secrets/index.js';
 import type { ChangeResult } from '../model/index.js';
 import type { SavedPlan } from '../saved-plan/index.js';
 import { applySavedPlan, checkDesiredFileHash, checkSavedPlan, type ApplySavedOutcome } from '../sync/index.js';
@@ -35,6 +36,7 @@ export async function applySaved(context: ServiceContext, request: ApplySavedReq
   request.onLoaded?.(loaded);
   checkReplaceSink(saved.settings.selection, context.settings.tokensDir ?? context.settings.kubernetesSecret);
   checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir ?? context.settings.kubernetesSecret);
+  checkSinkNames(loaded.desired, context.tokenSink());
   context.client(); // a missing token is a usage error, found before any request
   // So is a local path the apply will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --report.
   await context.checkLocalOutputs({ writes: true, reportFile: request.reportFile, stepSummary: true });

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { checkSinkNames } from '../secrets/index.js';
 import type { ChangeResult, DesiredState } from '../model/index.js';
 import { replaceWord, type SelectionFlags } from '../plan/index.js';
 import type { SyncOutcome } from '../sync/index.js';
@@ -44,6 +45,8 @@ export async function planAndApply(context: ServiceContext, request: PlanAndAppl
   request.onLoaded?.(loaded);
   checkReplaceSink(request.selection, context.settings.tokensDir ?? context.settings.kubernetesSecret);
   if (!dryRun) checkGeneratedPasswordSink(loaded.desired, context.settings.tokensDir ?? context.settings.kubernetesSecret);
+  // Bad input before a local path that cannot be written (runSync checks it again, for the daemon and a fleet).
+  checkSinkNames(loaded.desired, context.tokenSink());
   context.client(); // a missing URL or token is a usage error, found before any request
   // So is a local path this run will write and cannot (exit 1): the state file, lock, tokensDir, audit log, --out, --report.
   await context.checkLocalOutputs({ writes: !dryRun, reportFile: request.reportFile, planFile: request.planFile, stepSummary: true });

@@ -6,9 +6,8 @@ import { readSecretFile, type DesiredSource } from '../desired/index.js';
 import { UsageError } from '../errors.js';
 import { Notifier, resolveWebhooks } from '../notify/index.js';
 import { commandLogLevel, createLogger, type Logger, type NotificationMetrics } from '../obs/index.js';
-import { KubeSecretSink, kubeSecretApi } from '../kube/index.js';
-import { isFsError, localPathError, openPasswordState, TokenSink, type SecretSink } from '../secrets/index.js';
-import { parseKubeSecretKeyRef, parseKubeSecretRef, type Settings } from '../settings/index.js';
+import { isFsError, localPathError, openPasswordState } from '../secrets/index.js';
+import { parseKubeSecretKeyRef, type Settings } from '../settings/index.js';
 import type { Timers } from '../time/index.js';
 import { createAppContext, type ClientHandle, type ServiceContext } from './app-context.js';
 import { AuditTrail } from './audit-trail.js';
@@ -18,6 +17,7 @@ import { settingWords } from './check-local-outputs.js';
 import { attachClientLogging } from './client-logging.js';
 import { clientOptionsFrom } from './client-options.js';
 import { integratorKeySecretStore } from './integrator-key-secret.js';
+import { secretSinkOf } from './secret-sink-of.js';
 
 export interface ContextOverrides {
   readonly logger?: Logger;
@@ -89,7 +89,7 @@ export function createServiceContext(inputs: ContextInputs, overrides: ContextOv
     client: clientHandle(settings, logger, overrides),
     passwordState: () => openPasswordState({ path: resolve(settings.stateFile), serviceUrl: settings.url!, keyFromEnv: env.AMSYNC_STATE_KEY, setting: settingWords('stateFile') }),
     writerLock: (signal) => takeWriterLock(settings, logger, signal),
-    tokenSink: tokenSinkOf(settings),
+    tokenSink: secretSinkOf(settings),
     audit: settings.auditLog === undefined ? undefined : new AuditTrail(settings.auditLog, env, logger, target ?? null),
     notifier,
     ...(overrides.notifier === undefined ? {} : { sharedNotifier: true }),
@@ -192,16 +192,4 @@ export function createNotifier(settings: Settings, env: Readonly<Record<string, 
 function integratorKeyStoreOf(settings: Settings): { integratorKeyStore?: ReturnType<typeof integratorKeySecretStore> } {
   const ref = settings.integratorKeySecret === undefined ? undefined : parseKubeSecretKeyRef(settings.integratorKeySecret);
   return ref === undefined ? {} : { integratorKeyStore: integratorKeySecretStore(ref) };
-}
-
-/**
- * Where apikey tokens go: the files of tokensDir, or the Kubernetes Secret of kubernetesSecret
- * (its client is loaded at the first write: the library is large); both set is refused before
- * (checkLocalInputs).
- */
-function tokenSinkOf(settings: Settings): SecretSink | undefined {
-  if (settings.tokensDir !== undefined) return new TokenSink(resolve(settings.tokensDir));
-  const ref = settings.kubernetesSecret === undefined ? undefined : parseKubeSecretRef(settings.kubernetesSecret);
-  if (ref === undefined) return undefined;
-  return new KubeSecretSink({ ref, api: () => kubeSecretApi(ref) });
 }

@@ -3,7 +3,9 @@ import { InvalidInputError } from '../errors.js';
 import type { DesiredState, Diagnostic } from '../model/index.js';
 import { diagnosticCodes, expiresAtMs, instantText } from '../model/index.js';
 import type { ValidateCounts, ValidateReport } from '../report/index.js';
+import { sinkNameFindings } from '../secrets/index.js';
 import { describeSource, loadSettings, type DesiredPaths } from '../settings/index.js';
+import { secretSinkOf } from './secret-sink-of.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -59,7 +61,11 @@ export async function validateFiles(request: ValidateRequest, env: Env): Promise
     split(kept, errors, warnings);
   }
   try {
-    await loadSettings({ ...(request.settingsFile !== undefined ? { settingsFile: request.settingsFile } : {}), env });
+    const settings = await loadSettings({ ...(request.settingsFile !== undefined ? { settingsFile: request.settingsFile } : {}), env });
+    // With the sink known (the settings file, AMSYNC_TOKENS_DIR, AMSYNC_KUBERNETES_SECRET): the items whose secret it could not store, as sync refuses them.
+    const names = state === undefined ? [] : sinkNameFindings(state, secretSinkOf(settings));
+    for (const d of names) desiredDiagnostics.add(d);
+    errors.push(...names);
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
     split(error.diagnostics, errors, warnings);

@@ -4,7 +4,8 @@ import type { SecretValue } from '../model/index.js';
 import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from '../secrets/index.js';
 import type { KubeSecretRef } from '../settings/index.js';
 import { KubeCallError, type SecretApi, type SecretVerb } from './secret-api.js';
-import { maxSecretKeyLength, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
+import { writeSecretData } from './secret-data.js';
+import { dataKeyProblem, passwordDataKey, SecretKeyTooLongError, secretDataKey } from './secret-data-key.js';
 
 /** Read-modify-write rounds of one write before a run of 409s gives up (someone else keeps writing the Secret). */
 export const defaultSecretWriteAttempts = 5;
@@ -98,6 +99,7 @@ export class KubeSecretSink implements SecretSink {
   passwordSink(): PasswordSink {
     return {
       describe: this.describe,
+      nameProblem: (username) => dataKeyProblem(passwordDataKey(username)),
       write: async (username, password) => {
         const key = this.#keyOf(username, passwordDataKey);
         try {
@@ -126,9 +128,16 @@ export class KubeSecretSink implements SecretSink {
     };
   }
 
+  /** Why an item of this name has no data key its token could be written under (dataKeyProblem of secretDataKey). */
+  nameProblem(name: string): string | undefined {
+    return dataKeyProblem(secretDataKey(name));
+  }
+
+  /** The data key `keyOf` makes of `name`, as every write takes it; throws SecretKeyTooLongError for one the Secret cannot have. */
   #keyOf(name: string, keyOf: (name: string) => string = secretDataKey): string {
     const key = keyOf(name);
-    if (key.length > maxSecretKeyLength) throw new SecretKeyTooLongError(key.length, this.describe);
+    const problem = dataKeyProblem(key);
+    if (problem !== undefined) throw new SecretKeyTooLongError(problem, this.describe);
     return key;
   }
 
@@ -153,26 +162,10 @@ export class KubeSecretSink implements SecretSink {
   async #readModifyWrite(entries: ReadonlyMap<string, string>): Promise<ReadonlySet<string>> {
     const api = await this.#apiOnce();
     const attempts = this.#options.attempts ?? defaultSecretWriteAttempts;
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await this.#call(api.read());
-      const data: Record<string, string> = { ...(current?.data ?? {}) };
-      const changed = new Set<string>();
-      for (const [key, value] of entries) {
-        const encoded = Buffer.from(value, 'utf8').toString('base64');
-        if (data[key] === encoded) continue;
-        data[key] = encoded;
-        changed.add(key);
-      }
-      if (changed.size === 0) return changed;
-      try {
-        if (current === undefined) await api.create(this.#fresh(data));
-        else await api.replace({ ...current, data });
-        return changed;
-      } catch (error) {
-        // 409: written by someone else since it was read (update), or created meanwhile (create): read it again.
-        if (error instanceof KubeCallError && error.status === 409 && attempt < attempts) continue;
-        throw this.#refused(error, attempts);
-      }
+    try {
+      return await writeSecretData(api, entries, attempts, (data) => this.#fresh(data));
+    } catch (error) {
+      throw this.#refused(error, attempts);
     }
   }
 

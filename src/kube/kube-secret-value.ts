@@ -1,4 +1,5 @@
-import { KubeCallError, type SecretApi } from './secret-api.js';
+import type { SecretApi } from './secret-api.js';
+import { writeSecretData } from './secret-data.js';
 
 /** Read-modify-write rounds of one write before a run of 409s gives up. */
 export const defaultValueWriteAttempts = 5;
@@ -36,20 +37,10 @@ export class KubeSecretValue {
   }
 
   async write(value: string): Promise<void> {
-    const api = await this.#apiOnce();
-    const encoded = Buffer.from(value, 'utf8').toString('base64');
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await api.read();
-      if (current === undefined) throw new KubeValueMissingError('secret');
-      if (current.data?.[this.key] === encoded) return;
-      try {
-        await api.replace({ ...current, data: { ...current.data, [this.key]: encoded } });
-        return;
-      } catch (error) {
-        if (error instanceof KubeCallError && error.status === 409 && attempt < this.attempts) continue;
-        throw error;
-      }
-    }
+    // The Secret holds the key: it is never created, a missing one is an error.
+    await writeSecretData(await this.#apiOnce(), new Map([[this.key, value]]), this.attempts, () => {
+      throw new KubeValueMissingError('secret');
+    });
   }
 
   #apiOnce(): Promise<SecretApi> {

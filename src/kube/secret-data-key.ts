@@ -61,13 +61,27 @@ export function secretDataKeyName(key: string): string | undefined {
   return secretDataKey(name) === key ? name : undefined;
 }
 
-/** An item whose name makes a data key past 253 characters: its secret cannot go to a Secret. */
+/** What a Secret's data key may be (the API server's rule for ConfigMap and Secret keys). */
+const validKey = /^[-._a-zA-Z0-9]+$/;
+
+/**
+ * Why `key` cannot be a data key of a Secret, or undefined when it can: longer than 253
+ * characters, a character outside `[-._a-zA-Z0-9]`, or `.`, `..` or starting with `..`. The
+ * keys secretDataKey and passwordDataKey make can fail only the first.
+ */
+export function dataKeyProblem(key: string): string | undefined {
+  if (key.length > maxSecretKeyLength) {
+    return `its data key would be ${key.length} characters, past the ${maxSecretKeyLength} Kubernetes allows (each byte of the name other than a letter, a digit, - or . takes three, _XX)`;
+  }
+  if (key === '' || !validKey.test(key)) return 'its data key would hold a character outside [-._a-zA-Z0-9]';
+  if (key === '.' || key.startsWith('..')) return 'its data key would be ., .. or start with ..';
+  return undefined;
+}
+
+/** An item whose name makes a data key the Secret cannot have (dataKeyProblem): its secret cannot go to a Secret. */
 export class SecretKeyTooLongError extends AmsyncError {
-  constructor(length: number, secret: string) {
-    super(
-      'kube_secret_key',
-      `its name makes the data key of ${length} characters in ${secret}, past the ${maxSecretKeyLength} Kubernetes allows (each byte other than a letter, a digit, - or . takes three); shorten the name, or use tokensDir; its secret was not written`,
-    );
+  constructor(problem: string, secret: string) {
+    super('kube_secret_key', `${problem} in ${secret}; shorten the name; its secret was not written`);
     this.name = 'SecretKeyTooLongError';
   }
 }

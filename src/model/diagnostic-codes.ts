@@ -67,6 +67,8 @@ export const diagnosticCodes = {
   // expiry (issue 30): `expires:` and `ttl:` both given; an expiry already past (validate)
   expiryConflict: 'expiry_conflict',
   alreadyExpired: 'already_expired',
+  // an item whose secret the token/password sink cannot store under its name (too long a file name or data key)
+  sinkName: 'secret_sink_name',
 } as const;
 
 export type DiagnosticCode = (typeof diagnosticCodes)[keyof typeof diagnosticCodes];

@@ -16,7 +16,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array | 
   await refuseSpecialFile(path);
   const dir = dirname(path);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPathFor(path, randomBytes(6).toString('hex'));
   const handle = await open(tmp, 'wx', mode);
   try {
     try {
@@ -32,6 +32,21 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array | 
     await rm(tmp, { force: true });
     throw error;
   }
+}
+
+/** The longest file name (bytes) most file systems take (NAME_MAX of ext4, xfs, btrfs, tmpfs): longer is ENAMETOOLONG. */
+export const maxFileNameBytes = 255;
+/** The longest path (bytes) the kernel takes (PATH_MAX, 4096 with its terminating NUL): longer is ENAMETOOLONG. */
+export const maxPathBytes = 4095;
+
+/**
+ * The temporary file writeFileAtomic writes `path` through: `.<name>.<nonce>.tmp` beside it,
+ * or `.<nonce>.tmp` where that would pass NAME_MAX (a name of 238 to 255 bytes can be written,
+ * its temporary name with the name in it could not).
+ */
+export function tempPathFor(path: string, nonce: string): string {
+  const named = `.${basename(path)}.${nonce}.tmp`;
+  return join(dirname(path), Buffer.byteLength(named) <= maxFileNameBytes ? named : `.${nonce}.tmp`);
 }
 
 /** Throws when `path` (followed through links) is there and is not a regular file. */

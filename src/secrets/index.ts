@@ -20,3 +20,4 @@ export { resolveSecretRef } from './secret-ref.js';
 export { errnoOf, fsProblem, isFsError, LocalPathError, localPathError, notRegularFile, whyAndFix, type LocalPath, type LocalPathErrorOptions } from './local-path-error.js';
 export { probeWritable, type WriteMode } from './writable-probe.js';
 export { generatePassword, passwordAlphabets } from './generate-password.js';
+export { checkSinkNames, sinkNameFindings } from './sink-names.js';

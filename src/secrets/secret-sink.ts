@@ -24,6 +24,12 @@ export interface SecretSink {
   readonly describe: string;
   /** Writes one item's secret; true when it changed (new or different). Throws an AmsyncError naming the item. */
   write(name: string, secret: SecretValue): Promise<boolean>;
+  /**
+   * Why an item of this name could never have its secret written here (its file name or data
+   * key, made as `write` makes it, is too long or invalid), or undefined when it could. Pure: no
+   * I/O. Checked for every declared item before anything is sent.
+   */
+  nameProblem(name: string): string | undefined;
   /** Every item's secret current, written only where it differs; one item's failure does not cost the others theirs. */
   keepCurrent(items: Iterable<TokenFile>): Promise<KeptCurrent>;
   /**
@@ -40,6 +46,8 @@ export interface PasswordSink {
   readonly describe: string;
   /** Writes one user's password; true when it changed. Throws an AmsyncError (never with the value). */
   write(username: string, password: SecretValue): Promise<boolean>;
+  /** As SecretSink.nameProblem, for a user's password. */
+  nameProblem(username: string): string | undefined;
   /**
    * What the sink holds now for each of `usernames` that has something readable there (one
    * read of the Secret; one read per file). A user missing from the map has nothing the sink

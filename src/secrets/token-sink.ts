@@ -3,7 +3,7 @@ import { open, readFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { AmsyncError } from '../errors.js';
 import type { SecretValue } from '../model/index.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { maxFileNameBytes, maxPathBytes, tempPathFor, writeFileAtomic } from './atomic-write.js';
 import { isFsError, whyAndFix } from './local-path-error.js';
 import type { KeptCurrent, PasswordSink, SecretSink, TokenFile } from './secret-sink.js';
 
@@ -54,6 +54,23 @@ export class TokenSink implements SecretSink, PasswordSink {
   /** The file a key's token is written to; names are made safe as file names. */
   pathFor(name: string): string {
     return join(this.dir, safeFileName(name));
+  }
+
+  /**
+   * Why the file of `name` (pathFor) could not be written by its name, or undefined when it
+   * can: its file name past NAME_MAX (255 bytes), or its path, or the temporary file's it is
+   * written through, past PATH_MAX. Checked before anything is sent (a secret the service
+   * returned or took must have a place to go), and by write.
+   */
+  nameProblem(name: string): string | undefined {
+    const fileName = safeFileName(name);
+    const bytes = Buffer.byteLength(fileName);
+    if (bytes > maxFileNameBytes) {
+      return `its file name would be ${bytes} bytes, past the ${maxFileNameBytes} a file name may have (NAME_MAX; each byte of the name other than a letter, a digit, ., - or _ takes three, %XX)`;
+    }
+    const longest = Math.max(Buffer.byteLength(this.pathFor(name)), Buffer.byteLength(tempPathFor(this.pathFor(name), tempNonce)));
+    if (longest > maxPathBytes) return `its path in ${this.dir} would be ${longest} bytes, past the ${maxPathBytes} a path may have (PATH_MAX)`;
+    return undefined;
   }
 
   /**
@@ -157,6 +174,8 @@ export class TokenSink implements SecretSink, PasswordSink {
   /** Returns true when the file was written (new or changed). Throws TokenFileError. */
   async write(name: string, token: SecretValue): Promise<boolean> {
     const path = this.pathFor(name);
+    const unwritable = this.nameProblem(name);
+    if (unwritable !== undefined) throw new TokenFileError(path, `cannot be written: ${unwritable}`, { regularOnly: false });
     const value = token.reveal();
     if ((await readExisting(path)) === value) return false;
     try {
@@ -196,6 +215,9 @@ async function readExisting(path: string): Promise<string | undefined> {
     await handle.close();
   }
 }
+
+/** As long as writeFileAtomic's nonce (the length is what counts). */
+const tempNonce = '0'.repeat(12);
 
 /** The folder of generated passwords (TokenSink.passwordSink); `~` never appears in a key's file name. */
 export const passwordsFolder = 'passwords~';

@@ -5,7 +5,7 @@ import { desiredFileChanges, diffActualStates, type SavedPlan, StalePlanError } 
 import { allApproved, applicablePart, checkPolicy, executeApplicable, policyRefusal } from './approvals.js';
 import type { WriteRunHooks } from './run-sync.js';
 import { reviewPlan } from '../policy/index.js';
-import type { PasswordState } from '../secrets/index.js';
+import { checkSinkNames, type PasswordState } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LockOutcome, type TokenError, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock } from '../apply/index.js';
 import { policyFor, selectionOf } from './plan-policy.js';
@@ -92,6 +92,7 @@ export function checkDesiredFileHash(saved: SavedPlan, planFile: string, desired
  */
 export async function applySavedPlan(input: ApplySavedInput): Promise<ApplySavedOutcome> {
   checkDesiredFileHash(input.saved, input.planFile, input.desiredFile, input.desiredFileHash, input.desiredFiles);
+  checkSinkNames(input.desired, input.tokenSink);
   if (!input.acquireLock) return applyFresh(input, input.signal);
   return withWriterLock(input.acquireLock, input.signal, (signal) => applyFresh(input, signal));
 }

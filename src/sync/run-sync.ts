@@ -1,7 +1,7 @@
 import type { SafetyError } from '../errors.js';
 import type { AccessService, ActualState, ApprovalStatus, Change, ChangeResult, DesiredState, Plan } from '../model/index.js';
 import { checkSafety, plan as makePlan, retiringKeys, type PlanPolicy, type SelectionFlags } from '../plan/index.js';
-import { type PasswordState, type SecretSink } from '../secrets/index.js';
+import { checkSinkNames, type PasswordState, type SecretSink } from '../secrets/index.js';
 import { readActualState, stateFingerprint } from '../state/index.js';
 import { type LateCreateLooks, type TokenError, generatedPasswordFacts, passwordFingerprints, preflightScopes, resolveRoles, withWriterLock, type LockAcquirer, type LockOutcome } from '../apply/index.js';
 import { planPolicy } from './plan-policy.js';
@@ -106,6 +106,8 @@ export interface SyncOutcome extends LockOutcome {
  * without the last step: the plan shown is the plan that would be applied.
  */
 export async function runSync(input: SyncInput): Promise<SyncOutcome> {
+  // An item whose secret the sink could not store: refused before any request (exit 65).
+  if (input.observe !== true) checkSinkNames(input.desired, input.tokenSink);
   // Held from before the listing: a writer that listed before another's creates landed
   // would create the same apikeys again (their names are not unique on the service).
   if (input.dryRun || !input.acquireLock) return reconcile(input, input.signal);

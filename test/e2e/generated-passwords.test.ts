@@ -209,4 +209,28 @@ describe('password: {generate}', () => {
     expect(run.stdout).toContain('Generated password not set by amsync, kept as it is: SSH user "alice"; --replace sshUser:NAME generates and sets one.');
     expect(await passwordMatches('alice', 'CANARY-old-alice-1')).toBe(true);
   });
+
+  it('a user or apikey whose file name in tokensDir would pass 255 bytes is refused before any request (exit 65); validate says so too', async () => {
+    // 152 characters, 76 of them escaped (%20, %2F): a 304-byte file name.
+    const long = 'x y/'.repeat(38);
+    await writeFile(join(dir, 'access.yaml'), `sshUsers:\n  - username: alice\n    password: { generate: { length: 20 } }\n  - username: "${long}"\n    password: { generate: { length: 20 } }\napikeys:\n  - name: "${long}"\n`);
+    for (const args of [['sync', '--tokens-dir', 'tokens'], ['plan', '--tokens-dir', 'tokens']]) {
+      const run = await amsync(args);
+      expect(run.code, run.stderr).toBe(65);
+      expect(run.stderr).toContain(`error: the secret of 2 declared items cannot be stored in tokensDir ${join(dir, 'tokens')} under its name; nothing was sent\n`);
+      expect(run.stderr).toContain(
+        `access.yaml:4:5: error: SSH user "${long}": its generated password cannot be stored in the password sink, tokensDir ${join(dir, 'tokens', 'passwords~')}: its file name would be 304 bytes, past the 255 a file name may have (NAME_MAX; each byte of the name other than a letter, a digit, ., - or _ takes three, %XX); shorten the username (sshUsers[1].username)`,
+      );
+      expect(run.stderr).toContain(`access.yaml:7:5: error: apikey "${long}": its token cannot be stored in the token sink, tokensDir ${join(dir, 'tokens')}: its file name would be 304 bytes`);
+    }
+    // Bad input comes before a tokensDir that cannot be made (under a file: exit 1 otherwise).
+    const first = await amsync(['sync', '--tokens-dir', 'access.yaml/tokens']);
+    expect(first.code, first.stderr).toBe(65);
+    expect(first.stderr).toContain(`access.yaml:4:5: error: SSH user "${long}": its generated password cannot be stored`);
+    // Not one request: alice, whose name is fine, is not created either.
+    expect(emu.requests()).toEqual([]);
+    const validated = await runInProcess(['validate'], { cwd: dir, env: { AMSYNC_TOKENS_DIR: 'tokens' } });
+    expect(validated.code).toBe(65);
+    expect(validated.stderr).toContain(`access.yaml:4:5: error: SSH user "${long}": its generated password cannot be stored in the password sink`);
+  });
 });

@@ -207,3 +207,34 @@ describe('kubernetesSecret: generated SSH passwords in the same Secret', () => {
     await expectNowhere([before, after], ['.amsync/state.json']);
   });
 });
+
+describe('an item whose secret the Secret cannot store under its name', () => {
+  // 152 characters, 76 of them escaped (_20, _2F): a data key of 304 characters, 314 with password__.
+  const long = 'x y/'.repeat(38);
+
+  it('is refused before any request, to the service or the API server (exit 65), naming the item, the Secret and why; validate says so too', async () => {
+    await rm(join(dir, '.amsync'), { recursive: true, force: true });
+    await writeFile(join(dir, 'access.yaml'), `sshUsers:\n  - username: "${long}"\n    password: { generate: { length: 32 } }\n  - username: fine\n    password: { generate: { length: 32 } }\napikeys:\n  - name: "${long}"\n  - name: ok\n`);
+    const env = { AMSYNC_KUBERNETES_SECRET: `amsync/${SECRET}` };
+    for (const args of [['sync'], ['sync', '--json'], ['plan']]) {
+      const run = await amsync(args, env);
+      expect(run.code, run.stderr).toBe(65);
+      expect(run.stderr).toContain(`error: the secret of 2 declared items cannot be stored in the Secret amsync/${SECRET} under its name; nothing was sent\n`);
+      expect(run.stderr).toContain(
+        `access.yaml:2:5: error: SSH user "${long}": its generated password cannot be stored in the password sink, the Secret amsync/${SECRET}: its data key would be 314 characters, past the 253 Kubernetes allows (each byte of the name other than a letter, a digit, - or . takes three, _XX); shorten the username (sshUsers[0].username)`,
+      );
+      expect(run.stderr).toContain(`access.yaml:7:5: error: apikey "${long}": its token cannot be stored in the token sink, the Secret amsync/${SECRET}: its data key would be 304 characters`);
+      if (args.includes('--json')) expect((JSON.parse(run.stdout) as { error: { code: string } }).error.code).toBe('secret_sink_name');
+    }
+    // Nothing sent anywhere: not one request to the service, not one to the API server.
+    expect(emu.requests()).toEqual([]);
+    expect(backend.requests).toEqual([]);
+
+    const validated = await amsync(['validate'], env);
+    expect(validated.code).toBe(65);
+    expect(validated.stderr).toContain(`access.yaml:2:5: error: SSH user "${long}": its generated password cannot be stored in the password sink, the Secret amsync/${SECRET}: its data key would be 314 characters`);
+    expect(validated.stderr).toContain(`access.yaml:7:5: error: apikey "${long}"`);
+    // Without a sink configured, validate knows of none and the file is valid.
+    expect((await amsync(['validate'])).code).toBe(0);
+  });
+});

@@ -34,6 +34,7 @@ function sink(fail = false): SecretSink & { writes: [string, string][] } {
       return true;
     },
     keepCurrent: async () => ({ written: 0, errors: [] }),
+    nameProblem: () => undefined,
   };
 }
 
