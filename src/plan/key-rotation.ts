@@ -1,4 +1,4 @@
-import type { ActualApikey, Change, DesiredApikey, Plan, PlanClock, PlanProblem } from '../model/index.js';
+import type { ActualApikey, Change, DesiredApikey, ItemRef, Plan, PlanClock, PlanProblem } from '../model/index.js';
 import { apikeyKind } from '../model/index.js';
 import { createFieldChanges, deleteFieldChanges } from './field-changes.js';
 
@@ -12,16 +12,45 @@ export const rotatedReason = 'rotated';
  * The predecessors of apikeys in rotation (`rotate: {every, overlap}`) whose successor exists:
  * the state file says the two ids form one key, so the planner sees the successor only (the
  * twin is neither an ambiguity nor a duplicate to delete); `rotateKeys` plans the
- * predecessor's delete once the overlap has passed.
+ * predecessor's delete once the overlap has passed, `endedRotations` gives it the successor's
+ * fate when the successor is no longer kept. A predecessor that a declaration pins with `id:`
+ * is that declaration's key, not hidden.
  */
-export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
+export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
   const out = new Map<number, { old: ActualApikey; successor: ActualApikey; since: number }>();
-  for (const [id, r] of clock?.rotating ?? []) {
+  if (clock?.rotating === undefined || clock.rotating.size === 0) return out;
+  const pinned = new Set(declared.map((k) => k.id));
+  for (const [id, r] of clock.rotating) {
+    if (pinned.has(id)) continue;
     const old = actual.find((k) => k.id === id);
     const successor = actual.find((k) => k.id === r.successor);
     if (old !== undefined && successor !== undefined && old.name === successor.name) out.set(id, { old, successor, since: r.since });
   }
   return out;
+}
+
+/**
+ * Rotations whose successor the plan does not keep (its name now `ensure: absent`, pruned,
+ * expired, no longer declared, or protected): the predecessor, hidden from the planner as part
+ * of the one key, shares the successor's fate and is shown beside it: deleted with it (the
+ * reason of the successor's delete, so the safety checks and approvals count both), or listed
+ * with it as unmanaged or protected. Pure.
+ */
+export function endedRotations(retiring: ReturnType<typeof retiringKeys>, plan: { readonly changes: readonly Change[]; readonly unmanaged: readonly ItemRef[]; readonly protected: readonly ItemRef[] }): { changes: Change[]; unmanaged: ItemRef[]; protected: ItemRef[] } {
+  const changes: Change[] = [];
+  const unmanaged: ItemRef[] = [];
+  const protectedRefs: ItemRef[] = [];
+  const has = (refs: readonly ItemRef[], id: number) => refs.some((r) => r.kind === 'apikey' && r.id === id);
+  for (const { old, successor } of retiring.values()) {
+    const deleted = plan.changes.find((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === successor.id);
+    const ref: ItemRef = { kind: 'apikey', key: old.name, id: old.id };
+    if (deleted !== undefined) {
+      const source = deleted.source === undefined ? {} : { source: deleted.source };
+      changes.push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${deleted.reason ?? 'deleted'}; predecessor of id ${successor.id} in rotation`, ...source });
+    } else if (has(plan.unmanaged, successor.id)) unmanaged.push(ref);
+    else if (has(plan.protected, successor.id)) protectedRefs.push(ref);
+  }
+  return { changes, unmanaged, protected: protectedRefs };
 }
 
 /**
@@ -40,13 +69,16 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
   const problems: PlanProblem[] = [];
   if (clock === undefined) return { changes, unchanged, problems };
   for (const item of declared) {
-    if (item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
+    if (item.ensure !== 'present' || item.mode === 'observe') continue;
     const source = item.source === undefined ? {} : { source: item.source };
-    if (item.rotate === undefined) {
-      // A successor made by `--replace` in a run killed before the old key's delete, found by the
-      // next run (sync/interrupted-rotations.ts): its token is in the sink, the old key goes now.
+    if (item.rotate === undefined || item.id !== undefined) {
+      // The successor is the key and nothing rotates it any more: `rotate:` removed (or the
+      // successor pinned with `id:`), or a successor made by `--replace` in a run killed before
+      // the old key's delete, found by the next run (sync/interrupted-rotations.ts). Its token
+      // is in the sink: the rotation ends, and the old key goes now.
       for (const r of retiring.values()) {
-        if (r.successor.name !== item.name || !visible.some((k) => k.id === r.successor.id)) continue;
+        const isTheKey = item.id === undefined ? r.successor.name === item.name && visible.some((k) => k.id === r.successor.id) : item.id === r.successor.id;
+        if (!isTheKey || changes.some((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === r.old.id)) continue;
         changes.push({ kind: 'apikey', action: 'delete', key: r.old.name, id: r.old.id, fields: deleteFieldChanges(apikeyKind, r.old), reason: `${rotatedReason}: replaced by id ${r.successor.id}, whose token is in the sink`, ...source });
       }
       continue;

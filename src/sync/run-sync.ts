@@ -171,7 +171,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
     lateCreate: input.lateCreate,
-    retiring: new Set(retiringKeys(actual.apikeys, clock).keys()),
+    retiring: new Set(retiringKeys(actual.apikeys, clock, desired.apikeys).keys()),
     now: wallNow,
   });
   return listed({

@@ -89,4 +89,53 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
     expect((await sync()).code).toBe(0);
     expect(writes()).toEqual([]);
   });
+
+  it('a rotation that ends during its overlap shows its predecessor: `rotate:` removed deletes it now; `ensure: absent` deletes both (report against the request log)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const file = (extra: string) => writeFile(join(dir, 'access.yaml'), `apikeys:\n  - name: ci-build\n    roles: [1]\n${extra}`);
+    const deleted = () => emu.requests().filter((r) => r.method === 'DELETE').map((r) => Number(r.path.split('/').pop()));
+    // The deletes the report shows (ids) and their results, in the plan's order.
+    const reported = (run: CliRun) => {
+      const doc = JSON.parse(run.stdout) as { changes: { action: string; id: number }[]; results: { action: string; status: string }[] };
+      const results = doc.results.filter((r) => r.action === 'delete');
+      return doc.changes.filter((c) => c.action === 'delete').map((c, i) => [c.id, results[i]?.status]);
+    };
+    const rotateAt = async (at: string) => {
+      vi.setSystemTime(new Date(at));
+      expect((await sync()).code).toBe(0);
+      expect(keys()).toHaveLength(2);
+      return keys().map((k) => k.id);
+    };
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    expect((await sync()).code).toBe(0);
+    const [first, second] = await rotateAt('2026-04-01T00:00:01Z');
+
+    // `rotate:` removed during the overlap: the successor stays the key, the predecessor is in the plan and deleted now.
+    await file('');
+    vi.setSystemTime(new Date('2026-04-01T01:00:00Z'));
+    emu.clearRequests();
+    const shown = await amsync(['plan', '--tokens-dir', 'tokens', '--json']);
+    expect(writes()).toEqual([]);
+    expect((JSON.parse(shown.stdout) as { changes: { action: string; id: number }[] }).changes.map((c) => [c.action, c.id])).toEqual([['delete', first]]);
+    const ended = await amsync(['sync', '--tokens-dir', 'tokens', '--json']);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(deleted()).toEqual([first]);
+    expect(reported(ended)).toEqual([[first, 'applied']]);
+    expect(keys().map((k) => k.id)).toEqual([second]);
+    expect(await sinkToken()).toBe(keys()[0]!.token);
+
+    // Rotating again, then `ensure: absent` during the overlap: both keys are deleted, and both are in the report.
+    await file('    rotate: { every: 90d, overlap: 24h }\n');
+    const [, third] = await rotateAt('2026-07-01T00:00:01Z');
+    await file('    ensure: absent\n');
+    emu.clearRequests();
+    const gone = await amsync(['sync', '--tokens-dir', 'tokens', '--json']);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(deleted().sort((a, b) => a - b)).toEqual([second, third]);
+    expect(reported(gone)).toEqual([
+      [second, 'applied'],
+      [third, 'applied'],
+    ]);
+    expect(keys()).toEqual([]);
+  });
 });
