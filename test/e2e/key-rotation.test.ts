@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
+import { call } from '../helpers/emulator-client.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 
 // issue 30, item 3 (apikeys): `rotate: {every, overlap}` against the emulator's request log,
@@ -137,5 +138,51 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
       [third, 'applied'],
     ]);
     expect(keys()).toEqual([]);
+  });
+
+  it("an interrupted rotation's twin: plan and sync --dry-run write neither the token sink nor the state file; a refused sync adopts it with no request and says so; the next sync deletes the predecessor", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-build\n    roles: [1]\n    rotate: { every: 90d }\n');
+    expect((await sync()).code).toBe(0);
+    const [first] = keys();
+    // What a run killed after its successor's POST leaves: the twin on the service, the intent in the state file.
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    expect((await call(emu.url, 'POST', '/api/3rdparty/apikeys', { token: TOKEN, body: { name: 'ci-build', roles: [1], superuser: false } })).status).toBe(200);
+    const twin = keys().find((k) => k.id !== first!.id)!;
+    const statePath = join(dir, '.amsync', 'state.json');
+    const doc = JSON.parse(await readFile(statePath, 'utf8')) as { services: Record<string, Record<string, unknown>> };
+    Object.values(doc.services)[0]!.rotationIntents = { [first!.id]: { name: 'ci-build', startedAt: new Date().toISOString() } };
+    await writeFile(statePath, JSON.stringify(doc, null, 2));
+    const stateBytes = await readFile(statePath, 'utf8');
+    const adopted = `apikey "ci-build": id ${twin.id} is the successor of id ${first!.id} that an interrupted run created; its token`;
+
+    for (const args of [['plan'], ['sync', '--dry-run']]) {
+      emu.clearRequests();
+      const dry = await amsync([...args, '--tokens-dir', 'tokens', '--json']);
+      expect(dry.code, dry.stderr).toBe(0);
+      const report = JSON.parse(dry.stdout) as { changes: { action: string; id: number }[]; notes: string[] };
+      expect(report.changes.map((c) => [c.action, c.id])).toEqual([['delete', first!.id]]);
+      expect(report.notes).toContainEqual(expect.stringContaining(`${adopted} is written to`));
+      expect(writes()).toEqual([]);
+      expect(await sinkToken(), args.join(' ')).toBe(first!.token);
+      expect(await readFile(statePath, 'utf8'), args.join(' ')).toBe(stateBytes);
+    }
+
+    // Refused by the deletion budget: the twin is adopted (its token in the sink, the pair recorded), no request is sent.
+    emu.clearRequests();
+    const refused = await amsync(['sync', '--tokens-dir', 'tokens', '--max-deletes', '0', '--json']);
+    expect(refused.code).toBe(3);
+    expect((JSON.parse(refused.stdout) as { notes: string[] }).notes).toContainEqual(expect.stringContaining(`${adopted} was written to`));
+    expect(writes()).toEqual([]);
+    expect(await sinkToken()).toBe(twin.token);
+    expect(refused.stdout + refused.stderr).not.toContain(twin.token);
+
+    emu.clearRequests();
+    const retired = await sync();
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    expect(keys().map((k) => k.id)).toEqual([twin.id]);
+    expect(await sinkToken()).toBe(twin.token);
   });
 });
