@@ -36,21 +36,28 @@ export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock |
  * reason of the successor's delete, so the safety checks and approvals count both), or listed
  * with it as unmanaged or protected. Pure.
  */
-export function endedRotations(retiring: ReturnType<typeof retiringKeys>, plan: { readonly changes: readonly Change[]; readonly unmanaged: readonly ItemRef[]; readonly protected: readonly ItemRef[] }): { changes: Change[]; unmanaged: ItemRef[]; protected: ItemRef[] } {
+export function endedRotations(
+  retiring: ReturnType<typeof retiringKeys>,
+  plan: { readonly changes: readonly Change[]; readonly observed: readonly Change[]; readonly unmanaged: readonly ItemRef[]; readonly protected: readonly ItemRef[] },
+): { changes: Change[]; observed: Change[]; unmanaged: ItemRef[]; protected: ItemRef[] } {
   const changes: Change[] = [];
+  const observed: Change[] = [];
   const unmanaged: ItemRef[] = [];
   const protectedRefs: ItemRef[] = [];
   const has = (refs: readonly ItemRef[], id: number) => refs.some((r) => r.kind === 'apikey' && r.id === id);
+  const deleteOf = (list: readonly Change[], id: number) => list.find((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === id);
   for (const { old, successor } of retiring.values()) {
-    const deleted = plan.changes.find((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === successor.id);
+    // An observed item's delete is reported, not planned: the predecessor's with it.
+    const planned = deleteOf(plan.changes, successor.id);
+    const deleted = planned ?? deleteOf(plan.observed, successor.id);
     const ref: ItemRef = { kind: 'apikey', key: old.name, id: old.id };
     if (deleted !== undefined) {
       const source = deleted.source === undefined ? {} : { source: deleted.source };
-      changes.push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${deleted.reason ?? 'deleted'}; predecessor of id ${successor.id} in rotation`, ...source });
+      (planned === undefined ? observed : changes).push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${deleted.reason ?? 'deleted'}; predecessor of id ${successor.id} in rotation`, ...source });
     } else if (has(plan.unmanaged, successor.id)) unmanaged.push(ref);
     else if (has(plan.protected, successor.id)) protectedRefs.push(ref);
   }
-  return { changes, unmanaged, protected: protectedRefs };
+  return { changes, observed, unmanaged, protected: protectedRefs };
 }
 
 /**

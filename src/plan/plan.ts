@@ -65,10 +65,10 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   // Set only when a key declares `rotate:`: other plans are built as they always were.
   const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
   // A rotation whose successor is not kept (absent, pruned, undeclared, protected): its predecessor is shown with it.
-  const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, unmanaged: keys.unmanaged, protected: keys.protected });
+  const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, observed: keys.observed, unmanaged: keys.unmanaged, protected: keys.protected });
   const keyChanges = [...(rotated?.changes ?? keys.changes), ...(ended?.changes ?? [])];
   const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
-  const observed = [...users.observed, ...keys.observed].sort(compareChanges);
+  const observed = [...users.observed, ...keys.observed, ...(ended?.observed ?? [])].sort(compareChanges);
   const ignored = [...ignoredFields('sshUser', desired.sshUsers, ignorableFieldsOf(sshUserKind)), ...ignoredFields('apikey', desired.apikeys, ignorableFieldsOf(apikeyKind))];
   return {
     changes: [...users.changes, ...keyChanges].sort(compareChanges),

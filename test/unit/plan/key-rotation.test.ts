@@ -105,6 +105,16 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       expect(checkSafety(p, absent, policyFor(absent), { maxDeletes: 1, allowEmptyPrune: false })?.message).toContain('refusing to delete 2 items');
     });
 
+    it('`ensure: absent` on an observed item (mode: observe): both deletes are reported as drift, neither planned', () => {
+      const observedAbsent = desired({ apikeys: [key('ci', { roles: [2], ensure: 'absent', mode: 'observe' })] });
+      const p = planOf(observedAbsent);
+      expect(p.changes).toEqual([]);
+      expect(p.observed?.map((c) => [c.action, c.id, c.reason])).toEqual([
+        ['delete', 5, 'ensure: absent; predecessor of id 9 in rotation'],
+        ['delete', 9, 'ensure: absent'],
+      ]);
+    });
+
     it('no longer declared: both listed as unmanaged; with prune, both deleted; protected, both protected', () => {
       const gone = desired({ apikeys: [key('other', { roles: [2] })] });
       expect(planOf(gone).unmanaged.filter((r) => r.key === 'ci')).toEqual([
