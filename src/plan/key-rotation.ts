@@ -46,16 +46,34 @@ export function endedRotations(
   const protectedRefs: ItemRef[] = [];
   const has = (refs: readonly ItemRef[], id: number) => refs.some((r) => r.kind === 'apikey' && r.id === id);
   const deleteOf = (list: readonly Change[], id: number) => list.find((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === id);
-  for (const { old, successor } of retiring.values()) {
-    // An observed item's delete is reported, not planned: the predecessor's with it.
-    const planned = deleteOf(plan.changes, successor.id);
-    const deleted = planned ?? deleteOf(plan.observed, successor.id);
-    const ref: ItemRef = { kind: 'apikey', key: old.name, id: old.id };
-    if (deleted !== undefined) {
-      const source = deleted.source === undefined ? {} : { source: deleted.source };
-      (planned === undefined ? observed : changes).push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${deleted.reason ?? 'deleted'}; predecessor of id ${successor.id} in rotation`, ...source });
-    } else if (has(plan.unmanaged, successor.id)) unmanaged.push(ref);
-    else if (has(plan.protected, successor.id)) protectedRefs.push(ref);
+  // A chain (a key rotated again during its overlap: 5 -> 9 -> 12) ends as a whole: the
+  // predecessor of a predecessor shares the fate too, with the first reason.
+  const reasons = new Map<number, string>();
+  const done = new Set<number>();
+  for (let again = true; again; ) {
+    again = false;
+    for (const { old, successor } of retiring.values()) {
+      if (done.has(old.id)) continue;
+      // An observed item's delete is reported, not planned: the predecessor's with it.
+      const planned = deleteOf(plan.changes, successor.id) ?? deleteOf(changes, successor.id);
+      const deleted = planned ?? deleteOf(plan.observed, successor.id) ?? deleteOf(observed, successor.id);
+      const ref: ItemRef = { kind: 'apikey', key: old.name, id: old.id };
+      if (deleted !== undefined) {
+        // Its own overlap may have passed already (rotateKeys planned its delete).
+        if (deleteOf(plan.changes, old.id) !== undefined) {
+          done.add(old.id);
+          continue;
+        }
+        const source = deleted.source === undefined ? {} : { source: deleted.source };
+        const reason = reasons.get(successor.id) ?? deleted.reason ?? 'deleted';
+        reasons.set(old.id, reason);
+        (planned === undefined ? observed : changes).push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${reason}; predecessor of id ${successor.id} in rotation`, ...source });
+      } else if (has(plan.unmanaged, successor.id) || has(unmanaged, successor.id)) unmanaged.push(ref);
+      else if (has(plan.protected, successor.id) || has(protectedRefs, successor.id)) protectedRefs.push(ref);
+      else continue;
+      done.add(old.id);
+      again = true;
+    }
   }
   return { changes, observed, unmanaged, protected: protectedRefs };
 }
@@ -100,7 +118,9 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
     }
     const current = carriers[0];
     if (current === undefined || changes.some((c) => c.kind === 'apikey' && c.id === current.id && c.action === 'delete')) continue;
-    const inRotation = [...retiring.values()].filter((r) => r.successor.id === current.id);
+    // Its predecessors, and theirs when it was rotated again during an overlap (5 -> 9 -> 12): each goes once its own overlap has passed.
+    const chain = predecessorsOf(current.id, [...retiring.values()].map((r) => [r.old.id, r.successor.id] as const));
+    const inRotation = [...retiring.values()].filter((r) => chain.has(r.successor.id));
     if (inRotation.length > 0) {
       for (const r of inRotation) {
         if (clock.now - r.since < item.rotate.overlapMs) continue;
@@ -146,10 +166,25 @@ export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonl
     const carriers = keys.filter((k) => k.name === item.name && !retiring.has(k.id));
     if (carriers.length !== 1) continue;
     const current = carriers[0]!;
-    const overlaps = pairs.filter(([, r]) => r.successor === current.id);
+    const chain = predecessorsOf(current.id, pairs.map(([old, r]) => [old, r.successor] as const));
+    const overlaps = pairs.filter(([, r]) => chain.has(r.successor));
     for (const [, r] of overlaps) ahead(r.since + item.rotate.overlapMs);
     const created = clock.createdAt?.('apikey', current.id);
     if (overlaps.length === 0 && created !== undefined) ahead(created + item.rotate.everyMs);
   }
   return next;
+}
+
+/** `key` and the ids it replaced, transitively, over `[predecessor, successor]` pairs. */
+function predecessorsOf(key: number, pairs: readonly (readonly [number, number])[]): Set<number> {
+  const chain = new Set([key]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [old, successor] of pairs) {
+      if (!chain.has(successor) || chain.has(old)) continue;
+      chain.add(old);
+      grew = true;
+    }
+  }
+  return chain;
 }

@@ -185,4 +185,38 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
     expect(keys().map((k) => k.id)).toEqual([twin.id]);
     expect(await sinkToken()).toBe(twin.token);
   });
+
+  it('`amsync rotate` during an overlap: each predecessor is deleted once its own overlap has passed, the sink keeps the newest token', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    expect((await sync()).code).toBe(0);
+    const [first] = keys();
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    expect((await sync()).code).toBe(0);
+    const second = keys().find((k) => k.id !== first!.id)!;
+    vi.setSystemTime(new Date('2026-04-01T12:00:00Z'));
+    const again = await amsync(['rotate', 'apikey:ci-build', '--tokens-dir', 'tokens']);
+    expect(again.code, again.stderr).toBe(0);
+    // It rotated the successor (it used to find two keys of the name and say "No changes").
+    expect(again.stdout).toContain(`will be rotated (rotation: requested now; replaces id ${second.id})`);
+    const third = keys().find((k) => k.id !== first!.id && k.id !== second.id)!;
+    expect(await sinkToken()).toBe(third.token);
+
+    // The first overlap has passed, the second has not: the first key goes (it was hidden for good before).
+    vi.setSystemTime(new Date('2026-04-02T00:00:02Z'));
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+
+    vi.setSystemTime(new Date('2026-04-02T12:00:01Z'));
+    emu.clearRequests();
+    const last = await sync();
+    expect(last.code, last.stdout + last.stderr).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${second.id}`, `DELETE /api/3rdparty/apikeys/${second.id}`]);
+    expect(keys().map((k) => k.id)).toEqual([third.id]);
+    expect(await sinkToken()).toBe(third.token);
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(writes()).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkSafety, nextRotationAt, noFingerprints, plan } from '../../../src/plan/index.js';
+import { itemSelection } from '../../../src/apply/index.js';
 import type { ActualApikey, PlanClock, RotatingKey } from '../../../src/model/index.js';
 import { actual, desired, key, policyFor } from '../../helpers/plan-fixtures.js';
 
@@ -79,6 +80,41 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
     expect(nextRotationAt(d.apikeys, remote(5), clock(t0 + 90 * day))).toBeUndefined();
     expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0))).toBeUndefined();
     expect(nextRotationAt(desired({ apikeys: [key('ci', { roles: [2] })] }).apikeys, remote(5), clock(t0))).toBeUndefined();
+  });
+
+  describe('a key rotated again during its overlap (`amsync rotate` then: 5 -> 9 -> 12)', () => {
+    const chain: [number, RotatingKey][] = [
+      [5, { successor: 9, since: t0 }],
+      [9, { successor: 12, since: t0 + day / 2 }],
+    ];
+    const three = remote(5, 9, 12);
+
+    it('each predecessor is deleted once its own overlap has passed (the first one was hidden for good, then reported ambiguous)', () => {
+      expect(shown(plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + day - 1, chain)))).toEqual([]);
+      expect(shown(plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + day, chain)))).toEqual([['delete', 'ci', 5, null, 'rotated']]);
+      const both = plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + 2 * day, chain));
+      expect(shown(both)).toEqual([
+        ['delete', 'ci', 5, null, 'rotated'],
+        ['delete', 'ci', 9, null, 'rotated'],
+      ]);
+      expect(both.problems).toEqual([]);
+      expect(nextRotationAt(d.apikeys, three, clock(t0, chain))).toBe(t0 + day);
+    });
+
+    it('`amsync rotate` (--only and --replace) during an overlap rotates the successor (it found two keys of the name and planned nothing)', () => {
+      const selection = { selection: itemSelection({ only: ['apikey:ci'], exclude: [], replace: ['apikey:ci'] })! };
+      const p = plan(d, actual([], remote(5, 9)), policyFor(d, selection), noFingerprints, clock(t0 + day / 2, [chain[0]!]));
+      expect(shown(p)).toEqual([['create', 'ci', null, 9, 'rotation: requested now; replaces id 9']]);
+    });
+
+    it('`ensure: absent`: the whole chain is deleted', () => {
+      const absent = desired({ apikeys: [key('ci', { roles: [2], ensure: 'absent' })] });
+      expect(shown(plan(absent, actual([], three), policyFor(absent), noFingerprints, clock(t0 + day / 2 + 1, chain)))).toEqual([
+        ['delete', 'ci', 5, null, 'ensure: absent; predecessor of id 9 in rotation'],
+        ['delete', 'ci', 9, null, 'ensure: absent; predecessor of id 12 in rotation'],
+        ['delete', 'ci', 12, null, 'ensure: absent'],
+      ]);
+    });
   });
 
   describe('a rotation that ends during the overlap: the predecessor is never hidden from the plan (review finding)', () => {
