@@ -1,4 +1,4 @@
-import type { ActualApikey, Change, DesiredApikey, Plan, PlanClock, PlanProblem } from '../model/index.js';
+import type { ActualApikey, Change, DesiredApikey, ItemRef, Plan, PlanClock, PlanProblem } from '../model/index.js';
 import { apikeyKind } from '../model/index.js';
 import { createFieldChanges, deleteFieldChanges } from './field-changes.js';
 
@@ -12,16 +12,70 @@ export const rotatedReason = 'rotated';
  * The predecessors of apikeys in rotation (`rotate: {every, overlap}`) whose successor exists:
  * the state file says the two ids form one key, so the planner sees the successor only (the
  * twin is neither an ambiguity nor a duplicate to delete); `rotateKeys` plans the
- * predecessor's delete once the overlap has passed.
+ * predecessor's delete once the overlap has passed, `endedRotations` gives it the successor's
+ * fate when the successor is no longer kept. A predecessor that a declaration pins with `id:`
+ * is that declaration's key, not hidden.
  */
-export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
+export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
   const out = new Map<number, { old: ActualApikey; successor: ActualApikey; since: number }>();
-  for (const [id, r] of clock?.rotating ?? []) {
+  if (clock?.rotating === undefined || clock.rotating.size === 0) return out;
+  const pinned = new Set(declared.map((k) => k.id));
+  for (const [id, r] of clock.rotating) {
+    if (pinned.has(id)) continue;
     const old = actual.find((k) => k.id === id);
     const successor = actual.find((k) => k.id === r.successor);
     if (old !== undefined && successor !== undefined && old.name === successor.name) out.set(id, { old, successor, since: r.since });
   }
   return out;
+}
+
+/**
+ * Rotations whose successor the plan does not keep (its name now `ensure: absent`, pruned,
+ * expired, no longer declared, or protected): the predecessor, hidden from the planner as part
+ * of the one key, shares the successor's fate and is shown beside it: deleted with it (the
+ * reason of the successor's delete, so the safety checks and approvals count both), or listed
+ * with it as unmanaged or protected. Pure.
+ */
+export function endedRotations(
+  retiring: ReturnType<typeof retiringKeys>,
+  plan: { readonly changes: readonly Change[]; readonly observed: readonly Change[]; readonly unmanaged: readonly ItemRef[]; readonly protected: readonly ItemRef[] },
+): { changes: Change[]; observed: Change[]; unmanaged: ItemRef[]; protected: ItemRef[] } {
+  const changes: Change[] = [];
+  const observed: Change[] = [];
+  const unmanaged: ItemRef[] = [];
+  const protectedRefs: ItemRef[] = [];
+  const has = (refs: readonly ItemRef[], id: number) => refs.some((r) => r.kind === 'apikey' && r.id === id);
+  const deleteOf = (list: readonly Change[], id: number) => list.find((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === id);
+  // A chain (a key rotated again during its overlap: 5 -> 9 -> 12) ends as a whole: the
+  // predecessor of a predecessor shares the fate too, with the first reason.
+  const reasons = new Map<number, string>();
+  const done = new Set<number>();
+  for (let again = true; again; ) {
+    again = false;
+    for (const { old, successor } of retiring.values()) {
+      if (done.has(old.id)) continue;
+      // An observed item's delete is reported, not planned: the predecessor's with it.
+      const planned = deleteOf(plan.changes, successor.id) ?? deleteOf(changes, successor.id);
+      const deleted = planned ?? deleteOf(plan.observed, successor.id) ?? deleteOf(observed, successor.id);
+      const ref: ItemRef = { kind: 'apikey', key: old.name, id: old.id };
+      if (deleted !== undefined) {
+        // Its own overlap may have passed already (rotateKeys planned its delete).
+        if (deleteOf(plan.changes, old.id) !== undefined) {
+          done.add(old.id);
+          continue;
+        }
+        const source = deleted.source === undefined ? {} : { source: deleted.source };
+        const reason = reasons.get(successor.id) ?? deleted.reason ?? 'deleted';
+        reasons.set(old.id, reason);
+        (planned === undefined ? observed : changes).push({ kind: 'apikey', action: 'delete', key: old.name, id: old.id, fields: deleteFieldChanges(apikeyKind, old), reason: `${reason}; predecessor of id ${successor.id} in rotation`, ...source });
+      } else if (has(plan.unmanaged, successor.id) || has(unmanaged, successor.id)) unmanaged.push(ref);
+      else if (has(plan.protected, successor.id) || has(protectedRefs, successor.id)) protectedRefs.push(ref);
+      else continue;
+      done.add(old.id);
+      again = true;
+    }
+  }
+  return { changes, observed, unmanaged, protected: protectedRefs };
 }
 
 /**
@@ -40,13 +94,16 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
   const problems: PlanProblem[] = [];
   if (clock === undefined) return { changes, unchanged, problems };
   for (const item of declared) {
-    if (item.ensure !== 'present' || item.id !== undefined || item.mode === 'observe') continue;
+    if (item.ensure !== 'present' || item.mode === 'observe') continue;
     const source = item.source === undefined ? {} : { source: item.source };
-    if (item.rotate === undefined) {
-      // A successor made by `--replace` in a run killed before the old key's delete, found by the
-      // next run (sync/interrupted-rotations.ts): its token is in the sink, the old key goes now.
+    if (item.rotate === undefined || item.id !== undefined) {
+      // The successor is the key and nothing rotates it any more: `rotate:` removed (or the
+      // successor pinned with `id:`), or a successor made by `--replace` in a run killed before
+      // the old key's delete, found by the next run (sync/interrupted-rotations.ts). Its token
+      // is in the sink: the rotation ends, and the old key goes now.
       for (const r of retiring.values()) {
-        if (r.successor.name !== item.name || !visible.some((k) => k.id === r.successor.id)) continue;
+        const isTheKey = item.id === undefined ? r.successor.name === item.name && visible.some((k) => k.id === r.successor.id) : item.id === r.successor.id;
+        if (!isTheKey || changes.some((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === r.old.id)) continue;
         changes.push({ kind: 'apikey', action: 'delete', key: r.old.name, id: r.old.id, fields: deleteFieldChanges(apikeyKind, r.old), reason: `${rotatedReason}: replaced by id ${r.successor.id}, whose token is in the sink`, ...source });
       }
       continue;
@@ -61,7 +118,9 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
     }
     const current = carriers[0];
     if (current === undefined || changes.some((c) => c.kind === 'apikey' && c.id === current.id && c.action === 'delete')) continue;
-    const inRotation = [...retiring.values()].filter((r) => r.successor.id === current.id);
+    // Its predecessors, and theirs when it was rotated again during an overlap (5 -> 9 -> 12): each goes once its own overlap has passed.
+    const chain = predecessorsOf(current.id, [...retiring.values()].map((r) => [r.old.id, r.successor.id] as const));
+    const inRotation = [...retiring.values()].filter((r) => chain.has(r.successor.id));
     if (inRotation.length > 0) {
       for (const r of inRotation) {
         if (clock.now - r.since < item.rotate.overlapMs) continue;
@@ -107,10 +166,25 @@ export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonl
     const carriers = keys.filter((k) => k.name === item.name && !retiring.has(k.id));
     if (carriers.length !== 1) continue;
     const current = carriers[0]!;
-    const overlaps = pairs.filter(([, r]) => r.successor === current.id);
+    const chain = predecessorsOf(current.id, pairs.map(([old, r]) => [old, r.successor] as const));
+    const overlaps = pairs.filter(([, r]) => chain.has(r.successor));
     for (const [, r] of overlaps) ahead(r.since + item.rotate.overlapMs);
     const created = clock.createdAt?.('apikey', current.id);
     if (overlaps.length === 0 && created !== undefined) ahead(created + item.rotate.everyMs);
   }
   return next;
+}
+
+/** `key` and the ids it replaced, transitively, over `[predecessor, successor]` pairs. */
+function predecessorsOf(key: number, pairs: readonly (readonly [number, number])[]): Set<number> {
+  const chain = new Set([key]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [old, successor] of pairs) {
+      if (!chain.has(successor) || chain.has(old)) continue;
+      chain.add(old);
+      grew = true;
+    }
+  }
+  return chain;
 }

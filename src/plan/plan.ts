@@ -1,7 +1,7 @@
 import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
-import { retiringKeys, rotateKeys } from './key-rotation.js';
+import { endedRotations, retiringKeys, rotateKeys } from './key-rotation.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
@@ -32,7 +32,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   );
   const keys = new PlanBuilder('apikey');
   // Apikeys in rotation: the planner sees the successor only (key-rotation.ts).
-  const retiring = retiringKeys(actual.apikeys, now);
+  const retiring = retiringKeys(actual.apikeys, now, desired.apikeys);
   const visibleKeys = retiring.size === 0 ? actual.apikeys : actual.apikeys.filter((k) => !retiring.has(k.id));
   planKind(
     apikeySpec,
@@ -64,15 +64,17 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
 
   // Set only when a key declares `rotate:`: other plans are built as they always were.
   const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
-  const keyChanges = rotated?.changes ?? keys.changes;
+  // A rotation whose successor is not kept (absent, pruned, undeclared, protected): its predecessor is shown with it.
+  const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, observed: keys.observed, unmanaged: keys.unmanaged, protected: keys.protected });
+  const keyChanges = [...(rotated?.changes ?? keys.changes), ...(ended?.changes ?? [])];
   const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
-  const observed = [...users.observed, ...keys.observed].sort(compareChanges);
+  const observed = [...users.observed, ...keys.observed, ...(ended?.observed ?? [])].sort(compareChanges);
   const ignored = [...ignoredFields('sshUser', desired.sshUsers, ignorableFieldsOf(sshUserKind)), ...ignoredFields('apikey', desired.apikeys, ignorableFieldsOf(apikeyKind))];
   return {
     changes: [...users.changes, ...keyChanges].sort(compareChanges),
     unchanged: users.unchanged + (rotated?.unchanged ?? keys.unchanged),
-    unmanaged: [...users.unmanaged, ...keys.unmanaged].sort(compareRefs),
-    protected: [...users.protected, ...keys.protected].sort(compareRefs),
+    unmanaged: [...users.unmanaged, ...keys.unmanaged, ...(ended?.unmanaged ?? [])].sort(compareRefs),
+    protected: [...users.protected, ...keys.protected, ...(ended?.protected ?? [])].sort(compareRefs),
     problems: [...users.problems, ...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))].sort(compareRefs),
     notes,
     ...(unavailable ? { passwordsUnavailable: unavailable } : {}),

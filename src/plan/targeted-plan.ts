@@ -1,6 +1,7 @@
 import type { ActualState, Change, DesiredState, Plan, PlanClock } from '../model/index.js';
 import { declaredItems } from './declared-items.js';
 import { isPartial, replaceWord } from './item-selection.js';
+import { retiringKeys } from './key-rotation.js';
 import { compareChanges, plan as planAll } from './plan.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
 import { noFingerprints } from './policy.js';
@@ -17,7 +18,10 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   const full = planAll(desired, actual, policy, fingerprints, now);
   const selection = policy.selection;
   if (selection === undefined || (selection.replace.length === 0 && !isPartial(selection))) return full;
-  const declared = declaredItems(desired, actual);
+  // Matched as the planner matches: a rotating key's predecessor is not a second key of its name
+  // (`amsync rotate` during an overlap rotates the successor; it found no key and did nothing).
+  const retiring = retiringKeys(actual.apikeys, now, desired.apikeys);
+  const declared = declaredItems(desired, retiring.size === 0 ? actual : { ...actual, apikeys: actual.apikeys.filter((k) => !retiring.has(k.id)) });
   const replaced = selection.replace.length === 0 ? { plan: full, items: [] } : replaceItems(full, declared, actual, selection.replace, policy, replaceWord(selection));
   const sorted: Plan = replaced.plan === full ? full : { ...replaced.plan, changes: [...replaced.plan.changes].sort((a: Change, b: Change) => compareChanges(a, b)) };
   return isPartial(selection) ? selectItems(sorted, declared, actual, selection, replaced.items) : sorted;

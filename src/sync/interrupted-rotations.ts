@@ -56,9 +56,12 @@ export async function adoptInterruptedSuccessors(actual: ActualState, tokens: Re
       continue;
     }
     const record = { successor: twin.id, since: now };
+    // The killed run may have written it already (the write then changes nothing): the note says which.
+    let already = false;
     if (!dryRun) {
       try {
         if (await sink.write(intent.name, token)) written += 1;
+        else already = true;
       } catch (error) {
         unresolved.push(`apikey "${intent.name}": the token of id ${twin.id} (the successor of id ${predecessor}) could not be written: ${error instanceof Error ? error.message : String(error)}`);
         continue;
@@ -69,7 +72,8 @@ export async function adoptInterruptedSuccessors(actual: ActualState, tokens: Re
       state.recordCreated?.('apikey', twin.id, intent.startedAt);
     }
     adopted.set(predecessor, record);
-    notes.push(`apikey "${intent.name}": id ${twin.id} is the successor of id ${predecessor} that an interrupted run created; its token ${dryRun ? 'is' : 'was'} written to ${sink.describe} first, and the rotation goes on from there.`);
+    const where = already ? `was already in ${sink.describe}` : `${dryRun ? 'is' : 'was'} written to ${sink.describe} first`;
+    notes.push(`apikey "${intent.name}": id ${twin.id} is the successor of id ${predecessor} that an interrupted run created; its token ${where}, and the rotation goes on from there.`);
   }
   if (!dryRun && state.dirty) await state.save();
   return { adopted, unresolved, notes, written };

@@ -149,11 +149,13 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
   });
   let approval = approvalStatus(plan, actual, desired.policy, input.approvals ?? []);
   const refusal = checkSafety(plan, desired, policy, { maxDeletes: input.maxDeletes, allowEmptyPrune: input.allowEmptyPrune ?? false }) ?? policyRefusal(approval.review);
-  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: 0, approval, ...rotationWake(desired, actual.apikeys, clock) });
+  // An adopted successor's token was written before the guards and the question (no request:
+  // the local half of a rotation a killed run began): counted whatever follows (0 in a dry-run).
+  if (refusal || input.dryRun) return listed({ ...names, plan, policy, refusal, tokensWritten: interrupted.written, approval, ...rotationWake(desired, actual.apikeys, clock) });
   await preflightScopes(plan, input.service);
   if (input.beforeApply) {
     const answer = await input.beforeApply(plan, roleNames, approval);
-    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: 0, cancelled: true, approval, ...rotationWake(desired, actual.apikeys, clock) });
+    if (answer === false) return listed({ ...names, plan, policy, tokensWritten: interrupted.written, cancelled: true, approval, ...rotationWake(desired, actual.apikeys, clock) });
     if (answer !== true) approval = withApprovals(approval, plan, actual, answer.approve);
   }
 
@@ -173,7 +175,7 @@ async function reconcile(input: SyncInput, signal: AbortSignal | undefined): Pro
     signal,
     maxInFlight: input.maxInFlight,
     lateCreate: input.lateCreate,
-    retiring: new Set(retiringKeys(actual.apikeys, clock).keys()),
+    retiring: new Set(retiringKeys(actual.apikeys, clock, desired.apikeys).keys()),
     now: wallNow,
   });
   return listed({

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
+import { call } from '../helpers/emulator-client.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 
 // issue 30, item 3 (apikeys): `rotate: {every, overlap}` against the emulator's request log,
@@ -85,6 +86,135 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
     expect(audit).not.toContain(successor.token);
 
     // Converged: the next run makes no write (the successor's age counts from its create).
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(writes()).toEqual([]);
+  });
+
+  it('a rotation that ends during its overlap shows its predecessor: `rotate:` removed deletes it now; `ensure: absent` deletes both (report against the request log)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const file = (extra: string) => writeFile(join(dir, 'access.yaml'), `apikeys:\n  - name: ci-build\n    roles: [1]\n${extra}`);
+    const deleted = () => emu.requests().filter((r) => r.method === 'DELETE').map((r) => Number(r.path.split('/').pop()));
+    // The deletes the report shows (ids) and their results, in the plan's order.
+    const reported = (run: CliRun) => {
+      const doc = JSON.parse(run.stdout) as { changes: { action: string; id: number }[]; results: { action: string; status: string }[] };
+      const results = doc.results.filter((r) => r.action === 'delete');
+      return doc.changes.filter((c) => c.action === 'delete').map((c, i) => [c.id, results[i]?.status]);
+    };
+    const rotateAt = async (at: string) => {
+      vi.setSystemTime(new Date(at));
+      expect((await sync()).code).toBe(0);
+      expect(keys()).toHaveLength(2);
+      return keys().map((k) => k.id);
+    };
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    expect((await sync()).code).toBe(0);
+    const [first, second] = await rotateAt('2026-04-01T00:00:01Z');
+
+    // `rotate:` removed during the overlap: the successor stays the key, the predecessor is in the plan and deleted now.
+    await file('');
+    vi.setSystemTime(new Date('2026-04-01T01:00:00Z'));
+    emu.clearRequests();
+    const shown = await amsync(['plan', '--tokens-dir', 'tokens', '--json']);
+    expect(writes()).toEqual([]);
+    expect((JSON.parse(shown.stdout) as { changes: { action: string; id: number }[] }).changes.map((c) => [c.action, c.id])).toEqual([['delete', first]]);
+    const ended = await amsync(['sync', '--tokens-dir', 'tokens', '--json']);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(deleted()).toEqual([first]);
+    expect(reported(ended)).toEqual([[first, 'applied']]);
+    expect(keys().map((k) => k.id)).toEqual([second]);
+    expect(await sinkToken()).toBe(keys()[0]!.token);
+
+    // Rotating again, then `ensure: absent` during the overlap: both keys are deleted, and both are in the report.
+    await file('    rotate: { every: 90d, overlap: 24h }\n');
+    const [, third] = await rotateAt('2026-07-01T00:00:01Z');
+    await file('    ensure: absent\n');
+    emu.clearRequests();
+    const gone = await amsync(['sync', '--tokens-dir', 'tokens', '--json']);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(deleted().sort((a, b) => a - b)).toEqual([second, third]);
+    expect(reported(gone)).toEqual([
+      [second, 'applied'],
+      [third, 'applied'],
+    ]);
+    expect(keys()).toEqual([]);
+  });
+
+  it("an interrupted rotation's twin: plan and sync --dry-run write neither the token sink nor the state file; a refused sync adopts it with no request and says so; the next sync deletes the predecessor", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    await writeFile(join(dir, 'access.yaml'), 'apikeys:\n  - name: ci-build\n    roles: [1]\n    rotate: { every: 90d }\n');
+    expect((await sync()).code).toBe(0);
+    const [first] = keys();
+    // What a run killed after its successor's POST leaves: the twin on the service, the intent in the state file.
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    expect((await call(emu.url, 'POST', '/api/3rdparty/apikeys', { token: TOKEN, body: { name: 'ci-build', roles: [1], superuser: false } })).status).toBe(200);
+    const twin = keys().find((k) => k.id !== first!.id)!;
+    const statePath = join(dir, '.amsync', 'state.json');
+    const doc = JSON.parse(await readFile(statePath, 'utf8')) as { services: Record<string, Record<string, unknown>> };
+    Object.values(doc.services)[0]!.rotationIntents = { [first!.id]: { name: 'ci-build', startedAt: new Date().toISOString() } };
+    await writeFile(statePath, JSON.stringify(doc, null, 2));
+    const stateBytes = await readFile(statePath, 'utf8');
+    const adopted = `apikey "ci-build": id ${twin.id} is the successor of id ${first!.id} that an interrupted run created; its token`;
+
+    for (const args of [['plan'], ['sync', '--dry-run']]) {
+      emu.clearRequests();
+      const dry = await amsync([...args, '--tokens-dir', 'tokens', '--json']);
+      expect(dry.code, dry.stderr).toBe(0);
+      const report = JSON.parse(dry.stdout) as { changes: { action: string; id: number }[]; notes: string[] };
+      expect(report.changes.map((c) => [c.action, c.id])).toEqual([['delete', first!.id]]);
+      expect(report.notes).toContainEqual(expect.stringContaining(`${adopted} is written to`));
+      expect(writes()).toEqual([]);
+      expect(await sinkToken(), args.join(' ')).toBe(first!.token);
+      expect(await readFile(statePath, 'utf8'), args.join(' ')).toBe(stateBytes);
+    }
+
+    // Refused by the deletion budget: the twin is adopted (its token in the sink, the pair recorded), no request is sent.
+    emu.clearRequests();
+    const refused = await amsync(['sync', '--tokens-dir', 'tokens', '--max-deletes', '0', '--json']);
+    expect(refused.code).toBe(3);
+    expect((JSON.parse(refused.stdout) as { notes: string[] }).notes).toContainEqual(expect.stringContaining(`${adopted} was written to`));
+    expect(writes()).toEqual([]);
+    expect(await sinkToken()).toBe(twin.token);
+    expect(refused.stdout + refused.stderr).not.toContain(twin.token);
+
+    emu.clearRequests();
+    const retired = await sync();
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    expect(keys().map((k) => k.id)).toEqual([twin.id]);
+    expect(await sinkToken()).toBe(twin.token);
+  });
+
+  it('`amsync rotate` during an overlap: each predecessor is deleted once its own overlap has passed, the sink keeps the newest token', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    expect((await sync()).code).toBe(0);
+    const [first] = keys();
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    expect((await sync()).code).toBe(0);
+    const second = keys().find((k) => k.id !== first!.id)!;
+    vi.setSystemTime(new Date('2026-04-01T12:00:00Z'));
+    const again = await amsync(['rotate', 'apikey:ci-build', '--tokens-dir', 'tokens']);
+    expect(again.code, again.stderr).toBe(0);
+    // It rotated the successor (it used to find two keys of the name and say "No changes").
+    expect(again.stdout).toContain(`will be rotated (rotation: requested now; replaces id ${second.id})`);
+    const third = keys().find((k) => k.id !== first!.id && k.id !== second.id)!;
+    expect(await sinkToken()).toBe(third.token);
+
+    // The first overlap has passed, the second has not: the first key goes (it was hidden for good before).
+    vi.setSystemTime(new Date('2026-04-02T00:00:02Z'));
+    emu.clearRequests();
+    expect((await sync()).code).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+
+    vi.setSystemTime(new Date('2026-04-02T12:00:01Z'));
+    emu.clearRequests();
+    const last = await sync();
+    expect(last.code, last.stdout + last.stderr).toBe(0);
+    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${second.id}`, `DELETE /api/3rdparty/apikeys/${second.id}`]);
+    expect(keys().map((k) => k.id)).toEqual([third.id]);
+    expect(await sinkToken()).toBe(third.token);
     emu.clearRequests();
     expect((await sync()).code).toBe(0);
     expect(writes()).toEqual([]);

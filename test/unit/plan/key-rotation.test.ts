@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextRotationAt, noFingerprints, plan } from '../../../src/plan/index.js';
+import { checkSafety, nextRotationAt, noFingerprints, plan } from '../../../src/plan/index.js';
+import { itemSelection } from '../../../src/apply/index.js';
 import type { ActualApikey, PlanClock, RotatingKey } from '../../../src/model/index.js';
 import { actual, desired, key, policyFor } from '../../helpers/plan-fixtures.js';
 
@@ -79,5 +80,106 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
     expect(nextRotationAt(d.apikeys, remote(5), clock(t0 + 90 * day))).toBeUndefined();
     expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0))).toBeUndefined();
     expect(nextRotationAt(desired({ apikeys: [key('ci', { roles: [2] })] }).apikeys, remote(5), clock(t0))).toBeUndefined();
+  });
+
+  describe('a key rotated again during its overlap (`amsync rotate` then: 5 -> 9 -> 12)', () => {
+    const chain: [number, RotatingKey][] = [
+      [5, { successor: 9, since: t0 }],
+      [9, { successor: 12, since: t0 + day / 2 }],
+    ];
+    const three = remote(5, 9, 12);
+
+    it('each predecessor is deleted once its own overlap has passed (the first one was hidden for good, then reported ambiguous)', () => {
+      expect(shown(plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + day - 1, chain)))).toEqual([]);
+      expect(shown(plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + day, chain)))).toEqual([['delete', 'ci', 5, null, 'rotated']]);
+      const both = plan(d, actual([], three), policyFor(d), noFingerprints, clock(t0 + 2 * day, chain));
+      expect(shown(both)).toEqual([
+        ['delete', 'ci', 5, null, 'rotated'],
+        ['delete', 'ci', 9, null, 'rotated'],
+      ]);
+      expect(both.problems).toEqual([]);
+      expect(nextRotationAt(d.apikeys, three, clock(t0, chain))).toBe(t0 + day);
+    });
+
+    it('`amsync rotate` (--only and --replace) during an overlap rotates the successor (it found two keys of the name and planned nothing)', () => {
+      const selection = { selection: itemSelection({ only: ['apikey:ci'], exclude: [], replace: ['apikey:ci'] })! };
+      const p = plan(d, actual([], remote(5, 9)), policyFor(d, selection), noFingerprints, clock(t0 + day / 2, [chain[0]!]));
+      expect(shown(p)).toEqual([['create', 'ci', null, 9, 'rotation: requested now; replaces id 9']]);
+    });
+
+    it('`ensure: absent`: the whole chain is deleted', () => {
+      const absent = desired({ apikeys: [key('ci', { roles: [2], ensure: 'absent' })] });
+      expect(shown(plan(absent, actual([], three), policyFor(absent), noFingerprints, clock(t0 + day / 2 + 1, chain)))).toEqual([
+        ['delete', 'ci', 5, null, 'ensure: absent; predecessor of id 9 in rotation'],
+        ['delete', 'ci', 9, null, 'ensure: absent; predecessor of id 12 in rotation'],
+        ['delete', 'ci', 12, null, 'ensure: absent'],
+      ]);
+    });
+  });
+
+  describe('a rotation that ends during the overlap: the predecessor is never hidden from the plan (review finding)', () => {
+    const rotating: [number, RotatingKey][] = [[5, { successor: 9, since: t0 + 90 * day }]];
+    const during = clock(t0 + 90 * day + 1000, rotating);
+    const planOf = (file: ReturnType<typeof desired>, overrides: Parameters<typeof policyFor>[1] = {}) => plan(file, actual([], remote(5, 9)), policyFor(file, overrides), noFingerprints, during);
+
+    it('`rotate:` removed: the successor stays the key, the predecessor is deleted now (a normal delete, counted by the safety checks)', () => {
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })] });
+      const p = planOf(plain);
+      expect(shown(p)).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+      expect(p.unchanged).toBe(1);
+      expect(checkSafety(p, plain, policyFor(plain), { maxDeletes: 0, allowEmptyPrune: false })?.message).toContain('refusing to delete 1 items');
+    });
+
+    it('`ensure: absent`: both keys are deleted and shown, and both count against the deletion budget', () => {
+      const absent = desired({ apikeys: [key('ci', { roles: [2], ensure: 'absent' })] });
+      const p = planOf(absent);
+      expect(shown(p)).toEqual([
+        ['delete', 'ci', 5, null, 'ensure: absent; predecessor of id 9 in rotation'],
+        ['delete', 'ci', 9, null, 'ensure: absent'],
+      ]);
+      expect(p.problems).toEqual([]);
+      expect(checkSafety(p, absent, policyFor(absent), { maxDeletes: 1, allowEmptyPrune: false })?.message).toContain('refusing to delete 2 items');
+    });
+
+    it('`ensure: absent` on an observed item (mode: observe): both deletes are reported as drift, neither planned', () => {
+      const observedAbsent = desired({ apikeys: [key('ci', { roles: [2], ensure: 'absent', mode: 'observe' })] });
+      const p = planOf(observedAbsent);
+      expect(p.changes).toEqual([]);
+      expect(p.observed?.map((c) => [c.action, c.id, c.reason])).toEqual([
+        ['delete', 5, 'ensure: absent; predecessor of id 9 in rotation'],
+        ['delete', 9, 'ensure: absent'],
+      ]);
+    });
+
+    it('no longer declared: both listed as unmanaged; with prune, both deleted; protected, both protected', () => {
+      const gone = desired({ apikeys: [key('other', { roles: [2] })] });
+      expect(planOf(gone).unmanaged.filter((r) => r.key === 'ci')).toEqual([
+        { kind: 'apikey', key: 'ci', id: 5 },
+        { kind: 'apikey', key: 'ci', id: 9 },
+      ]);
+      const pruned = desired({ apikeys: [key('other', { roles: [2] })], prune: { sshUsers: false, apikeys: true } });
+      expect(shown(planOf(pruned)).filter((c) => c[1] === 'ci')).toEqual([
+        ['delete', 'ci', 5, null, 'prune: not declared; predecessor of id 9 in rotation'],
+        ['delete', 'ci', 9, null, 'prune: not declared'],
+      ]);
+      const kept = desired({ apikeys: [key('other', { roles: [2] })], prune: { sshUsers: false, apikeys: true }, protect: { sshUsers: [], apikeys: ['ci'] } });
+      const p = planOf(kept);
+      expect(p.changes.filter((c) => c.key === 'ci')).toEqual([]);
+      expect(p.protected).toEqual([
+        { kind: 'apikey', key: 'ci', id: 5 },
+        { kind: 'apikey', key: 'ci', id: 9 },
+      ]);
+    });
+
+    it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
+      const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
+      expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+      const pinnedPredecessor = desired({ apikeys: [key('ci', { roles: [2], id: 5 })] });
+      const p = planOf(pinnedPredecessor);
+      expect(p.problems).toEqual([]);
+      expect(p.changes).toEqual([]);
+      expect(p.unchanged).toBe(1);
+      expect(p.unmanaged).toEqual([{ kind: 'apikey', key: 'ci', id: 9 }]);
+    });
   });
 });
