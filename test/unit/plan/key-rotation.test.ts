@@ -171,6 +171,13 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       ]);
     });
 
+    it('`rotate:` removed with a third key of the name (no record of it) and --delete-duplicate-apikeys: undecidable, nothing of it deleted (the successor, whose token is in the sink, was deleted as a duplicate of the stray key and its predecessor with it)', () => {
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })] });
+      const p = plan(plain, actual([], remote(5, 7, 9)), policyFor(plain, { deleteDuplicateApikeys: true }), noFingerprints, during);
+      expect(p.changes).toEqual([]);
+      expect(p.problems.map((q) => [q.key, q.code])).toEqual([['ci', 'ambiguous']]);
+    });
+
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
       const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
       expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
