@@ -14,14 +14,16 @@ export const rotatedReason = 'rotated';
  * twin is neither an ambiguity nor a duplicate to delete); `rotateKeys` plans the
  * predecessor's delete once the overlap has passed, `endedRotations` gives it the successor's
  * fate when the successor is no longer kept. A predecessor that a declaration pins with `id:`
- * is that declaration's key, not hidden.
+ * is that declaration's key, not hidden; so is one whose successor is pinned `ensure: absent`.
  */
-export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
+export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id' | 'ensure'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
   const out = new Map<number, { old: ActualApikey; successor: ActualApikey; since: number }>();
   if (clock?.rotating === undefined || clock.rotating.size === 0) return out;
   const pinned = new Set(declared.map((k) => k.id));
+  // A successor pinned with `id:` and `ensure: absent`: that id goes, not the key; its predecessor is the key again.
+  const droppedSuccessors = new Set(declared.filter((k) => k.ensure === 'absent').map((k) => k.id));
   for (const [id, r] of clock.rotating) {
-    if (pinned.has(id)) continue;
+    if (pinned.has(id) || droppedSuccessors.has(r.successor)) continue;
     const old = actual.find((k) => k.id === id);
     const successor = actual.find((k) => k.id === r.successor);
     if (old !== undefined && successor !== undefined && old.name === successor.name) out.set(id, { old, successor, since: r.since });

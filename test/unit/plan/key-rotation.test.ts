@@ -178,6 +178,17 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       expect(p.problems.map((q) => [q.key, q.code])).toEqual([['ci', 'ambiguous']]);
     });
 
+    it('the successor pinned with `id:` and `ensure: absent`: that id is deleted, not its predecessor (which becomes the key of the name again)', () => {
+      const dropSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, ensure: 'absent' })] });
+      const p = planOf(dropSuccessor);
+      expect(shown(p)).toEqual([['delete', 'ci', 9, null, 'ensure: absent']]);
+      expect(p.unmanaged).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      const keepName = desired({ apikeys: [key('ci', { roles: [2], id: 9, ensure: 'absent' }), key('ci', { roles: [2], rotate })] });
+      const q = planOf(keepName);
+      expect(shown(q)).toEqual([['delete', 'ci', 9, null, 'ensure: absent']]);
+      expect(q.unchanged).toBe(1);
+    });
+
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
       const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
       expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
