@@ -189,6 +189,15 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       expect(q.unchanged).toBe(1);
     });
 
+    it('a declared key a protect glob covers is never rotated nor its predecessor deleted (protect: never changed or deleted)', () => {
+      const protect = { sshUsers: [], apikeys: ['ci'] };
+      const withRotate = desired({ apikeys: [key('ci', { roles: [2], rotate })], protect });
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 91 * day)).changes).toEqual([]);
+      expect(plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, clock(t0 + 200 * day, rotating)).changes).toEqual([]);
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })], protect });
+      expect(planOf(plain).changes).toEqual([]);
+    });
+
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
       const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
       expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
