@@ -14,14 +14,16 @@ export const rotatedReason = 'rotated';
  * twin is neither an ambiguity nor a duplicate to delete); `rotateKeys` plans the
  * predecessor's delete once the overlap has passed, `endedRotations` gives it the successor's
  * fate when the successor is no longer kept. A predecessor that a declaration pins with `id:`
- * is that declaration's key, not hidden.
+ * is that declaration's key, not hidden; so is one whose successor is pinned `ensure: absent`.
  */
-export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
+export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock | undefined, declared: readonly Pick<DesiredApikey, 'id' | 'ensure'>[] = []): Map<number, { old: ActualApikey; successor: ActualApikey; since: number }> {
   const out = new Map<number, { old: ActualApikey; successor: ActualApikey; since: number }>();
   if (clock?.rotating === undefined || clock.rotating.size === 0) return out;
   const pinned = new Set(declared.map((k) => k.id));
+  // A successor pinned with `id:` and `ensure: absent`: that id goes, not the key; its predecessor is the key again.
+  const droppedSuccessors = new Set(declared.filter((k) => k.ensure === 'absent').map((k) => k.id));
   for (const [id, r] of clock.rotating) {
-    if (pinned.has(id)) continue;
+    if (pinned.has(id) || droppedSuccessors.has(r.successor)) continue;
     const old = actual.find((k) => k.id === id);
     const successor = actual.find((k) => k.id === r.successor);
     if (old !== undefined && successor !== undefined && old.name === successor.name) out.set(id, { old, successor, since: r.since });
@@ -100,7 +102,15 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
       // The successor is the key and nothing rotates it any more: `rotate:` removed (or the
       // successor pinned with `id:`), or a successor made by `--replace` in a run killed before
       // the old key's delete, found by the next run (sync/interrupted-rotations.ts). Its token
-      // is in the sink: the rotation ends, and the old key goes now.
+      // is in the sink: the rotation ends, and the old key goes now. Unless another key has the
+      // name with no record (the successor would be a duplicate to delete, and its predecessor
+      // with it, while the unknown key is kept): undecidable, as below.
+      const named = item.id === undefined ? visible.filter((k) => k.name === item.name) : [];
+      if (named.length > 1 && named.some((k) => [...retiring.values()].some((r) => r.successor.id === k.id))) {
+        changes = withoutDuplicateDeletes(changes, named);
+        problems.push(ambiguity(item, named));
+        continue;
+      }
       for (const r of retiring.values()) {
         const isTheKey = item.id === undefined ? r.successor.name === item.name && visible.some((k) => k.id === r.successor.id) : item.id === r.successor.id;
         if (!isTheKey || changes.some((c) => c.kind === 'apikey' && c.action === 'delete' && c.id === r.old.id)) continue;
@@ -111,9 +121,8 @@ export function rotateKeys(plan: Pick<Plan, 'changes' | 'unchanged'>, declared: 
     const carriers = visible.filter((k) => k.name === item.name);
     if (carriers.length > 1) {
       // A successor whose create the state file did not record: which one is "the" key is unknown.
-      const ids = new Set(carriers.map((k) => k.id));
-      changes = changes.filter((c) => !(c.kind === 'apikey' && c.action === 'delete' && c.id !== null && ids.has(c.id) && c.reason?.startsWith('duplicate of') === true));
-      problems.push({ kind: 'apikey', key: item.name, code: 'ambiguous', ...source, message: `${carriers.length} apikeys are named "${item.name}" (ids ${[...ids].sort((a, b) => a - b).join(', ')}) and the state file records no rotation between them (a run that rotated it may have died before saving): nothing of it is deleted; check which token the sink holds and pin that key with \`id:\`` });
+      changes = withoutDuplicateDeletes(changes, carriers);
+      problems.push(ambiguity(item, carriers));
       continue;
     }
     const current = carriers[0];
@@ -173,6 +182,19 @@ export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonl
     if (overlaps.length === 0 && created !== undefined) ahead(created + item.rotate.everyMs);
   }
   return next;
+}
+
+/** The plan's deletes of `carriers` as duplicates of one another: none, when which one is "the" key is unknown. */
+function withoutDuplicateDeletes(changes: readonly Change[], carriers: readonly ActualApikey[]): Change[] {
+  const ids = new Set(carriers.map((k) => k.id));
+  return changes.filter((c) => !(c.kind === 'apikey' && c.action === 'delete' && c.id !== null && ids.has(c.id) && c.reason?.startsWith('duplicate of') === true));
+}
+
+/** Several keys of a declared name and no record of a rotation between them: nothing of it is deleted. */
+function ambiguity(item: DesiredApikey, carriers: readonly ActualApikey[]): PlanProblem {
+  const ids = carriers.map((k) => k.id).sort((a, b) => a - b);
+  const source = item.source === undefined ? {} : { source: item.source };
+  return { kind: 'apikey', key: item.name, code: 'ambiguous', ...source, message: `${carriers.length} apikeys are named "${item.name}" (ids ${ids.join(', ')}) and the state file records no rotation between them (a run that rotated it may have died before saving): nothing of it is deleted; check which token the sink holds and pin that key with \`id:\`` };
 }
 
 /** `key` and the ids it replaced, transitively, over `[predecessor, successor]` pairs. */

@@ -63,7 +63,9 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
   notes.push(...users.notes, ...keys.notes);
 
   // Set only when a key declares `rotate:`: other plans are built as they always were.
-  const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, desired.apikeys, visibleKeys, retiring, now) : undefined;
+  // A key a protect glob covers is never changed or deleted: not rotated, nor its predecessor deleted.
+  const rotatable = () => desired.apikeys.filter((k) => !policy.isProtected('apikey', k.name));
+  const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, rotatable(), visibleKeys, retiring, now) : undefined;
   // A rotation whose successor is not kept (absent, pruned, undeclared, protected): its predecessor is shown with it.
   const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, observed: keys.observed, unmanaged: keys.unmanaged, protected: keys.protected });
   const keyChanges = [...(rotated?.changes ?? keys.changes), ...(ended?.changes ?? [])];

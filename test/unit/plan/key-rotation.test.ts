@@ -171,6 +171,33 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       ]);
     });
 
+    it('`rotate:` removed with a third key of the name (no record of it) and --delete-duplicate-apikeys: undecidable, nothing of it deleted (the successor, whose token is in the sink, was deleted as a duplicate of the stray key and its predecessor with it)', () => {
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })] });
+      const p = plan(plain, actual([], remote(5, 7, 9)), policyFor(plain, { deleteDuplicateApikeys: true }), noFingerprints, during);
+      expect(p.changes).toEqual([]);
+      expect(p.problems.map((q) => [q.key, q.code])).toEqual([['ci', 'ambiguous']]);
+    });
+
+    it('the successor pinned with `id:` and `ensure: absent`: that id is deleted, not its predecessor (which becomes the key of the name again)', () => {
+      const dropSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, ensure: 'absent' })] });
+      const p = planOf(dropSuccessor);
+      expect(shown(p)).toEqual([['delete', 'ci', 9, null, 'ensure: absent']]);
+      expect(p.unmanaged).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      const keepName = desired({ apikeys: [key('ci', { roles: [2], id: 9, ensure: 'absent' }), key('ci', { roles: [2], rotate })] });
+      const q = planOf(keepName);
+      expect(shown(q)).toEqual([['delete', 'ci', 9, null, 'ensure: absent']]);
+      expect(q.unchanged).toBe(1);
+    });
+
+    it('a declared key a protect glob covers is never rotated nor its predecessor deleted (protect: never changed or deleted)', () => {
+      const protect = { sshUsers: [], apikeys: ['ci'] };
+      const withRotate = desired({ apikeys: [key('ci', { roles: [2], rotate })], protect });
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 91 * day)).changes).toEqual([]);
+      expect(plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, clock(t0 + 200 * day, rotating)).changes).toEqual([]);
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })], protect });
+      expect(planOf(plain).changes).toEqual([]);
+    });
+
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
       const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
       expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
