@@ -7,19 +7,22 @@ import {
   loadTargets,
   parseSelectorFlag,
   selectTargets,
+  targetSettings,
   writeFleetPlan,
   type SavedFleetPlan,
   type Target,
   type TargetOutcome,
 } from '../fleet/index.js';
-import type { DesiredState, Diagnostic } from '../model/index.js';
+import { diagnosticCodes, type DesiredState, type Diagnostic } from '../model/index.js';
 import type { Logger } from '../obs/index.js';
 import { passwordReferences, toSavedPlan } from '../saved-plan/index.js';
+import { sinkNameFindings } from '../secrets/index.js';
 import type { Settings } from '../settings/index.js';
 import type { SyncOutcome } from '../sync/index.js';
 import { readBounded } from '../yaml/index.js';
 import type { ServiceContext } from './app-context.js';
 import { throwOnAuditFailure } from './audit-failure.js';
+import { secretSinkOf } from './secret-sink-of.js';
 import { savedSelection, type PlanShape } from './save-plan.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -41,6 +44,24 @@ export interface LoadedFleet {
   readonly desired: DesiredState;
   readonly desiredFileHash: string;
   readonly warnings: readonly Diagnostic[];
+}
+
+/**
+ * The fleet's checkSinkNames: an item whose secret a selected target's sink (its own tokensDir
+ * folder or Secret) could never store under its name is refused before any request of any
+ * target (exit 65), as a single service's sync refuses it; each line names the target. Targets
+ * observed as a whole write no secret and are not checked.
+ */
+export function checkFleetSinkNames(base: Settings, fleet: Pick<LoadedFleet, 'selected' | 'desired'>): void {
+  const findings: Diagnostic[] = [];
+  for (const target of fleet.selected) {
+    if (target.mode === 'observe') continue;
+    const sink = secretSinkOf(targetSettings(base, target));
+    for (const f of sinkNameFindings(desiredForTarget(fleet.desired, target), sink)) findings.push({ ...f, message: `target ${target.name}: ${f.message}` });
+  }
+  if (findings.length === 0) return;
+  const n = findings.length;
+  throw new InvalidInputError(`${n} secret${n === 1 ? '' : 's'} cannot be stored by the targets' sinks under their names; nothing was sent to any target`, findings, diagnosticCodes.sinkName);
 }
 
 /** Reads the targets file, then the desired file against it; exit 65 for either, nothing sent. */

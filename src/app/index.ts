@@ -34,6 +34,7 @@ export { planAndApply, planFileFor, type PlanAndApplyRequest } from './plan-and-
 export { checkSecretsMode, secretsModes, type SecretsMode } from './secrets-mode.js';
 export { applySaved, checkSavedPlanFiles, confirmPlanService, hashIfReadable, sameService, savedPlanSource, type ApplySavedRequest } from './apply-saved.js';
 export {
+  checkFleetSinkNames,
   fileHashIfReadable,
   loadFleet,
   logTargetDone,

@@ -4,6 +4,7 @@ import { resolveDesiredSource, resolveSettings } from '../settings/index.js';
 import {
   applyFleetTargets,
   checkFleetOutputs,
+  checkFleetSinkNames,
   closeFleetNotifier,
   fleetRunEnd,
   fleetTargetsRun,
@@ -59,6 +60,7 @@ export async function runFleetSyncCommand(opts: FleetSyncOptions, dryRun: boolea
   for (const w of fleet.warnings) io.stderr.write(errText(`${formatDiagnostic(w)}\n`));
   annotateDiagnostics(io, fleet.warnings);
   await checkFleetOutputs(base, fleet.selected, env, { writes: !dryRun, reportFile: opts.report, planFile: opts.out, stepSummary: true }, fleet.targetsFile, io.stderr);
+  checkFleetSinkNames(base, fleet);
   const color = useColor(io.stdout, env);
   const context: FleetReportContext = { command: dryRun ? 'plan' : 'sync', dryRun, file: fleet.desiredFile };
   const onTargetDone = (outcome: TargetOutcome) => {

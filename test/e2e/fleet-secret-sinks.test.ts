@@ -82,3 +82,30 @@ describe('a fleet writes each target\'s secrets to its own sink', () => {
     }
   });
 });
+
+describe('an item no target\'s sink could store under its name is refused before any request of any target', () => {
+  const longUser = `u${'_'.repeat(150)}x`; // its Secret data key escapes each `_`: past 253 characters
+  const longKey = `k${'é'.repeat(130)}`; // 261 bytes of UTF-8: past a file name's 255
+
+  it('kubernetesSecret: exit 65, each target named, nothing sent to a service or to Kubernetes', async () => {
+    await writeFile(join(dir, 'access.yaml'), `sshUsers:\n  - username: ${longUser}\n    password: { generate: { length: 32 } }\n`);
+    const kubeBefore = backend.requests.length;
+    const run = await amsync(['sync', '--targets', 'targets.yaml', '--state-file', 'state/state.json', '--kubernetes-secret', 'amsync/amsync-tokens']);
+    expect(run.code, run.stdout + run.stderr).toBe(65);
+    expect(run.stderr).toContain('nothing was sent to any target');
+    expect(run.stderr).toContain('access.yaml:2:5: error: target sp: SSH user');
+    expect(run.stderr).toContain('access.yaml:2:5: error: target rj: SSH user');
+    expect(emu.tenant('sp').requests()).toEqual([]);
+    expect(emu.tenant('rj').requests()).toEqual([]);
+    expect(backend.requests.slice(kubeBefore)).toEqual([]);
+  });
+
+  it('tokensDir: exit 65 for a plan too, nothing sent', async () => {
+    await writeFile(join(dir, 'access.yaml'), `apikeys:\n  - name: ${longKey}\n`);
+    const run = await amsync(['plan', '--targets', 'targets.yaml', '--state-file', 'state/state.json', '--tokens-dir', 'tokens']);
+    expect(run.code, run.stdout + run.stderr).toBe(65);
+    expect(run.stderr).toMatch(/target sp: apikey "k/);
+    expect(emu.tenant('sp').requests()).toEqual([]);
+    expect(emu.tenant('rj').requests()).toEqual([]);
+  });
+});
