@@ -2,6 +2,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningTenants } from '../../src/emulator/index.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 import { resetTenants } from '../helpers/emulator-per-test.js';
 import { forms } from '../helpers/encodings.js';
 import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
@@ -41,10 +42,7 @@ function amsync(args: string[]): Promise<InProcessRun> {
   return runInProcess(args, { cwd: dir, env: { FLEET_TOKEN: TOKEN, KUBECONFIG: join(dir, 'kubeconfig') } });
 }
 
-async function passwordMatches(tenant: string, username: string, password: string): Promise<boolean> {
-  const res = await fetch(`${emu.tenant(tenant).url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  return ((await res.json()) as { match: boolean }).match;
-}
+const passwordMatches = (tenant: string, username: string, password: string): Promise<boolean> => checkPassword(emu.tenant(tenant).url, username, password);
 
 function expectNowhere(run: InProcessRun, secrets: readonly string[]): void {
   for (const form of forms(secrets)) {

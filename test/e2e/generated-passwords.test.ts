@@ -5,6 +5,7 @@ import type { RunningEmulator } from '../../src/emulator/index.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
 import { forms } from '../helpers/encodings.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 
 // issue 30, items 2 and 3 (SSH passwords): `password: {generate}` and `rotate: {every}`,
 // against the emulator's own log and password check, on a moved clock.
@@ -47,10 +48,7 @@ const sinkFile = (username: string) => join(dir, 'tokens', 'passwords~', usernam
 const writes = () => emu.requests().filter((r) => r.method !== 'GET');
 const userId = (name: string) => emu.state().sshUsers.find((u) => u.username === name)!.id;
 
-async function passwordMatches(username: string, password: string): Promise<boolean> {
-  const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  return ((await res.json()) as { match: boolean }).match;
-}
+const passwordMatches = (username: string, password: string): Promise<boolean> => checkPassword(emu.url, username, password);
 
 /** No output, log, report, plan file, audit log or state file holds any form of these passwords. */
 async function expectNowhere(passwords: readonly string[], files: readonly string[]): Promise<void> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 
 const TOKEN = 'CANARY-bearer-gitops-3f9a';
 const RO_TOKEN = 'CANARY-readonly-gitops-71c2';
@@ -84,10 +85,7 @@ function content() {
   };
 }
 
-async function passwordMatches(username: string, password: string): Promise<boolean> {
-  const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  return ((await res.json()) as { match: boolean }).match;
-}
+const passwordMatches = (username: string, password: string): Promise<boolean> => checkPassword(emu.url, username, password);
 
 async function directly(method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
   const res = await fetch(`${emu.url}${path}`, {

@@ -5,6 +5,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { forms } from '../helpers/encodings.js';
 import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 
 // issue 30, item 4: apikey tokens written to a Kubernetes Secret (kubernetesSecret), against
 // the emulator and a fake API server that enforces resourceVersion and RBAC verbs. The client
@@ -138,10 +139,7 @@ describe('kubernetesSecret: generated SSH passwords in the same Secret', () => {
   }
   const writes = () => emu.requests().filter((r) => r.method !== 'GET');
   const userId = (name: string) => emu.state().sshUsers.find((u) => u.username === name)!.id;
-  async function passwordMatches(username: string, password: string): Promise<boolean> {
-    const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-    return ((await res.json()) as { match: boolean }).match;
-  }
+  const passwordMatches = (username: string, password: string): Promise<boolean> => checkPassword(emu.url, username, password);
   /** No output, audit line or state file holds any form of these passwords (raw, base64, JSON-escaped, URL-encoded...). */
   async function expectNowhere(passwords: readonly string[], files: readonly string[]): Promise<void> {
     const texts = [...outputs, ...(await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8'))))];

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator, SeedData } from '../../src/emulator/index.js';
 import { emulatorPerTest } from '../helpers/emulator-per-test.js';
 import { runInProcess, type InProcessRun as CliRun } from '../helpers/in-process.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 
 // issue 29, items 1 and 2: --only / --exclude and --replace, against the emulator's own log.
 
@@ -71,10 +72,7 @@ interface JsonResult {
   error?: string;
 }
 
-async function passwordMatches(username: string, password: string): Promise<boolean> {
-  const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  return ((await res.json()) as { match: boolean }).match;
-}
+const passwordMatches = (username: string, password: string): Promise<boolean> => checkPassword(emu.url, username, password);
 
 describe('--only / --exclude', () => {
   it('--only apikey:ci-* with prune on changes only the ci keys: what it reports is what the service received', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runInProcess } from '../helpers/in-process.js';
+import { passwordMatches as checkPassword } from '../helpers/emulator-client.js';
 
 const TOKEN = 'CANARY-bearer-5e1d7a';
 const RO_TOKEN = 'CANARY-readonly-0b9c';
@@ -223,10 +224,7 @@ describe('secrets', () => {
   });
 });
 
-async function fetchCheck(username: string, password: string): Promise<boolean> {
-  const res = await fetch(`${emu.url}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  return ((await res.json()) as { match: boolean }).match;
-}
+const fetchCheck = (username: string, password: string): Promise<boolean> => checkPassword(emu.url, username, password);
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

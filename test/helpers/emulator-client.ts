@@ -89,3 +89,9 @@ export async function eventually(check: () => Promise<boolean>, attempts = 200, 
   }
   throw new Error('condition never held');
 }
+
+/** Whether `password` is the one the emulator at `baseUrl` (a tenant's URL too) holds for `username`: its control API, not the service's. */
+export async function passwordMatches(baseUrl: string, username: string, password: string): Promise<boolean> {
+  const res = await fetch(`${baseUrl}/_emulator/check-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+  return ((await res.json()) as { match: boolean }).match;
+}
