@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { startDaemon, type PendingApprovalsEvent, type RunningDaemon } from '../../src/daemon/index.js';
+import { type PendingApprovalsEvent, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics, type AmsyncMetrics } from '../../src/obs/metrics.js';
 import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
 import { parseExposition } from '../helpers/daemon-prom-parse.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 /**
  * DESIGN.md §10: the daemon never applies a change that escalates privilege by itself. It
@@ -61,19 +62,8 @@ async function start(ops = opsFile, beforeStart?: (ctx: ServiceContext, approval
   const watcher = new FakeWatcher();
   const metrics = createMetrics({ version: 'test' });
   const events: PendingApprovalsEvent[] = [];
-  daemon = await startDaemon({
-    loadDesired: () => ctx.loadDesired(),
-    // As src/cli/daemon.ts wires it: the approvals the daemon read go to the sync.
-    sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun, approvals: options.approvals }),
-    onApprovalsPending: (e) => events.push(e),
-    logger: sink.logger,
-    metrics,
-    options: { file: teams, watch: [teams], approvalsFile, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000 },
-    signals: null,
-    scheduler: scheduler.factory,
-    watcher: watcher.factory,
-  });
-  await daemon.idle();
+  // As `amsync daemon` wires it: the approvals the daemon read go to the sync.
+  daemon = await startInProcessDaemon(ctx, { onApprovalsPending: (e) => events.push(e), logger: sink.logger, metrics, options: { file: teams, watch: [teams], approvalsFile }, scheduler: scheduler.factory, watcher: watcher.factory });
   return { d: daemon, approvalsFile, watcher, scheduler, metrics, events, sink };
 }
 

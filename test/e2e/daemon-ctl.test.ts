@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import type { AuditControlEntry } from '../../src/app/index.js';
 import type { NotifyEvent } from '../../src/model/index.js';
 import { createMetrics, type AmsyncMetrics } from '../../src/obs/metrics.js';
 import type { SyncWindowSetting } from '../../src/settings/index.js';
-import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
+import { FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
 import { parseExposition } from '../helpers/daemon-prom-parse.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 /**
  * Issue 29 item 7: `amsync ctl` over the daemon's control socket (suspend, resume, sync now)
@@ -63,20 +64,7 @@ async function start(windows: SyncWindowSetting[] = []) {
   const events: NotifyEvent[] = [];
   const audited: AuditControlEntry[] = [];
   const socket = join(dir, 'ctl.sock');
-  daemon = await startDaemon({
-    loadDesired: () => ctx.loadDesired(),
-    sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun }),
-    notify: (event) => events.push(event),
-    audit: (entry) => audited.push(entry),
-    logger: sink.logger,
-    metrics,
-    options: { file, watch: [file], schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket, windows },
-    signals: null,
-    timers: time,
-    scheduler: new FakeScheduler().factory,
-    watcher: watcher.factory,
-  });
-  await daemon.idle();
+  daemon = await startInProcessDaemon(ctx, { notify: (event) => events.push(event), audit: (entry) => audited.push(entry), logger: sink.logger, metrics, options: { file, watch: [file], socket, windows }, timers: time, watcher: watcher.factory });
   const d = daemon;
   /** The desired file now declares an apikey the service lacks: drift, and a run to correct it. */
   const addKey = async () => {
@@ -196,16 +184,7 @@ describe('the control socket', () => {
     const { socket } = await start();
     expect((await stat(socket)).mode & 0o777).toBe(0o600);
     const file = join(dir, 'access.yaml');
-    const second = startDaemon({
-      loadDesired: () => context!.loadDesired(),
-      sync: (desired, options) => context!.sync(desired, { dryRun: options.dryRun }),
-      logger: logSink('info').logger,
-      metrics: createMetrics({ version: 'test' }),
-      options: { file, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket },
-      signals: null,
-      scheduler: new FakeScheduler().factory,
-      watcher: new FakeWatcher().factory,
-    });
+    const second = startInProcessDaemon(context!, { logger: logSink('info').logger, metrics: createMetrics({ version: 'test' }), options: { file, socket } });
     await expect(second).rejects.toThrow(`Another daemon is listening on the control socket ${socket}`);
     await daemon!.stop();
     daemon = undefined;
@@ -217,17 +196,7 @@ describe('the control socket', () => {
     child.kill('SIGKILL');
     await new Promise<void>((resolve) => child.once('exit', () => resolve()));
     expect((await stat(stale)).isSocket()).toBe(true);
-    daemon = await startDaemon({
-      loadDesired: () => context!.loadDesired(),
-      sync: (desired, options) => context!.sync(desired, { dryRun: options.dryRun }),
-      logger: logSink('info').logger,
-      metrics: createMetrics({ version: 'test' }),
-      options: { file, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket: stale },
-      signals: null,
-      scheduler: new FakeScheduler().factory,
-      watcher: new FakeWatcher().factory,
-    });
-    await daemon.idle();
+    daemon = await startInProcessDaemon(context!, { logger: logSink('info').logger, metrics: createMetrics({ version: 'test' }), options: { file, socket: stale } });
     expect((await stat(stale)).mode & 0o777).toBe(0o600);
     expect((await ctl(['status', '--socket', stale])).code).toBe(0);
   });

@@ -5,11 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CredentialEvent } from '../../src/api/index.js';
 import { systemTimers, type Timers } from '../../src/time/timers.js';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { attachClientMetrics, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { attachClientMetrics, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics } from '../../src/obs/metrics.js';
 import { call } from '../helpers/emulator-client.js';
-import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
+import { FakeScheduler, logSink } from '../helpers/daemon-fakes.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 /**
  * The long-run proof of the integrator key (DESIGN.md §4, issue 16): the daemon, in process,
@@ -74,18 +75,7 @@ async function start(keyFile: string | { env: string }) {
   context.client().events.on('credential', (e) => credentials.push(e));
   const ctx = context;
   const scheduler = new FakeScheduler();
-  daemon = await startDaemon({
-    loadDesired: () => ctx.loadDesired(),
-    sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun }),
-    credentialStatus: () => ctx.client().credentialStatus(),
-    logger: sink.logger,
-    metrics,
-    options: { file: access, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000 },
-    signals: null,
-    scheduler: scheduler.factory,
-    watcher: new FakeWatcher().factory,
-  });
-  await daemon.idle();
+  daemon = await startInProcessDaemon(ctx, { credentialStatus: () => ctx.client().credentialStatus(), logger: sink.logger, metrics, options: { file: access }, scheduler: scheduler.factory });
   return { credentials, sink, scheduler, daemon, metrics };
 }
 

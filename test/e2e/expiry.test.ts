@@ -3,14 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { auditTrigger, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics, type AmsyncMetrics } from '../../src/obs/metrics.js';
-import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
+import { FakeScheduler, logSink } from '../helpers/daemon-fakes.js';
 import { parseExposition } from '../helpers/daemon-prom-parse.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 /**
  * Issue 30 item 1, "done when": access that expires. The daemon runs in process against the
@@ -65,21 +66,8 @@ async function startDaemonAt(file: string) {
   const time = new VirtualTime();
   const scheduler = new FakeScheduler();
   const metrics = createMetrics({ version: 'test' });
-  daemon = await startDaemon({
-    loadDesired: () => ctx.loadDesired(),
-    sync: (desired, options) =>
-      ctx.sync(desired, { dryRun: options.dryRun, approvals: options.approvals, trigger: auditTrigger(options.reasons), ...(options.now ? { now: options.now } : {}) }),
-    notify: (event) => ctx.notify(event),
-    logger: sink.logger,
-    metrics,
-    // The schedule is a year away (and the fake cron never fires by itself): only an expiry starts a run.
-    options: { file, watch: [file], schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket: join(dir, 'ctl.sock') },
-    signals: null,
-    timers: time,
-    scheduler: scheduler.factory,
-    watcher: new FakeWatcher().factory,
-  });
-  await daemon.idle();
+  // The schedule is a year away (and the fake cron never fires by itself): only an expiry starts a run.
+  daemon = await startInProcessDaemon(ctx, { notify: (event) => ctx.notify(event), logger: sink.logger, metrics, options: { file, watch: [file], socket: join(dir, 'ctl.sock') }, timers: time, scheduler: scheduler.factory });
   return { d: daemon, time, metrics, sink, scheduler };
 }
 

@@ -2,14 +2,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { attachClientMetrics, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { attachClientMetrics, type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics } from '../../src/obs/metrics.js';
 import { systemTimers, type Timers } from '../../src/time/timers.js';
-import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
+import { FakeScheduler, logSink } from '../helpers/daemon-fakes.js';
 import { forms } from '../helpers/encodings.js';
 import { secretApiPerFile, type SecretBackend } from '../helpers/fake-secret-api.js';
 import { runInProcess, type InProcessRun } from '../helpers/in-process.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 // issue 30, item 4: the integrator key kept in a Kubernetes Secret (integratorKeySecret), read
 // from it before each exchange and a rotated key written back to it, against the emulator
@@ -155,18 +156,7 @@ describe('integratorKeySecret in the daemon', () => {
     const ctx = context;
     const scheduler = new FakeScheduler();
     backend.allowed.delete('update');
-    daemon = await startDaemon({
-      loadDesired: () => ctx.loadDesired(),
-      sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun }),
-      credentialStatus: () => ctx.client().credentialStatus(),
-      logger: sink.logger,
-      metrics,
-      options: { file: access, schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000 },
-      signals: null,
-      scheduler: scheduler.factory,
-      watcher: new FakeWatcher().factory,
-    });
-    await daemon.idle();
+    daemon = await startInProcessDaemon(ctx, { credentialStatus: () => ctx.client().credentialStatus(), logger: sink.logger, metrics, options: { file: access }, scheduler: scheduler.factory });
     const persisted = async () => (await metrics.render()).body.match(/^amsync_integrator_key_persisted (\d)$/m)?.[1];
     let status = daemon.status();
     expect(status).toMatchObject({ lastOutcome: 'success', ready: false });

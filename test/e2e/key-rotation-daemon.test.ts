@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceContext, type ServiceContext } from '../../src/cli/service-context.js';
-import { auditTrigger, startDaemon, type RunningDaemon } from '../../src/daemon/index.js';
+import { type RunningDaemon } from '../../src/daemon/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createMetrics } from '../../src/obs/metrics.js';
-import { FakeScheduler, FakeWatcher, logSink } from '../helpers/daemon-fakes.js';
+import { logSink } from '../helpers/daemon-fakes.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js';
 
 /**
  * Issue 30 item 3: the running daemon wakes for a key's rotation that falls due and for the end
@@ -48,19 +49,8 @@ async function startDaemonAt(file: string) {
   context = await createServiceContext({ file: [file], url: emu.url, settings: join(dir, 'settings.yaml') }, { env, stderr: process.stderr }, { logger: sink.logger });
   const ctx = context;
   const time = new VirtualTime();
-  daemon = await startDaemon({
-    loadDesired: () => ctx.loadDesired(),
-    sync: (desired, options) => ctx.sync(desired, { dryRun: options.dryRun, approvals: options.approvals, trigger: auditTrigger(options.reasons), ...(options.now ? { now: options.now } : {}) }),
-    logger: sink.logger,
-    metrics: createMetrics({ version: 'test' }),
-    // The schedule is a year away (and the fake cron never fires by itself): only the rotation's wake-up starts a run.
-    options: { file, watch: [file], schedule: '0 0 1 1 *', listen: '127.0.0.1:0', mode: 'apply', debounceMs: 0, shutdownGraceMs: 5_000, socket: join(dir, 'ctl.sock') },
-    signals: null,
-    timers: time,
-    scheduler: new FakeScheduler().factory,
-    watcher: new FakeWatcher().factory,
-  });
-  await daemon.idle();
+  // The schedule is a year away (and the fake cron never fires by itself): only the rotation's wake-up starts a run.
+  daemon = await startInProcessDaemon(ctx, { logger: sink.logger, metrics: createMetrics({ version: 'test' }), options: { file, watch: [file], socket: join(dir, 'ctl.sock') }, timers: time });
   return { d: daemon, time, sink };
 }
 
