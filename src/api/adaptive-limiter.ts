@@ -155,6 +155,22 @@ export class AdaptiveLimiter implements LimiterView {
     return this.#stoppable(dispatch, priority, stop);
   }
 
+  /**
+   * Runs `send` for a call that requests holding their slots wait for (the token exchange an
+   * access token too old to send waits for): past p-queue's line and its window, and ahead of
+   * the pace (Pacer.acquireUrgent), so waiting for it in a slot can never deadlock however full
+   * the window is; a Retry-After pause still holds it, and the next slot is spaced from it.
+   */
+  async urgent<T>(send: (stamp: DispatchStamp) => Promise<T>, stop?: AbortSignal): Promise<T> {
+    const slot = await this.#pacer.acquireUrgent(stop);
+    this.#inFlight += 1;
+    try {
+      return await send({ ...slot, holds: this.#holds });
+    } finally {
+      this.#inFlight -= 1;
+    }
+  }
+
   /** A call that leaves p-queue's line when `stop` fires: rejected at once, its entry left as an empty husk. */
   #stoppable<T>(dispatch: () => Promise<T>, priority: number, stop: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {

@@ -6,7 +6,7 @@ export interface CurrentToken {
   readonly generation: number;
   /**
    * Monotonic ms (the client's Timers) after which this token is too close to its expiry to be
-   * sent: the request waits for the renewal instead. undefined: no known expiry.
+   * sent: `current` renews it first. undefined: no known expiry.
    */
   readonly sendUntil?: number;
 }
@@ -25,8 +25,9 @@ export interface BearerSource {
    */
   ready(method: string, path: string, route: string, stop?: AbortSignal): Promise<void>;
   /**
-   * The token to send now; inside the limiter slot, as the request goes on the wire, so it does
-   * no request of its own and never waits for one (a renewal it finds due starts beside it).
+   * The token to send now; inside the limiter slot, as the request goes on the wire. A renewal
+   * it finds due starts beside it; only a token too old to be sent is waited for, its exchange
+   * going ahead of the limiter's line (an urgent call), so a slot never waits on a slot.
    */
   current(method: string, path: string, route: string, stop?: AbortSignal): Promise<CurrentToken>;
   /**

@@ -200,16 +200,20 @@ export class IntegratorKeyProvider implements BearerSource {
   }
 
   /**
-   * In the limiter slot, as the request goes on the wire: the newest token, with the time after
-   * which the executor must not send it. Past 80% of its life the renewal starts beside it, so
-   * requests that waited in the queue do not all reach the service with a token about to expire.
+   * In the limiter slot, as the request goes on the wire: the newest token fit to be sent. Past
+   * 80% of its life the renewal starts beside it, so requests that waited in the queue do not
+   * all reach the service with a token about to expire; one too close to its expiry to be sent
+   * is renewed first, the request waiting for it in its slot (the exchange goes ahead of the
+   * line, AdaptiveLimiter.urgent), so it goes right after the exchange however slow the pace.
    */
   async current(_method?: string, _path?: string, _route?: string, stop?: AbortSignal): Promise<CurrentToken> {
     if (this.#lost !== undefined) throw this.#lost;
     const access = this.#access;
     if (access === undefined) return this.#renew(stop);
     const now = this.#deps.now();
-    if (now >= access.renewAt && this.#renewing === undefined && (now >= this.#retryRenewalAt || now >= access.sendUntil)) {
+    // As ready() does: a renewal that fails now fails the request, whose token would not last.
+    if (now >= access.sendUntil) return this.#renew(stop);
+    if (now >= access.renewAt && this.#renewing === undefined && now >= this.#retryRenewalAt) {
       // Started by the request going out now, for the ones behind it: its stop is the renewal's.
       this.#renew(stop).catch((error: unknown) => {
         // A rejected or lost key fails the next request that needs a token; a renewal nobody

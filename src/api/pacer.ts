@@ -20,6 +20,8 @@ interface Waiter {
   readonly since: number;
   /** When it came to the pacer. */
   readonly queuedAt: number;
+  /** Goes before every other waiter, and only a pause holds it (acquireUrgent). */
+  readonly urgent: boolean;
   resolve: (stamp: DispatchStamp) => void;
   readonly reject: (reason: unknown) => void;
 }
@@ -85,17 +87,39 @@ export class Pacer {
     if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
     return new Promise((resolve, reject) => {
       const now = this.#timers.now();
-      const waiter: Waiter = { since: Math.min(since ?? now, now), queuedAt: now, resolve, reject };
-      if (stop !== undefined) {
-        const unsubscribe = onAbort(stop, () => this.#leave(waiter));
-        waiter.resolve = (stamp) => {
-          unsubscribe();
-          resolve(stamp);
-        };
-      }
-      this.#waiters.push(waiter);
-      this.#pump();
+      const waiter: Waiter = { since: Math.min(since ?? now, now), queuedAt: now, urgent: false, resolve, reject };
+      this.#enter(waiter, stop, resolve);
     });
+  }
+
+  /**
+   * A slot for a call the others wait for (a token exchange, awaited by requests that hold their
+   * slots): ahead of every other waiter and not spaced from the last slot, so it can never wait
+   * behind a caller that waits for it; only a pause (a Retry-After) holds it. It counts against
+   * the pace all the same: the next slot is spaced from it.
+   */
+  acquireUrgent(stop?: AbortSignal): Promise<DispatchStamp> {
+    if (this.#closed) return Promise.reject(new LimiterClosedError());
+    if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
+    return new Promise((resolve, reject) => {
+      const now = this.#timers.now();
+      this.#enter({ since: now, queuedAt: now, urgent: true, resolve, reject }, stop, resolve);
+    });
+  }
+
+  #enter(waiter: Waiter, stop: AbortSignal | undefined, resolve: (stamp: DispatchStamp) => void): void {
+    if (stop !== undefined) {
+      const unsubscribe = onAbort(stop, () => this.#leave(waiter));
+      waiter.resolve = (stamp) => {
+        unsubscribe();
+        resolve(stamp);
+      };
+    }
+    // Urgent waiters keep their own order, ahead of the rest.
+    const at = waiter.urgent ? this.#waiters.findIndex((w) => !w.urgent) : -1;
+    if (at < 0) this.#waiters.push(waiter);
+    else this.#waiters.splice(at, 0, waiter);
+    this.#pump();
   }
 
   /**
@@ -145,6 +169,10 @@ export class Pacer {
     const now = this.#timers.now();
     const head = this.#waiters[0];
     if (head === undefined) return;
+    if (head.urgent) {
+      this.#pumpUrgent(head, now);
+      return;
+    }
     const openAt = Math.max(this.#nextAt, this.#pausedUntil);
     if (openAt > now) {
       this.#arm(openAt, now);
@@ -160,6 +188,18 @@ export class Pacer {
     // The gate was shut when it came, or someone was queued behind: the rate held it back.
     const paced = openAt > head.queuedAt || this.#waiters.length > 0;
     head.resolve({ at: now, rate, paced });
+    if (this.#waiters.length > 0) this.#pump();
+  }
+
+  #pumpUrgent(head: Waiter, now: number): void {
+    if (this.#pausedUntil > now) {
+      this.#arm(this.#pausedUntil, now);
+      return;
+    }
+    this.#waiters.shift();
+    const rate = this.#rate();
+    this.#nextAt = Math.max(this.#nextAt, now + 1000 / rate);
+    head.resolve({ at: now, rate, paced: false });
     if (this.#waiters.length > 0) this.#pump();
   }
 

@@ -32,7 +32,9 @@ export interface Call<T> {
   readonly secrets?: readonly string[];
   /** false: sent without a bearer token (the token endpoint), and a 401 is simply an answer. */
   readonly auth?: false;
-  /** Goes before every other call waiting for the limiter: the token exchange the others wait for. */
+  /** A POST harmless to repeat whatever the first attempt did: retried on a 500, 502 or 504 as a PUT is. */
+  readonly repeatable?: true;
+  /** Goes ahead of the limiter's line and pace (AdaptiveLimiter.urgent): the token exchange the others wait for, some in their slots. */
   readonly urgent?: true;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
@@ -73,15 +75,11 @@ interface Attempted {
 type Stop = Extract<RetryDecision, { stop: unknown }>;
 type TokenReload = RejectionStage;
 
-/** An attempt not sent: its token would have expired on the way; it waits for the renewal and queues again. */
-const tokenTooOld = Symbol('token too old');
 /**
  * An attempt not sent: a 503 was read after the limiter let it through (AdaptiveLimiter.heldBack);
  * it queues again, ahead of first attempts, at the lowered rate. Never sent, so never repeated.
  */
 const heldBack = Symbol('held back');
-/** Times an attempt gives its slot back for a renewal before it is sent with the token at hand (a 401 then decides). */
-const maxRequeues = 3;
 
 function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
   const value = headers[name];
@@ -205,14 +203,14 @@ export class RequestExecutor {
         }
         const refusal = this.#refusal(call, attempt, attempted);
         if (refusal !== undefined) throw refusal;
-        failure = { kind: 'status', method: call.method, status };
+        failure = { kind: 'status', method: call.method, status, ...repeatable(call) };
         retryAfter = header(outcome.headers, 'retry-after');
         if ((status === 503 || status === 429) && call.body !== undefined) freshConnection = true;
       } else {
         failure =
           outcome.failure === 'timeout'
-            ? { kind: 'timeout', method: call.method, sent: outcome.sent }
-            : { kind: 'network', method: call.method, errorCode: outcome.errorCode, sent: outcome.sent, reached: this.#reached };
+            ? { kind: 'timeout', method: call.method, sent: outcome.sent, ...repeatable(call) }
+            : { kind: 'network', method: call.method, errorCode: outcome.errorCode, sent: outcome.sent, reached: this.#reached, ...repeatable(call) };
       }
 
       const elapsedMs = timers.now() - started;
@@ -245,26 +243,26 @@ export class RequestExecutor {
   /**
    * One attempt through the limiter, its bearer taken in the slot as it goes on the wire. The
    * token is got or renewed before the wait, outside the limiter (a renewal is itself a call
-   * through it); a token that has grown too old for the wire while the attempt waited is not
-   * sent: the slot is given back and the attempt waits for the renewal, then queues again ahead
-   * of first attempts (bounded: after `maxRequeues` it goes with the token at hand).
+   * through it); a token that has grown too old for the wire while the attempt waited is renewed
+   * in the slot, the exchange going past the line (AdaptiveLimiter.urgent), so the request goes
+   * right after it however slow the pace: given back, it would find the next token too old too
+   * whenever the pace is slower than a token's life.
    */
   async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
     let held = false;
-    for (let requeue = 0; ; ) {
+    for (;;) {
       // The call's stop goes along: a renewal every caller has left is not sent.
       if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route, call.stop ?? call.signal), call.stop ?? call.signal);
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
-      const priority = call.urgent === true ? 2 : attempt > 1 || requeue > 0 || held ? 1 : 0;
-      const lastChance = requeue >= maxRequeues;
+      const stop = call.stop ?? call.signal;
+      const send = (stamp: DispatchStamp) => this.#attempt(call, attempt, stamp, freshConnection);
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
-      const attempted = await limiter.schedule((stamp) => this.#attempt(call, attempt, stamp, freshConnection, lastChance), priority, call.stop ?? call.signal);
+      const attempted = call.urgent === true ? await limiter.urgent(send, stop) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
       // Held back by a 503 read since its slot: bounded, as each hold needs a new 503.
-      if (attempted === heldBack) held = true;
-      else if (attempted === tokenTooOld) requeue += 1;
-      else return attempted;
+      if (attempted !== heldBack) return attempted;
+      held = true;
     }
   }
 
@@ -308,11 +306,12 @@ export class RequestExecutor {
     return this.#error('bad_response', call, attempt, `the service answered with a redirect (${status}); amsync does not follow redirects`, { status });
   }
 
-  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean, lastChance: boolean): Promise<Attempted | typeof tokenTooOld | typeof heldBack> {
+  async #attempt(call: Call<unknown>, attempt: number, stamp: DispatchStamp, freshConnection: boolean): Promise<Attempted | typeof heldBack> {
     const { limiter, timers, tokens, transport, events, retry } = this.#deps;
-    // Taken now, as the request goes on the wire, not when it was queued.
-    const current = call.auth === false ? undefined : await tokens.current(call.method, call.path, call.route, call.stop ?? call.signal);
-    if (current?.sendUntil !== undefined && timers.now() >= current.sendUntil && !lastChance) return tokenTooOld;
+    // Taken now, as the request goes on the wire, not when it was queued: one too old to be
+    // sent is renewed first, the stop ending the wait (the request is then never sent).
+    const stop = call.stop ?? call.signal;
+    const current = call.auth === false ? undefined : await untilStopped(tokens.current(call.method, call.path, call.route, stop), stop);
     // Here, not when the write was queued: a process paused with writes queued sends them on resume.
     if (call.method !== 'GET' && call.auth !== false) this.#deps.fences?.check();
     // The last moment a request can be held back, with no wait between this and the wire:
@@ -482,12 +481,16 @@ interface ErrorExtra {
   readonly stopped?: boolean;
 }
 
+function repeatable(call: Call<unknown>): { readonly repeatable?: true } {
+  return call.repeatable === true ? { repeatable: true } : {};
+}
+
 /**
  * Waits for `work` (a token renewal other calls share) unless `stop` fires first: a call waiting
  * for a token leaves at once on an interrupt (LimiterStoppedError: never sent), rather than
  * after the renewal's retries. The renewal itself goes on for the calls that still wait.
  */
-async function untilStopped(work: Promise<void>, stop: AbortSignal | undefined): Promise<void> {
+async function untilStopped<T>(work: Promise<T>, stop: AbortSignal | undefined): Promise<T> {
   if (stop === undefined) return work;
   if (stop.aborted) {
     work.catch(() => undefined);
@@ -498,7 +501,7 @@ async function untilStopped(work: Promise<void>, stop: AbortSignal | undefined):
     unsubscribe = onAbort(stop, () => reject(new LimiterStoppedError()));
   });
   try {
-    await Promise.race([work, stopped]);
+    return await Promise.race([work, stopped]);
   } finally {
     unsubscribe();
     work.catch(() => undefined);

@@ -9,7 +9,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
  * `sent: false` means the request provably never left (DNS failure, refused connection,
  * connect timeout), so even a POST can be repeated safely.
  */
-export type AttemptFailure =
+export type AttemptFailure = (
   | { readonly kind: 'status'; readonly method: HttpMethod; readonly status: number }
   | {
       readonly kind: 'network';
@@ -19,7 +19,15 @@ export type AttemptFailure =
       /** The service has answered this client before: a refused connection is then a restart, not a wrong URL. */
       readonly reached: boolean;
     }
-  | { readonly kind: 'timeout'; readonly method: HttpMethod; readonly sent: boolean };
+  | { readonly kind: 'timeout'; readonly method: HttpMethod; readonly sent: boolean }
+) & {
+  /**
+   * A POST that is harmless to repeat whatever the first attempt did (the token exchange: a
+   * second access token; a key rotated by an answer that was lost is lost either way): retried
+   * as a PUT would be.
+   */
+  readonly repeatable?: true;
+};
 
 export interface RetryOptions {
   /** Attempts in all, the first included. @default 8 */
@@ -76,15 +84,15 @@ const retriedWhenIdempotent = new Set([500, 502, 504]);
 // A 502 or 504 says the request reached the service but not whether it was carried out.
 const outcomeUnknownStatuses = new Set([502, 504]);
 
-function isIdempotent(method: HttpMethod): boolean {
-  return method !== 'POST';
+function isIdempotent(failure: AttemptFailure): boolean {
+  return failure.method !== 'POST' || failure.repeatable === true;
 }
 
 function classify(failure: AttemptFailure): 'retry' | PlainStopReason {
   if (failure.kind === 'status') {
     if (retriedForEveryMethod.has(failure.status)) return 'retry';
     if (retriedWhenIdempotent.has(failure.status)) {
-      if (isIdempotent(failure.method)) return 'retry';
+      if (isIdempotent(failure)) return 'retry';
       return outcomeUnknownStatuses.has(failure.status) ? 'unknown_outcome' : 'not_retryable';
     }
     return 'not_retryable';
@@ -92,7 +100,7 @@ function classify(failure: AttemptFailure): 'retry' | PlainStopReason {
   // A handshake that fails the same way every time: a wrong scheme or an untrusted certificate.
   if (failure.kind === 'network' && isTlsCause(networkCause(failure.errorCode))) return 'not_retryable';
   if (!failure.sent) return 'retry';
-  return isIdempotent(failure.method) ? 'retry' : 'unknown_outcome';
+  return isIdempotent(failure) ? 'retry' : 'unknown_outcome';
 }
 
 /** Before the service ever answered, a connection that cannot be made gets the short budget. */

@@ -54,8 +54,13 @@ export function tokenExchangeCall(refreshToken: string, stop?: AbortSignal): Cal
     route: tokenRoute,
     auth: false,
     body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
-    // Every request that waits for the renewal waits for this one: it goes first.
+    // Every request that waits for the renewal waits for this one, some in their slots: it goes
+    // ahead of the line and the pace (AdaptiveLimiter.urgent).
     urgent: true,
+    // A second exchange gives a second access token; a key that a lost answer rotated is lost
+    // whether or not this one is repeated. Not repeating it on a 502 failed every request
+    // waiting for the token.
+    repeatable: true,
     secrets: [refreshToken],
     parse: parseAnswer,
   };

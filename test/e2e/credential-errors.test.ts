@@ -25,8 +25,10 @@ emulatorPerTest(TOKEN, 'amsync-credential-errors-', (e, d) => {
 async function files(): Promise<{ access: string; env: Record<string, string> }> {
   const access = join(dir, 'access.yaml');
   await writeFile(access, 'sshUsers:\n  - username: deploy\n    password: { env: P }\n');
+  // A failing token endpoint is retried (a second exchange is harmless): three quick attempts.
+  await writeFile(join(dir, 'amsync.yaml'), 'retry:\n  maxAttempts: 3\n  baseDelayMs: 5\n  maxDelayMs: 10\n');
   await writeFile(join(dir, 'targets.yaml'), `targets:\n  - name: one\n    url: ${emu.url}\n    token: { env: AMSYNC_TOKEN }\n`);
-  return { access, env: { AMSYNC_URL: emu.url, P: 'Deploy-pass-123!', AMSYNC_STATE_FILE: join(dir, 'state.json') } };
+  return { access, env: { AMSYNC_URL: emu.url, P: 'Deploy-pass-123!', AMSYNC_STATE_FILE: join(dir, 'state.json'), AMSYNC_SETTINGS: join(dir, 'amsync.yaml') } };
 }
 
 describe('a token the service refuses (401)', () => {
@@ -71,7 +73,7 @@ describe('a token endpoint that fails', () => {
         const run = await runInProcess([...args, '--json'], { env: keyEnv });
         expect(run.code).toBe(1);
         const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string } };
-        expect(error.message).toMatch(/^GET \/api\/(sshusers|3rdparty\/apikeys): not sent: POST \/api\/v1\/oauth2\/token: 500 internal server error/);
+        expect(error.message).toMatch(/^GET \/api\/(sshusers|3rdparty\/apikeys): not sent: POST \/api\/v1\/oauth2\/token: 500 internal server error.* \(gave up after 3 attempts\)$/);
         expect(run.stderr).toContain('POST /api/v1/oauth2/token: 500 internal server error');
         expect(run.stderr).not.toMatch(/(POST|GET) \/api\/(sshusers|3rdparty\/apikeys): 500/);
       }

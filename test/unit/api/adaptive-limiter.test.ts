@@ -116,6 +116,60 @@ describe('retries go first', () => {
   });
 });
 
+describe('urgent calls: the token exchange that requests holding their slots wait for', () => {
+  it('goes at once though every slot of the window is held by a call waiting for it, and spaces the next slot from itself', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 1, concurrency: 1, timers });
+    const order: string[] = [];
+    // The only slot is held by a call that waits, inside it, for the urgent one.
+    const holder = limiter.schedule(async () => {
+      order.push(`holder ${timers.now()}`);
+      await limiter.urgent(async (stamp) => {
+        order.push(`urgent ${stamp.at}`);
+      });
+      order.push(`holder sent ${timers.now()}`);
+    });
+    const behind = limiter.schedule(async (stamp) => {
+      order.push(`behind ${stamp.at}`);
+    });
+    await timers.advance(3000);
+    await Promise.all([holder, behind]);
+    expect(order).toEqual(['holder 0', 'urgent 0', 'holder sent 0', 'behind 1000']);
+  });
+
+  it('goes ahead of the pace and of every waiter, but a Retry-After pause holds it', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 1, timers });
+    const starts: string[] = [];
+    const queued = [0, 1, 2].map((i) => limiter.schedule(async (stamp) => void starts.push(`q${i} ${stamp.at}`)));
+    await timers.advance(1500);
+    const urgent = limiter.urgent(async (stamp) => void starts.push(`urgent ${stamp.at}`));
+    await timers.advance(1);
+    expect(starts).toEqual(['q0 0', 'q1 1000', 'urgent 1500']);
+    limiter.pause(2000);
+    const held = limiter.urgent(async (stamp) => void starts.push(`held ${stamp.at}`));
+    await timers.advance(5000);
+    await Promise.all([...queued, urgent, held]);
+    expect(starts).toEqual(['q0 0', 'q1 1000', 'urgent 1500', 'held 3501', 'q2 4501']);
+  });
+
+  it('one whose stop fires while a pause holds it is never run', async () => {
+    const timers = new VirtualTime({ settleRounds: 1 });
+    const limiter = new AdaptiveLimiter({ rate: 10, timers });
+    limiter.pause(1000);
+    const stop = new AbortController();
+    let ran = false;
+    const call = limiter.urgent(async () => {
+      ran = true;
+    }, stop.signal);
+    await timers.advance(100);
+    stop.abort();
+    await expect(call).rejects.toBeInstanceOf(LimiterStoppedError);
+    await timers.advance(2000);
+    expect(ran).toBe(false);
+  });
+});
+
 describe('closing', () => {
   it('fails calls still waiting for a slot', async () => {
     const timers = new VirtualTime({ settleRounds: 1 });

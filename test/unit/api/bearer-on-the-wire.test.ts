@@ -149,6 +149,14 @@ describe('access tokens taken as a request goes on the wire', () => {
     expect(creates(service.log)).toHaveLength(900);
   });
 
+  it.each([2, 1, 0.5])('1 s tokens at a pace of %s requests/s (a rate cut towards its floor): no request reaches the service with an expired token', async (rate) => {
+    const { executor, service } = integratorKeyRig({ ttlSeconds: 1, latencyMs: 20, rate });
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => executor.run(create(i))));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(creates(service.log).filter((r) => r.status === 401)).toEqual([]);
+    expect(creates(service.log)).toHaveLength(12);
+  });
+
   it('a 401 to a request whose token was renewed since it left is resent with the new token, without another exchange', async () => {
     const { executor, service, time } = integratorKeyRig({ ttlSeconds: 100, latencyMs: 10, rate: 100 });
     const held = service.hold('/api/sshusers');

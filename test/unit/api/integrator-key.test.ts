@@ -101,13 +101,25 @@ describe('login with an integrator key', () => {
   });
 
   it('a failing token endpoint is named as the call that failed, not as the listing or write that needed it', async () => {
-    service().post(TOKEN_PATH, exchangeBody).reply(500, { errors: [{ type: 'rule', msg: 'boom' }] });
+    service().post(TOKEN_PATH, exchangeBody).times(8).reply(500, { errors: [{ type: 'rule', msg: 'boom' }] });
     const listing = (await keyClient().listSshUsers().catch((e: unknown) => e)) as Error;
-    expect(listing.message).toBe('GET /api/sshusers: not sent: POST /api/v1/oauth2/token: 500 internal server error: rule (boom)');
+    expect(listing.message).toBe('GET /api/sshusers: not sent: POST /api/v1/oauth2/token: 500 internal server error: rule (boom) (gave up after 8 attempts)');
     client?.close();
-    service().post(TOKEN_PATH, exchangeBody).reply(500);
+    service().post(TOKEN_PATH, exchangeBody).times(8).reply(500);
     const write = (await keyClient().createSshUser({ username: 'u', level: 'n1', password: new Secret('Pw-12345678!') }).catch((e: unknown) => e)) as Error;
     expect(write.message).toMatch(/^POST \/api\/v1\/oauth2\/token: 500 internal server error/);
+  });
+
+  it.each([500, 502, 504])('an exchange answered %i is repeated (a second access token is harmless), and the call that waited for it goes on', async (status) => {
+    service()
+      .post(TOKEN_PATH, exchangeBody)
+      .reply(status)
+      .post(TOKEN_PATH, exchangeBody)
+      .reply(200, { access_token: ACCESS, expires_in: 900 })
+      .post('/api/sshusers')
+      .matchHeader('authorization', `Bearer ${ACCESS}`)
+      .reply(200, user);
+    await expect(keyClient().createSshUser({ username: 'deploy', level: 'n1', password: new Secret('Pw-12345678!') })).resolves.toMatchObject({ id: 7 });
   });
 
   it('a token answer that is not one fails without showing the tokens it held', async () => {

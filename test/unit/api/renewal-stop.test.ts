@@ -10,8 +10,9 @@ import { VirtualTime } from '../../helpers/virtual-time.js';
 
 /**
  * Issue 27, deliverable 1: an interrupt stops everything not on the wire, the token exchange
- * included. A renewal queued behind a slow limiter that every caller left on its stop is never
- * sent; one already on the wire finishes, and its rotated key is still written back.
+ * included. A renewal held by the limiter (a Retry-After pause: the one thing that holds an
+ * exchange, which goes ahead of the line and the pace) that every caller left on its stop is
+ * never sent; one already on the wire finishes, and its rotated key is still written back.
  */
 
 function rig() {
@@ -42,43 +43,41 @@ function rig() {
       },
     },
   );
-  // One request a second: a request just sent holds the next slot a second away.
+  const limiter = new AdaptiveLimiter({ rate: 1, timers: time });
   const executor = new RequestExecutor({
     target: { url: new URL('http://127.0.0.1:1/') },
     transport,
-    limiter: new AdaptiveLimiter({ rate: 1, timers: time }),
+    limiter,
     tokens,
     events: createClientEvents(),
     timers: time,
     retry: { ...defaultRetryOptions, random: () => 0.5 },
   });
   wired.executor = executor;
-  return { time, sent, keyFile, executor };
+  return { time, sent, keyFile, executor, limiter };
 }
 
-const unauthenticated: Call<unknown> = { method: 'GET', path: '/api/v1/ping', route: '/api/v1/ping', auth: false, parse: () => ({ ok: true, value: undefined }) };
 const create = (stop: AbortSignal): Call<unknown> => ({ method: 'POST', path: '/api/sshusers', route: '/api/sshusers', body: '{}', stop, parse: () => ({ ok: true, value: undefined }) });
 
 describe('an interrupt while the token exchange waits in the limiter', () => {
   it('the exchange every caller left on its stop is never sent; a later run renews', async () => {
-    const { time, sent, executor, keyFile } = rig();
-    // Takes the limiter's slot: the exchange the create needs waits a second behind it.
-    const first = executor.run(unauthenticated);
+    const { time, sent, executor, keyFile, limiter } = rig();
+    // The service said Retry-After: 2; the exchange the create needs waits for the pause to end.
+    limiter.pause(2_000);
     const stop = new AbortController();
     const pending = executor.run(create(stop.signal)).catch((error: unknown) => error);
     await time.advance(100);
     stop.abort(new Error('interrupted (SIGINT)'));
     expect(await pending).toMatchObject({ code: 'not_sent' });
-    await first;
     await time.advance(5_000);
-    expect(sent.map((r) => r.path)).toEqual(['/api/v1/ping']);
+    expect(sent.map((r) => r.path)).toEqual([]);
     expect(keyFile.content).toBe('key-0\n');
 
     // The daemon's next run, with a fresh stop, renews.
     const next = executor.run(create(new AbortController().signal));
     await time.advance(5_000);
     await next;
-    expect(sent.map((r) => r.path)).toEqual(['/api/v1/ping', tokenRoute, '/api/sshusers']);
+    expect(sent.map((r) => r.path)).toEqual([tokenRoute, '/api/sshusers']);
     expect(keyFile.content).toBe('key-1\n');
   });
 

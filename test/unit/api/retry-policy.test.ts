@@ -57,6 +57,16 @@ describe('what is retried', () => {
     expect(decideRetry(1, failure, undefined, now, 0, options())).toEqual({ stop });
   });
 
+  it.each([
+    ['500', status('POST', 500)],
+    ['502', status('POST', 502)],
+    ['504', status('POST', 504)],
+    ['a timeout after sending', timeout('POST', true)],
+    ['a reset after sending', network('POST', 'ECONNRESET', true)],
+  ] as const)('a POST harmless to repeat (the token exchange) on %s is retried', (_name, failure) => {
+    expect(decideRetry(1, { ...failure, repeatable: true }, undefined, now, 0, options())).toHaveProperty('delayMs');
+  });
+
   it.each([400, 401, 403, 404, 405, 409, 301])('%i is final', (code) => {
     expect(decideRetry(1, status('GET', code), undefined, now, 0, options())).toEqual({ stop: 'not_retryable' });
   });
