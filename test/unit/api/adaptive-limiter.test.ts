@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdaptiveLimiter, LimiterClosedError, LimiterStoppedError } from '../../../src/api/adaptive-limiter.js';
 import type { DispatchStamp } from '../../../src/api/rate-controller.js';
 import { settle, VirtualTime } from '../../helpers/virtual-time.js';
@@ -304,7 +304,18 @@ describe('while no limit is known, calls that do not queue up go out unpaced', (
 });
 
 describe('slow start and the client loop (the system timers: node event loop utilization)', () => {
+  // node's readings are scripted (a loop held by a busy-wait races the machine: preempted at
+  // load 12, the 20 answers after it spanned a second window and the verdict moved).
+  afterEach(() => vi.restoreAllMocks());
+
   it('with the system timers, slow start does not grow after the loop was held; told it is free, it does', () => {
+    let now = { idle: 0, active: 0 };
+    vi.spyOn(performance, 'eventLoopUtilization').mockImplementation((current, last) => {
+      if (current === undefined) return { ...now, utilization: now.active / Math.max(1, now.idle + now.active) };
+      const idle = current.idle - (last?.idle ?? 0);
+      const active = current.active - (last?.active ?? 0);
+      return { idle, active, utilization: active / Math.max(1, idle + active) };
+    });
     const watched = new AdaptiveLimiter();
     const free = new AdaptiveLimiter({ clientBusy: () => false });
     const succeed = (limiter: AdaptiveLimiter): void => {
@@ -314,9 +325,8 @@ describe('slow start and the client loop (the system timers: node event loop uti
     // The first answer opens the utilization's first window (and grows the rate once).
     succeed(watched);
     succeed(free);
-    // Hold the loop: 150 ms of synchronous work, as a process sending and handling too much.
-    const until = performance.now() + 150;
-    while (performance.now() < until);
+    // The loop held for 150 ms, as a process sending and handling too much.
+    now = { idle: 0, active: 150 };
     const before = { watched: watched.rate, free: free.rate };
     for (let i = 0; i < 20; i += 1) {
       succeed(watched);
