@@ -484,12 +484,14 @@ export async function runCliSchedule(seed: number): Promise<ScheduleOutcome> {
     return outcome;
   } finally {
     await emu.close();
-    if (prepared && outcome.violations.length === 0) await rm(prepared.dir, { recursive: true, force: true });
+    const broken = outcome.violations.length > 0;
+    // CHAOS_KEEP=1 keeps every schedule's folder, as a violation does: to look into one that passed.
+    if (prepared && !broken && process.env.CHAOS_KEEP === undefined) await rm(prepared.dir, { recursive: true, force: true });
     else if (prepared) {
       // What each run printed, beside its files, for whoever looks into the violation.
       await writeFile(join(prepared.dir, 'outputs.log'), outputs.map((o) => `==== ${o.where}\n${o.text}`).join('\n'));
       await writeFile(join(prepared.dir, 'requests.jsonl'), history.flatMap((h) => h.requests.map((e) => JSON.stringify({ run: h.run, ...e }))).join('\n'));
-      outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
+      if (broken) outcome.violations.push({ invariant: '(kept for inspection)', detail: prepared.dir });
     }
   }
 }
