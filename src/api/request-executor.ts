@@ -259,7 +259,9 @@ export class RequestExecutor {
       const stop = call.stop ?? call.signal;
       const send = (stamp: DispatchStamp) => this.#attempt(call, attempt, stamp, freshConnection);
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
-      const attempted = call.urgent === true ? await limiter.urgent(send, stop) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
+      // An urgent call's retries (and one held back by a 503) keep to the pace, still past the line:
+      // the backoff alone would send them at a server that just said 503 faster than the cut rate.
+      const attempted = call.urgent === true ? await limiter.urgent(send, stop, attempt > 1 || held) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
       // Held back by a 503 read since its slot: bounded, as each hold needs a new 503.
       if (attempted !== heldBack) return attempted;
       held = true;

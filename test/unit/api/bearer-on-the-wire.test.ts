@@ -260,3 +260,28 @@ describe('an interrupt while a call waits for its token', () => {
     expect(sent).toEqual([]);
   });
 });
+
+describe('the token exchange after a 503 (review of the urgent exchange)', () => {
+  it('its retries keep to the cut pace: only the first attempt goes ahead of the pace', async () => {
+    const time = new VirtualTime({ runsByItself: true });
+    const attempts: number[] = [];
+    let failures = 3;
+    // A server whose bucket is empty: 503 without Retry-After (the service's documentation allows it).
+    const transport = {
+      send: async (request: WireRequest): Promise<WireOutcome> => {
+        attempts.push(time.now());
+        if (request.path === tokenRoute && failures > 0) {
+          failures -= 1;
+          return { kind: 'response', status: 503, headers: {}, body: '{}' };
+        }
+        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
+      },
+    };
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, new TokenProvider({ token: new Secret('t') }), 1);
+    await executor.run(tokenExchangeCall('key-0'));
+    expect(attempts).toHaveLength(4);
+    // The backoff alone (125, 250, 500 ms) would send three requests within a second at a server
+    // that answered 503 at 1 request/s.
+    for (let i = 1; i < attempts.length; i += 1) expect(attempts[i]! - attempts[i - 1]!).toBeGreaterThanOrEqual(1000);
+  });
+});
