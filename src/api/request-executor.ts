@@ -36,6 +36,8 @@ export interface Call<T> {
   readonly repeatable?: true;
   /** Goes ahead of the limiter's line and pace (AdaptiveLimiter.urgent): the token exchange the others wait for, some in their slots. */
   readonly urgent?: true;
+  /** Told the client's monotonic time as each attempt goes on the wire (the token exchange: a token's life counts from the attempt answered). */
+  readonly onSend?: (at: number) => void;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
   /** Cancels the call: nothing more is sent, a request in flight is aborted. */
@@ -323,6 +325,7 @@ export class RequestExecutor {
     // the server's bucket is empty; sent now it would draw another. It queues again instead.
     if (limiter.heldBack(stamp)) return heldBack;
     const sentAt = timers.now();
+    call.onSend?.(sentAt);
     this.#onWire += 1;
     let outcome: WireOutcome;
     try {

@@ -285,3 +285,34 @@ describe('the token exchange after a 503 (review of the urgent exchange)', () =>
     for (let i = 1; i < attempts.length; i += 1) expect(attempts[i]! - attempts[i - 1]!).toBeGreaterThanOrEqual(1000);
   });
 });
+
+describe('a renewal answered after its retries', () => {
+  it("the access token's life is counted from the attempt that was answered, not from the renewal's first attempt: no second exchange at once", async () => {
+    const time = new VirtualTime({ runsByItself: true });
+    const log: string[] = [];
+    let exchanges = 0;
+    const transport = {
+      send: async (request: WireRequest): Promise<WireOutcome> => {
+        await new Promise<void>((resolve) => time.setTimeout(resolve, 10));
+        log.push(`${request.path === tokenRoute ? 'exchange' : 'create'} ${time.now()}`);
+        if (request.path !== tokenRoute) return { kind: 'response', status: 200, headers: {}, body: '{}' };
+        exchanges += 1;
+        // The first attempt waits out a Retry-After of 3 s: longer than the 2 s token it then gets.
+        if (exchanges === 1) return { kind: 'response', status: 503, headers: { 'retry-after': '3' }, body: '{}' };
+        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: `access-${exchanges}`, expires_in: 2 }) };
+      },
+    };
+    const wired: { executor?: RequestExecutor } = {};
+    const tokens = new IntegratorKeyProvider(
+      { key: new Secret('key-0') },
+      { exchange: (key, stop, onSent) => wired.executor!.run(tokenExchangeCall(key, stop, onSent)), now: () => time.now(), events: createClientEvents() },
+    );
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, tokens, 10);
+    wired.executor = executor;
+    await executor.run(create(1));
+    await executor.run(create(2));
+    // The answered attempt left at 3.01 s: its 2 s token is fresh, neither create renews it
+    // (counted from the first attempt it was born past its sendUntil: one more exchange).
+    expect(log).toEqual(['exchange 10', 'exchange 3020', 'create 3138', 'create 3256']);
+  });
+});
