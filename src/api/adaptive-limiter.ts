@@ -160,9 +160,11 @@ export class AdaptiveLimiter implements LimiterView {
    * access token too old to send waits for): past p-queue's line and its window, and ahead of
    * the pace (Pacer.acquireUrgent), so waiting for it in a slot can never deadlock however full
    * the window is; a Retry-After pause still holds it, and the next slot is spaced from it.
+   * `keepsPace` (its retries after a 503): ahead of the line and past the window still, but
+   * spaced at the pace (Pacer.acquireUrgent).
    */
-  async urgent<T>(send: (stamp: DispatchStamp) => Promise<T>, stop?: AbortSignal): Promise<T> {
-    const slot = await this.#pacer.acquireUrgent(stop);
+  async urgent<T>(send: (stamp: DispatchStamp) => Promise<T>, stop?: AbortSignal, keepsPace = false): Promise<T> {
+    const slot = await this.#pacer.acquireUrgent(stop, keepsPace);
     this.#inFlight += 1;
     try {
       return await send({ ...slot, holds: this.#holds });

@@ -176,7 +176,7 @@ function integratorKeyProvider(
   url: string,
   timers: Timers,
   events: ClientEvents,
-  exchange: (key: string, stop?: AbortSignal) => Promise<TokenAnswer>,
+  exchange: (key: string, stop?: AbortSignal, onSent?: (at: number) => void) => Promise<TokenAnswer>,
 ): IntegratorKeyProvider | undefined {
   const keys = [options.refreshToken, options.refreshTokenFile, options.integratorKeyStore].filter((k) => k !== undefined).length;
   if (keys === 0) return undefined;
@@ -228,7 +228,7 @@ export function createClient(options: ClientOptions): AmClient {
   const fences = new WriteFences();
   // The integrator key's exchanges are calls like any other: same limiter, same retry policy.
   const wired: { executor?: RequestExecutor } = {};
-  const integratorKey = integratorKeyProvider(options, baseUrl.href, timers, events, (key, stop) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key, stop)));
+  const integratorKey = integratorKeyProvider(options, baseUrl.href, timers, events, (key, stop, onSent) => (wired.executor as RequestExecutor).run(tokenExchangeCall(key, stop, onSent)));
   const tokens: BearerSource =
     integratorKey ??
     new TokenProvider({

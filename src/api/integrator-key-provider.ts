@@ -38,8 +38,9 @@ export interface IntegratorKeyDeps {
   /**
    * One exchange through the executor (limiter, retry policy); throws ApiError. `stop` fires once
    * no caller waits for it any more (each left on its own stop): not sent then, nor retried.
+   * `onSent` is told (in `now`'s clock) when each attempt goes on the wire.
    */
-  exchange(refreshToken: string, stop?: AbortSignal): Promise<TokenAnswer>;
+  exchange(refreshToken: string, stop?: AbortSignal, onSent?: (at: number) => void): Promise<TokenAnswer>;
   /** Monotonic milliseconds (the client's Timers). */
   now(): number;
   readonly events: ClientEvents;
@@ -280,10 +281,15 @@ export class IntegratorKeyProvider implements BearerSource {
   async #exchangeOnce(stop: AbortSignal): Promise<AccessToken> {
     let key = await this.#currentKey();
     if (key === this.#rejectedKey) throw this.#rejected(key, undefined);
-    const sentAt = this.#deps.now();
+    // When the attempt that was answered left (a renewal may retry for longer than a token
+    // lives): the token's life counts from there.
+    let sentAt = this.#deps.now();
+    const onSent = (at: number): void => {
+      sentAt = at;
+    };
     let answer: TokenAnswer;
     try {
-      answer = await this.#deps.exchange(key, stop);
+      answer = await this.#deps.exchange(key, stop, onSent);
     } catch (error) {
       if (!isRejection(error)) throw error;
       this.#rejectedKey = key;
@@ -293,7 +299,7 @@ export class IntegratorKeyProvider implements BearerSource {
       this.#adoptFileKey(fromFile);
       key = fromFile;
       try {
-        answer = await this.#deps.exchange(key, stop);
+        answer = await this.#deps.exchange(key, stop, onSent);
       } catch (again) {
         if (!isRejection(again)) throw again;
         this.#rejectedKey = key;

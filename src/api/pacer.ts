@@ -22,6 +22,8 @@ interface Waiter {
   readonly queuedAt: number;
   /** Goes before every other waiter, and only a pause holds it (acquireUrgent). */
   readonly urgent: boolean;
+  /** An urgent waiter that keeps to the pace all the same (a retry after a 503): not spaced by it only in the line. */
+  readonly keepsPace?: boolean;
   resolve: (stamp: DispatchStamp) => void;
   readonly reject: (reason: unknown) => void;
 }
@@ -96,14 +98,17 @@ export class Pacer {
    * A slot for a call the others wait for (a token exchange, awaited by requests that hold their
    * slots): ahead of every other waiter and not spaced from the last slot, so it can never wait
    * behind a caller that waits for it; only a pause (a Retry-After) holds it. It counts against
-   * the pace all the same: the next slot is spaced from it.
+   * the pace all the same: the next slot is spaced from it. `keepsPace` (a retry of that call,
+   * after a 503): still ahead of every waiter, but spaced from the last slot as they are, so a
+   * server that said 503 does not get the retries at the backoff's spacing; the pace moves on
+   * by itself, so this never waits on a caller either.
    */
-  acquireUrgent(stop?: AbortSignal): Promise<DispatchStamp> {
+  acquireUrgent(stop?: AbortSignal, keepsPace = false): Promise<DispatchStamp> {
     if (this.#closed) return Promise.reject(new LimiterClosedError());
     if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
     return new Promise((resolve, reject) => {
       const now = this.#timers.now();
-      this.#enter({ since: now, queuedAt: now, urgent: true, resolve, reject }, stop, resolve);
+      this.#enter({ since: now, queuedAt: now, urgent: true, keepsPace, resolve, reject }, stop, resolve);
     });
   }
 
@@ -192,8 +197,9 @@ export class Pacer {
   }
 
   #pumpUrgent(head: Waiter, now: number): void {
-    if (this.#pausedUntil > now) {
-      this.#arm(this.#pausedUntil, now);
+    const openAt = head.keepsPace === true ? Math.max(this.#nextAt, this.#pausedUntil) : this.#pausedUntil;
+    if (openAt > now) {
+      this.#arm(openAt, now);
       return;
     }
     this.#waiters.shift();

@@ -36,6 +36,8 @@ export interface Call<T> {
   readonly repeatable?: true;
   /** Goes ahead of the limiter's line and pace (AdaptiveLimiter.urgent): the token exchange the others wait for, some in their slots. */
   readonly urgent?: true;
+  /** Told the client's monotonic time as each attempt goes on the wire (the token exchange: a token's life counts from the attempt answered). */
+  readonly onSend?: (at: number) => void;
   /** Reads a 2xx answer. */
   readonly parse: (status: number, body: string) => ParseResult<T>;
   /** Cancels the call: nothing more is sent, a request in flight is aborted. */
@@ -259,7 +261,9 @@ export class RequestExecutor {
       const stop = call.stop ?? call.signal;
       const send = (stamp: DispatchStamp) => this.#attempt(call, attempt, stamp, freshConnection);
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
-      const attempted = call.urgent === true ? await limiter.urgent(send, stop) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
+      // An urgent call's retries (and one held back by a 503) keep to the pace, still past the line:
+      // the backoff alone would send them at a server that just said 503 faster than the cut rate.
+      const attempted = call.urgent === true ? await limiter.urgent(send, stop, attempt > 1 || held) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
       // Held back by a 503 read since its slot: bounded, as each hold needs a new 503.
       if (attempted !== heldBack) return attempted;
       held = true;
@@ -321,6 +325,7 @@ export class RequestExecutor {
     // the server's bucket is empty; sent now it would draw another. It queues again instead.
     if (limiter.heldBack(stamp)) return heldBack;
     const sentAt = timers.now();
+    call.onSend?.(sentAt);
     this.#onWire += 1;
     let outcome: WireOutcome;
     try {

@@ -45,10 +45,13 @@ function parseAnswer(status: number, body: string): ParseResult<TokenAnswer> {
  * call the executor runs like any other (limiter, retry policy), without a bearer token.
  * `stop` fires once no caller waits for the renewal any more (each left on its own stop): the
  * exchange is then not sent, nor retried; one already on the wire finishes, its answer standing.
+ * `onSent` is told when each attempt goes on the wire: the answer's `expires_in` counts from the
+ * last one, not from the first of its retries.
  */
-export function tokenExchangeCall(refreshToken: string, stop?: AbortSignal): Call<TokenAnswer> {
+export function tokenExchangeCall(refreshToken: string, stop?: AbortSignal, onSent?: (at: number) => void): Call<TokenAnswer> {
   return {
     ...(stop === undefined ? {} : { stop }),
+    ...(onSent === undefined ? {} : { onSend: onSent }),
     method: 'POST',
     path: tokenRoute,
     route: tokenRoute,

@@ -260,3 +260,59 @@ describe('an interrupt while a call waits for its token', () => {
     expect(sent).toEqual([]);
   });
 });
+
+describe('the token exchange after a 503 (review of the urgent exchange)', () => {
+  it('its retries keep to the cut pace: only the first attempt goes ahead of the pace', async () => {
+    const time = new VirtualTime({ runsByItself: true });
+    const attempts: number[] = [];
+    let failures = 3;
+    // A server whose bucket is empty: 503 without Retry-After (the service's documentation allows it).
+    const transport = {
+      send: async (request: WireRequest): Promise<WireOutcome> => {
+        attempts.push(time.now());
+        if (request.path === tokenRoute && failures > 0) {
+          failures -= 1;
+          return { kind: 'response', status: 503, headers: {}, body: '{}' };
+        }
+        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
+      },
+    };
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, new TokenProvider({ token: new Secret('t') }), 1);
+    await executor.run(tokenExchangeCall('key-0'));
+    expect(attempts).toHaveLength(4);
+    // The backoff alone (125, 250, 500 ms) would send three requests within a second at a server
+    // that answered 503 at 1 request/s.
+    for (let i = 1; i < attempts.length; i += 1) expect(attempts[i]! - attempts[i - 1]!).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('a renewal answered after its retries', () => {
+  it("the access token's life is counted from the attempt that was answered, not from the renewal's first attempt: no second exchange at once", async () => {
+    const time = new VirtualTime({ runsByItself: true });
+    const log: string[] = [];
+    let exchanges = 0;
+    const transport = {
+      send: async (request: WireRequest): Promise<WireOutcome> => {
+        await new Promise<void>((resolve) => time.setTimeout(resolve, 10));
+        log.push(`${request.path === tokenRoute ? 'exchange' : 'create'} ${time.now()}`);
+        if (request.path !== tokenRoute) return { kind: 'response', status: 200, headers: {}, body: '{}' };
+        exchanges += 1;
+        // The first attempt waits out a Retry-After of 3 s: longer than the 2 s token it then gets.
+        if (exchanges === 1) return { kind: 'response', status: 503, headers: { 'retry-after': '3' }, body: '{}' };
+        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: `access-${exchanges}`, expires_in: 2 }) };
+      },
+    };
+    const wired: { executor?: RequestExecutor } = {};
+    const tokens = new IntegratorKeyProvider(
+      { key: new Secret('key-0') },
+      { exchange: (key, stop, onSent) => wired.executor!.run(tokenExchangeCall(key, stop, onSent)), now: () => time.now(), events: createClientEvents() },
+    );
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, tokens, 10);
+    wired.executor = executor;
+    await executor.run(create(1));
+    await executor.run(create(2));
+    // The answered attempt left at 3.01 s: its 2 s token is fresh, neither create renews it
+    // (counted from the first attempt it was born past its sendUntil: one more exchange).
+    expect(log).toEqual(['exchange 10', 'exchange 3020', 'create 3138', 'create 3256']);
+  });
+});

@@ -15,7 +15,7 @@ import { VirtualTime } from '../../helpers/virtual-time.js';
  * never sent; one already on the wire finishes, and its rotated key is still written back.
  */
 
-function rig() {
+function rig(options: { ttlSeconds?: number; exchangeStatus?: (n: number) => number } = {}) {
   const time = new VirtualTime();
   const sent: { path: string; at: number }[] = [];
   const keyFile = { content: 'key-0\n' };
@@ -26,8 +26,10 @@ function rig() {
       sent.push({ path: request.path, at: time.now() });
       await new Promise<void>((resolve) => time.setTimeout(resolve, 50));
       if (request.path !== tokenRoute) return reply(200, {});
+      const status = options.exchangeStatus?.(sent.filter((r) => r.path === tokenRoute).length) ?? 200;
+      if (status !== 200) return { kind: 'response', status, headers: { 'retry-after': '5' }, body: '{}' };
       issued += 1;
-      return reply(200, { access_token: `access-${issued}`, refresh_token: `key-${issued}`, expires_in: 900 });
+      return reply(200, { access_token: `access-${issued}`, refresh_token: `key-${issued}`, expires_in: options.ttlSeconds ?? 900 });
     },
   };
   const wired: { executor?: RequestExecutor } = {};
@@ -92,6 +94,23 @@ describe('an interrupt while the token exchange waits in the limiter', () => {
     expect(await pending).toMatchObject({ code: 'not_sent' });
     await time.advance(5_000);
     expect(sent.map((r) => r.path)).toEqual([tokenRoute]);
+    expect(keyFile.content).toBe('key-1\n');
+  });
+
+  it('a request waiting in its slot for the renewal of a token too old to send leaves at once, never sent, and the renewal nobody waits for is not repeated', async () => {
+    // 2 s tokens at 1 request/s: the second create gets its slot at 2 s, past the token's 1.8 s.
+    const { time, sent, executor, keyFile } = rig({ ttlSeconds: 2, exchangeStatus: (n) => (n === 2 ? 503 : 200) });
+    const stop = new AbortController();
+    const pending = [0, 1, 2].map(() => executor.run(create(stop.signal)).catch((error: unknown) => error));
+    await time.advance(2_100);
+    // The renewal in the second create's slot was answered 503 with Retry-After: 5.
+    expect(sent.map((r) => `${r.path} ${r.at}`)).toEqual([`${tokenRoute} 0`, '/api/sshusers 1000', `${tokenRoute} 2000`]);
+    stop.abort(new Error('interrupted (SIGINT)'));
+    const results = await Promise.all(pending);
+    expect(results[1]).toMatchObject({ code: 'not_sent', attempts: 0 });
+    expect(results[2]).toMatchObject({ code: 'not_sent', attempts: 0 });
+    await time.advance(10_000);
+    expect(sent).toHaveLength(3);
     expect(keyFile.content).toBe('key-1\n');
   });
 });
