@@ -326,6 +326,9 @@ export class RequestExecutor {
     if (limiter.heldBack(stamp)) return heldBack;
     const sentAt = timers.now();
     call.onSend?.(sentAt);
+    // The round trip counts from the wire, not from the slot: a wait in the slot for a renewed
+    // token is not the server's latency (it would widen the window and look like a queue).
+    const sent: DispatchStamp = sentAt > stamp.at ? { ...stamp, at: sentAt } : stamp;
     this.#onWire += 1;
     let outcome: WireOutcome;
     try {
@@ -350,7 +353,7 @@ export class RequestExecutor {
       if (status === 503 || status === 429) {
         const serverDelay = parseRetryAfter(header(outcome.headers, 'retry-after'), answeredAt);
         const pause = serverDelay === undefined ? undefined : Math.min(serverDelay, retry.maxRetryAfterMs);
-        const result = limiter.throttle(stamp, pause);
+        const result = limiter.throttle(sent, pause);
         if (result.decreased || result.pauseMs > 0) {
           emitSafely(events, 'throttle', {
             method: call.method,
@@ -364,7 +367,7 @@ export class RequestExecutor {
         }
       } else if (status < 500 && status !== 102) {
         // Any real answer shows the server is keeping up with this rate.
-        limiter.success(stamp);
+        limiter.success(sent);
       }
     }
     return { outcome, generation: current?.generation ?? 0, answeredAt, durationMs, rate: stamp.rate };

@@ -316,3 +316,41 @@ describe('a renewal answered after its retries', () => {
     expect(log).toEqual(['exchange 10', 'exchange 3020', 'create 3138', 'create 3256']);
   });
 });
+
+describe('a request that waited in its slot for its token', () => {
+  it('measures its round trip from when it went on the wire, not from its slot: the wait for a renewal does not widen the window', async () => {
+    const time = new VirtualTime({ runsByItself: true });
+    const transport = {
+      send: async (): Promise<WireOutcome> => {
+        await new Promise<void>((resolve) => time.setTimeout(resolve, 10));
+        return { kind: 'response', status: 200, headers: {}, body: '{}' };
+      },
+    };
+    const inner = new TokenProvider({ token: new Secret('t') });
+    // Every token is taken after 2 s in the slot, as one renewed there behind a slow exchange.
+    const tokens: BearerSource = {
+      ready: () => inner.ready(),
+      refresh: (generation, method, path, route) => inner.refresh(generation, method, path, route),
+      describeRejection: (stage) => inner.describeRejection(stage),
+      rotatable: inner.rotatable,
+      knownValues: [],
+      current: async (method, path, route) => {
+        await new Promise<void>((resolve) => time.setTimeout(resolve, 2000));
+        return inner.current(method, path, route);
+      },
+    };
+    const limiter = new AdaptiveLimiter({ rate: 10, timers: time });
+    const executor = new RequestExecutor({
+      target: { url: new URL('http://127.0.0.1:1/') },
+      transport,
+      limiter,
+      tokens,
+      events: createClientEvents(),
+      timers: time,
+      retry: { ...defaultRetryOptions, random: () => 0.5 },
+    });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => executor.run(create(i))));
+    // 10 requests/s at a 10 ms round trip: one request in flight and the two spare.
+    expect(limiter.window).toBe(3);
+  });
+});
