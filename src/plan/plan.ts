@@ -1,7 +1,7 @@
 import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
-import { endedRotations, retiringKeys, rotateKeys } from './key-rotation.js';
+import { endedRotations, retiringKeys, rotateKeys, rotationCycleNote } from './key-rotation.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
@@ -60,7 +60,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
 
   const unavailable = passwordsUnavailable(desired, users);
   if (unavailable) notes.push(unavailableNote(unavailable));
-  notes.push(...users.notes, ...keys.notes);
+  notes.push(...users.notes, ...keys.notes, ...rotationCycleNote(now?.rotating));
 
   // Set only when a key declares `rotate:`: other plans are built as they always were.
   // A key a protect glob covers is never changed or deleted: not rotated, nor its predecessor deleted.

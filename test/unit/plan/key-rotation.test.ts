@@ -82,6 +82,23 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
     expect(nextRotationAt(desired({ apikeys: [key('ci', { roles: [2] })] }).apikeys, remote(5), clock(t0))).toBeUndefined();
   });
 
+  it('a cycle in the state file (5 -> 9 -> 5, or 5 -> 5: hand-edited or corrupted): no key hidden, no third key created, nothing deleted; the plan says so', () => {
+    const cycle: [number, RotatingKey][] = [
+      [5, { successor: 9, since: t0 }],
+      [9, { successor: 5, since: t0 }],
+    ];
+    for (const file of [d, desired({ apikeys: [key('ci', { roles: [2] })] })]) {
+      const p = plan(file, actual([], remote(5, 9)), policyFor(file, { deleteDuplicateApikeys: file === d }), noFingerprints, clock(t0 + 200 * day, cycle));
+      expect(shown(p)).toEqual([]);
+      expect(p.problems.map((x) => x.code)).toEqual(['ambiguous']);
+      expect(p.notes).toContainEqual(expect.stringContaining('ids 5, 9 form a cycle'));
+    }
+    const self = plan(d, actual([], remote(5)), policyFor(d), noFingerprints, clock(t0 + 10 * day, [[5, { successor: 5, since: t0 }]]));
+    expect(shown(self)).toEqual([]);
+    expect(self.unchanged).toBe(1);
+    expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0, cycle))).toBeUndefined();
+  });
+
   describe('a key rotated again during its overlap (`amsync rotate` then: 5 -> 9 -> 12)', () => {
     const chain: [number, RotatingKey][] = [
       [5, { successor: 9, since: t0 }],
