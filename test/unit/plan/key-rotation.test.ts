@@ -215,6 +215,20 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       expect(planOf(plain).changes).toEqual([]);
     });
 
+    it('a protected key whose rotation is withheld shows it: the predecessor kept past its overlap (or once `rotate:` is removed), and a key whose rotation is due, are listed as protected', () => {
+      const protect = { sshUsers: [], apikeys: ['ci'] };
+      const withRotate = desired({ apikeys: [key('ci', { roles: [2], rotate })], protect });
+      const past = plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, clock(t0 + 200 * day, rotating));
+      expect(past.protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(past.unchanged).toBe(1);
+      // During the overlap the predecessor is kept anyway: nothing is withheld.
+      expect(plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, during).protected).toEqual([]);
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })], protect });
+      expect(planOf(plain).protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 91 * day)).protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 89 * day)).protected).toEqual([]);
+    });
+
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
       const pinnedSuccessor = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
       expect(shown(planOf(pinnedSuccessor))).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
