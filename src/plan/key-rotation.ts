@@ -208,6 +208,22 @@ export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonl
   return next;
 }
 
+/**
+ * An ambiguity of an apikey name counts the keys the planner saw: a predecessor in rotation,
+ * hidden behind its successor, is named beside them, so that the plan shows every key of the
+ * name (the one to pin is the one whose token the sink holds, usually the successor). Pure.
+ */
+export function withRetiringNamed(problems: readonly PlanProblem[], retiring: ReturnType<typeof retiringKeys>): PlanProblem[] {
+  if (retiring.size === 0) return [...problems];
+  return problems.map((p) => {
+    if (p.kind !== 'apikey' || p.code !== 'ambiguous') return p;
+    const hidden = [...retiring.values()].filter((r) => r.old.name === p.key).sort((a, b) => a.old.id - b.old.id);
+    if (hidden.length === 0) return p;
+    const also = hidden.map((r) => `id ${r.old.id}, the predecessor of id ${r.successor.id} in rotation, carries the name too`).join('; ');
+    return { ...p, message: `${p.message}; ${also}` };
+  });
+}
+
 /** The plan's deletes of `carriers` as duplicates of one another: none, when which one is "the" key is unknown. */
 function withoutDuplicateDeletes(changes: readonly Change[], carriers: readonly ActualApikey[]): Change[] {
   const ids = new Set(carriers.map((k) => k.id));

@@ -1,7 +1,7 @@
 import type { ActualState, Change, DesiredState, IgnoredFields, ItemRef, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
-import { endedRotations, retiringKeys, rotateKeys, rotationCycleNote } from './key-rotation.js';
+import { endedRotations, retiringKeys, rotateKeys, rotationCycleNote, withRetiringNamed } from './key-rotation.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
@@ -79,7 +79,7 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     unchanged: users.unchanged + (rotated?.unchanged ?? keys.unchanged),
     unmanaged: [...users.unmanaged, ...keys.unmanaged, ...(ended?.unmanaged ?? [])].sort(compareRefs),
     protected: [...users.protected, ...keys.protected, ...held, ...(ended?.protected ?? []).filter((r) => !held.some((h) => h.id === r.id))].sort(compareRefs),
-    problems: [...users.problems, ...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))].sort(compareRefs),
+    problems: [...users.problems, ...withRetiringNamed([...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))], retiring)].sort(compareRefs),
     notes,
     ...(unavailable ? { passwordsUnavailable: unavailable } : {}),
     // Set only when used: a plan of a file without them is what it always was (saved-plan bytes).

@@ -99,6 +99,17 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
     expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0, cycle))).toBeUndefined();
   });
 
+  it('a third key of the name during an overlap (no record of it): the ambiguity names the hidden predecessor too, and pinning the successor deletes the predecessor only', () => {
+    const rotating: [number, RotatingKey][] = [[5, { successor: 9, since: t0 + 90 * day }]];
+    const p = plan(d, actual([], remote(5, 7, 9)), policyFor(d), noFingerprints, clock(t0 + 90 * day + 1000, rotating));
+    expect(p.changes).toEqual([]);
+    expect(p.problems.map((x) => x.message)).toEqual([expect.stringContaining('(ids 7, 9); pin the one to manage with `id:`; id 5, the predecessor of id 9 in rotation, carries the name too')]);
+    const pinned = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
+    const q = plan(pinned, actual([], remote(5, 7, 9)), policyFor(pinned), noFingerprints, clock(t0 + 90 * day + 1000, rotating));
+    expect(shown(q)).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+    expect(q.unmanaged).toEqual([{ kind: 'apikey', key: 'ci', id: 7 }]);
+  });
+
   describe('a key rotated again during its overlap (`amsync rotate` then: 5 -> 9 -> 12)', () => {
     const chain: [number, RotatingKey][] = [
       [5, { successor: 9, since: t0 }],
