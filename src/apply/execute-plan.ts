@@ -165,6 +165,8 @@ function saveRotationRecords(state: PasswordState, saver: StateSaver, onResult: 
       // A deleted key is no one's predecessor any more: its rotation record and intent go.
       state.recordRotating?.(r.id, null);
       state.recordRotationIntent?.(r.id, null);
+      // Nor anyone's successor: a key the service later gives its id is not that predecessor's.
+      for (const [predecessor, record] of [...(state.rotating ?? [])]) if (record.successor === r.id) state.recordRotating?.(Number(predecessor), null);
     }
     // A successor recorded as its predecessor's (a rotation): its create has ended.
     if (r.action === 'create' && r.replaces !== undefined && state.rotating?.get(String(r.replaces))?.successor === r.id) state.recordRotationIntent?.(r.replaces, null);

@@ -22,13 +22,36 @@ export function retiringKeys(actual: readonly ActualApikey[], clock: PlanClock |
   const pinned = new Set(declared.map((k) => k.id));
   // A successor pinned with `id:` and `ensure: absent`: that id goes, not the key; its predecessor is the key again.
   const droppedSuccessors = new Set(declared.filter((k) => k.ensure === 'absent').map((k) => k.id));
+  const cycles = rotationCycles(clock.rotating);
   for (const [id, r] of clock.rotating) {
-    if (pinned.has(id) || droppedSuccessors.has(r.successor)) continue;
+    if (pinned.has(id) || droppedSuccessors.has(r.successor) || cycles.has(id)) continue;
     const old = actual.find((k) => k.id === id);
     const successor = actual.find((k) => k.id === r.successor);
     if (old !== undefined && successor !== undefined && old.name === successor.name) out.set(id, { old, successor, since: r.since });
   }
   return out;
+}
+
+/**
+ * The predecessors whose records lead back to themselves (5 -> 9 -> 5, or 5 -> 5): a
+ * hand-edited or corrupted state file, since a successor is always a new key. Such records are
+ * ignored: hidden behind one another, neither key would be seen and a third would be created.
+ */
+export function rotationCycles(rotating: ReadonlyMap<number, { readonly successor: number }> | undefined): Set<number> {
+  const out = new Set<number>();
+  for (const start of rotating?.keys() ?? []) {
+    let id = rotating!.get(start)?.successor;
+    for (let steps = 0; id !== undefined && id !== start && steps < rotating!.size; steps++) id = rotating!.get(id)?.successor;
+    if (id === start) out.add(start);
+  }
+  return out;
+}
+
+/** The plan's note on rotation records that form a cycle (`rotationCycles`); none when there is none. */
+export function rotationCycleNote(rotating: ReadonlyMap<number, { readonly successor: number }> | undefined): string[] {
+  const ids = [...rotationCycles(rotating)].sort((a, b) => a - b);
+  if (ids.length === 0) return [];
+  return [`The state file's rotation records of apikey ids ${ids.join(', ')} form a cycle (each the successor of another; a hand-edited or corrupted state file): they are ignored, and the keys are planned as if no rotation were recorded.`];
 }
 
 /**
@@ -164,7 +187,8 @@ function age(ms: number): string {
  */
 export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonly Pick<ActualApikey, 'id' | 'name'>[], clock: PlanClock): number | undefined {
   const byId = new Map(keys.map((k) => [k.id, k]));
-  const pairs = [...(clock.rotating ?? [])].filter(([old, r]) => byId.has(old) && byId.get(r.successor)?.name === byId.get(old)!.name);
+  const cycles = rotationCycles(clock.rotating);
+  const pairs = [...(clock.rotating ?? [])].filter(([old, r]) => !cycles.has(old) && byId.has(old) && byId.get(r.successor)?.name === byId.get(old)!.name);
   const retiring = new Set(pairs.map(([old]) => old));
   let next: number | undefined;
   const ahead = (at: number) => {
@@ -182,6 +206,22 @@ export function nextRotationAt(declared: readonly DesiredApikey[], keys: readonl
     if (overlaps.length === 0 && created !== undefined) ahead(created + item.rotate.everyMs);
   }
   return next;
+}
+
+/**
+ * An ambiguity of an apikey name counts the keys the planner saw: a predecessor in rotation,
+ * hidden behind its successor, is named beside them, so that the plan shows every key of the
+ * name (the one to pin is the one whose token the sink holds, usually the successor). Pure.
+ */
+export function withRetiringNamed(problems: readonly PlanProblem[], retiring: ReturnType<typeof retiringKeys>): PlanProblem[] {
+  if (retiring.size === 0) return [...problems];
+  return problems.map((p) => {
+    if (p.kind !== 'apikey' || p.code !== 'ambiguous') return p;
+    const hidden = [...retiring.values()].filter((r) => r.old.name === p.key).sort((a, b) => a.old.id - b.old.id);
+    if (hidden.length === 0) return p;
+    const also = hidden.map((r) => `id ${r.old.id}, the predecessor of id ${r.successor.id} in rotation, carries the name too`).join('; ');
+    return { ...p, message: `${p.message}; ${also}` };
+  });
 }
 
 /** The plan's deletes of `carriers` as duplicates of one another: none, when which one is "the" key is unknown. */

@@ -1,7 +1,7 @@
-import type { ActualState, Change, DesiredState, IgnoredFields, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
+import type { ActualState, Change, DesiredState, IgnoredFields, ItemRef, Kind, PasswordsUnavailable, Plan, PlanClock } from '../model/index.js';
 import { apikeyKind, ignorableFieldsOf, sshUserKind } from '../model/index.js';
 import { apikeySpec } from './apikey-spec.js';
-import { endedRotations, retiringKeys, rotateKeys } from './key-rotation.js';
+import { endedRotations, retiringKeys, rotateKeys, rotationCycleNote, withRetiringNamed } from './key-rotation.js';
 import { PlanBuilder } from './plan-builder.js';
 import { planKind } from './plan-kind.js';
 import type { PasswordFingerprints, PlanPolicy } from './policy.js';
@@ -60,14 +60,16 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
 
   const unavailable = passwordsUnavailable(desired, users);
   if (unavailable) notes.push(unavailableNote(unavailable));
-  notes.push(...users.notes, ...keys.notes);
+  notes.push(...users.notes, ...keys.notes, ...rotationCycleNote(now?.rotating));
 
   // Set only when a key declares `rotate:`: other plans are built as they always were.
   // A key a protect glob covers is never changed or deleted: not rotated, nor its predecessor deleted.
   const rotatable = () => desired.apikeys.filter((k) => !policy.isProtected('apikey', k.name));
   const rotated = desired.apikeys.some((k) => k.rotate !== undefined) || retiring.size > 0 ? rotateKeys({ changes: keys.changes, unchanged: keys.unchanged }, rotatable(), visibleKeys, retiring, now) : undefined;
+  // What the rotation of a protected key would change (a successor, a predecessor's delete) is withheld: listed as protected, as a withheld update is.
+  const held = rotated === undefined ? [] : withheldRotations(rotateKeys({ changes: [], unchanged: 0 }, desired.apikeys.filter((k) => policy.isProtected('apikey', k.name)), visibleKeys, retiring, now).changes, keys.protected);
   // A rotation whose successor is not kept (absent, pruned, undeclared, protected): its predecessor is shown with it.
-  const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, observed: keys.observed, unmanaged: keys.unmanaged, protected: keys.protected });
+  const ended = retiring.size === 0 ? undefined : endedRotations(retiring, { changes: rotated?.changes ?? keys.changes, observed: keys.observed, unmanaged: keys.unmanaged, protected: [...keys.protected, ...held] });
   const keyChanges = [...(rotated?.changes ?? keys.changes), ...(ended?.changes ?? [])];
   const expiries = [...users.expiries, ...keys.expiries].sort((a, b) => compareRefs({ ...a, id: a.id ?? 0 }, { ...b, id: b.id ?? 0 }));
   const observed = [...users.observed, ...keys.observed, ...(ended?.observed ?? [])].sort(compareChanges);
@@ -76,8 +78,8 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     changes: [...users.changes, ...keyChanges].sort(compareChanges),
     unchanged: users.unchanged + (rotated?.unchanged ?? keys.unchanged),
     unmanaged: [...users.unmanaged, ...keys.unmanaged, ...(ended?.unmanaged ?? [])].sort(compareRefs),
-    protected: [...users.protected, ...keys.protected, ...(ended?.protected ?? [])].sort(compareRefs),
-    problems: [...users.problems, ...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))].sort(compareRefs),
+    protected: [...users.protected, ...keys.protected, ...held, ...(ended?.protected ?? []).filter((r) => !held.some((h) => h.id === r.id))].sort(compareRefs),
+    problems: [...users.problems, ...withRetiringNamed([...keys.problems, ...(rotated?.problems ?? []).filter((r) => !keys.problems.some((q) => q.key === r.key))], retiring)].sort(compareRefs),
     notes,
     ...(unavailable ? { passwordsUnavailable: unavailable } : {}),
     // Set only when used: a plan of a file without them is what it always was (saved-plan bytes).
@@ -85,6 +87,17 @@ export function plan(desired: DesiredState, actual: ActualState, policy: PlanPol
     ...(ignored.length > 0 ? { ignored } : {}),
     ...(expiries.length > 0 ? { expiries } : {}),
   };
+}
+
+/** The keys a protected key's rotation would create a successor of or delete (`rotateKeys` over the protected keys), once each, and not already listed. */
+function withheldRotations(changes: readonly Change[], listed: readonly ItemRef[]): ItemRef[] {
+  const out: ItemRef[] = [];
+  for (const c of changes) {
+    const id = c.action === 'create' ? c.replaces : c.id;
+    if (typeof id !== 'number' || [...listed, ...out].some((r) => r.kind === 'apikey' && r.id === id)) continue;
+    out.push({ kind: 'apikey', key: c.key, id });
+  }
+  return out;
 }
 
 /** Existing users whose generated password amsync keeps though it cannot vouch for it (names only). */

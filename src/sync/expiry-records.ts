@@ -17,6 +17,14 @@ export function expiryClock(desired: DesiredState, actual: ActualState, state: P
       if (!times.has(createdKey(d.kind, d.remoteId))) state.recordCreated?.(d.kind, d.remoteId, now);
     }
   }
+  // A rotation record one of whose ids the (complete) listing lacks is over: forgotten, so that
+  // a key the service later gives that id (ids may be handed out again) is no one's successor
+  // or predecessor. A dry-run leaves it in the file (the planner ignores a record of a key not
+  // listed; the wake-up after a run is computed with dryRun over the listing before that run's creates).
+  if (!dryRun && state.rotating !== undefined && state.rotating.size > 0) {
+    const listed = new Set(actual.apikeys.map((k) => k.id));
+    for (const [id, r] of [...state.rotating]) if (!listed.has(Number(id)) || !listed.has(r.successor)) state.recordRotating?.(Number(id), null);
+  }
   // Apikeys in rotation (rotate: {every, overlap}): which ids form one key (plan/key-rotation.ts).
   const rotating = state.rotating === undefined || state.rotating.size === 0 ? {} : { rotating: new Map([...state.rotating].map(([id, r]) => [Number(id), r] as const)) };
   return { now, createdAt: (kind, id) => times.get(createdKey(kind, id)), ...rotating };

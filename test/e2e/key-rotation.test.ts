@@ -140,6 +140,36 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
     expect(keys()).toEqual([]);
   });
 
+  it('a service that hands a deleted key\'s id to a new key (here: wiped, ids from 1 again): a rotation record of ids no longer listed is forgotten, so a key made by hand under that id is no successor and nothing is deleted (request log)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    expect((await sync()).code).toBe(0);
+    vi.setSystemTime(new Date('2026-04-01T00:00:01Z'));
+    expect((await sync()).code).toBe(0);
+    expect(keys().map((k) => k.id)).toEqual([1, 2]);
+    // The service loses both keys (restored, wiped); the state file still says 2 succeeds 1.
+    expect((await call(emu.url, 'POST', '/_emulator/reset', { token: null })).status).toBeLessThan(300);
+    vi.setSystemTime(new Date('2026-04-03T00:00:00Z'));
+    const recreated = await sync();
+    expect(recreated.code, recreated.stderr).toBe(0);
+    const [own] = keys();
+    expect(own!.id).toBe(1);
+    expect(await sinkToken()).toBe(own!.token);
+    // Someone makes a key of the name by hand: the service gives it id 2.
+    expect((await call(emu.url, 'POST', '/api/3rdparty/apikeys', { token: TOKEN, body: { name: 'ci-build', roles: [1], superuser: false } })).status).toBe(200);
+    expect(keys().map((k) => k.id)).toEqual([1, 2]);
+    vi.setSystemTime(new Date('2026-04-04T00:00:00Z'));
+    emu.clearRequests();
+    const after = await amsync(['sync', '--tokens-dir', 'tokens', '--json']);
+    // Two keys of the name and no rotation between them: reported, nothing deleted, the sink keeps amsync's key.
+    expect(emu.requests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    const doc = JSON.parse(after.stdout) as { changes: unknown[]; problems: { key: string; code: string }[] };
+    expect(doc.changes).toEqual([]);
+    expect(doc.problems.map((p) => [p.key, p.code])).toEqual([['ci-build', 'ambiguous']]);
+    expect(keys().map((k) => k.id)).toEqual([1, 2]);
+    expect(await sinkToken()).toBe(own!.token);
+  });
+
   it("an interrupted rotation's twin: plan and sync --dry-run write neither the token sink nor the state file; a refused sync adopts it with no request and says so; the next sync deletes the predecessor", async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executePlan } from '../../../src/apply/execute-plan.js';
 import { plan } from '../../../src/plan/index.js';
+import { openPasswordState } from '../../../src/secrets/index.js';
 import { TokenSink } from '../../../src/secrets/token-sink.js';
 import { readActualState } from '../../../src/state/index.js';
 import { StoreService } from '../../helpers/store-service.js';
@@ -61,5 +62,24 @@ describe("a lost create's key, found and adopted, gets its token file in the sam
     expect(results[0]).toMatchObject({ action: 'create', status: 'applied', drift: expect.stringContaining('adopted it') });
     const [created] = [...s.keys.values()];
     expect(await readFile(join(dir, 'tokens', 'deploy-key'), 'utf8')).toBe(created!.tokenValue);
+  });
+});
+
+describe('a rotation record ends with either of its keys', () => {
+  it('the successor deleted (pinned `ensure: absent`): the record naming it as successor is forgotten at once, so an id the service hands out again is no successor', async () => {
+    const s = new StoreService();
+    const old = s.seedKey('ci', [1]);
+    const successor = s.seedKey('ci', [1]);
+    const state = await openPasswordState({ path: join(dir, 'state.json'), serviceUrl: 'http://a', keyFromEnv: 'k' });
+    state.recordRotating!(old, { successor, since: 1 });
+    const d = desired({ apikeys: [key('ci', { roles: [1], id: successor, ensure: 'absent' })] });
+    const { state: actual, tokens } = await readActualState(s);
+    const policy = policyFor(d);
+    const clock = { now: 2, rotating: new Map([[old, { successor, since: 1 }]]) };
+    const p = plan(d, actual, policy, noFingerprints, clock);
+    expect(p.changes.map((c) => [c.action, c.id])).toEqual([['delete', successor]]);
+    const { results } = await executePlan({ plan: p, desired: d, actual, tokens, policy, service: s, fingerprints: noFingerprints, passwordState: state });
+    expect(results.map((r) => r.status)).toEqual(['applied']);
+    expect([...(state.rotating ?? [])]).toEqual([]);
   });
 });

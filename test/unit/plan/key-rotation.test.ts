@@ -82,6 +82,34 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
     expect(nextRotationAt(desired({ apikeys: [key('ci', { roles: [2] })] }).apikeys, remote(5), clock(t0))).toBeUndefined();
   });
 
+  it('a cycle in the state file (5 -> 9 -> 5, or 5 -> 5: hand-edited or corrupted): no key hidden, no third key created, nothing deleted; the plan says so', () => {
+    const cycle: [number, RotatingKey][] = [
+      [5, { successor: 9, since: t0 }],
+      [9, { successor: 5, since: t0 }],
+    ];
+    for (const file of [d, desired({ apikeys: [key('ci', { roles: [2] })] })]) {
+      const p = plan(file, actual([], remote(5, 9)), policyFor(file, { deleteDuplicateApikeys: file === d }), noFingerprints, clock(t0 + 200 * day, cycle));
+      expect(shown(p)).toEqual([]);
+      expect(p.problems.map((x) => x.code)).toEqual(['ambiguous']);
+      expect(p.notes).toContainEqual(expect.stringContaining('ids 5, 9 form a cycle'));
+    }
+    const self = plan(d, actual([], remote(5)), policyFor(d), noFingerprints, clock(t0 + 10 * day, [[5, { successor: 5, since: t0 }]]));
+    expect(shown(self)).toEqual([]);
+    expect(self.unchanged).toBe(1);
+    expect(nextRotationAt(d.apikeys, remote(5, 9), clock(t0, cycle))).toBeUndefined();
+  });
+
+  it('a third key of the name during an overlap (no record of it): the ambiguity names the hidden predecessor too, and pinning the successor deletes the predecessor only', () => {
+    const rotating: [number, RotatingKey][] = [[5, { successor: 9, since: t0 + 90 * day }]];
+    const p = plan(d, actual([], remote(5, 7, 9)), policyFor(d), noFingerprints, clock(t0 + 90 * day + 1000, rotating));
+    expect(p.changes).toEqual([]);
+    expect(p.problems.map((x) => x.message)).toEqual([expect.stringContaining('(ids 7, 9); pin the one to manage with `id:`; id 5, the predecessor of id 9 in rotation, carries the name too')]);
+    const pinned = desired({ apikeys: [key('ci', { roles: [2], id: 9, rotate })] });
+    const q = plan(pinned, actual([], remote(5, 7, 9)), policyFor(pinned), noFingerprints, clock(t0 + 90 * day + 1000, rotating));
+    expect(shown(q)).toEqual([['delete', 'ci', 5, null, 'rotated: replaced by id 9, whose token is in the sink']]);
+    expect(q.unmanaged).toEqual([{ kind: 'apikey', key: 'ci', id: 7 }]);
+  });
+
   describe('a key rotated again during its overlap (`amsync rotate` then: 5 -> 9 -> 12)', () => {
     const chain: [number, RotatingKey][] = [
       [5, { successor: 9, since: t0 }],
@@ -196,6 +224,20 @@ describe('apikey rotation (issue 30): rotate: {every, overlap} in the planner, o
       expect(plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, clock(t0 + 200 * day, rotating)).changes).toEqual([]);
       const plain = desired({ apikeys: [key('ci', { roles: [2] })], protect });
       expect(planOf(plain).changes).toEqual([]);
+    });
+
+    it('a protected key whose rotation is withheld shows it: the predecessor kept past its overlap (or once `rotate:` is removed), and a key whose rotation is due, are listed as protected', () => {
+      const protect = { sshUsers: [], apikeys: ['ci'] };
+      const withRotate = desired({ apikeys: [key('ci', { roles: [2], rotate })], protect });
+      const past = plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, clock(t0 + 200 * day, rotating));
+      expect(past.protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(past.unchanged).toBe(1);
+      // During the overlap the predecessor is kept anyway: nothing is withheld.
+      expect(plan(withRotate, actual([], remote(5, 9)), policyFor(withRotate), noFingerprints, during).protected).toEqual([]);
+      const plain = desired({ apikeys: [key('ci', { roles: [2] })], protect });
+      expect(planOf(plain).protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 91 * day)).protected).toEqual([{ kind: 'apikey', key: 'ci', id: 5 }]);
+      expect(plan(withRotate, actual([], remote(5)), policyFor(withRotate), noFingerprints, clock(t0 + 89 * day)).protected).toEqual([]);
     });
 
     it('the successor pinned with `id:`: the rotation ends, the predecessor is deleted now; the predecessor pinned: it is the key (never "no remote apikey has id 5")', () => {
