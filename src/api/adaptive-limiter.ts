@@ -160,7 +160,7 @@ export class AdaptiveLimiter implements LimiterView {
    * access token too old to send waits for): past p-queue's line and its window, and ahead of
    * the pace (Pacer.acquireUrgent), so waiting for it in a slot can never deadlock however full
    * the window is; a Retry-After pause still holds it, and the next slot is spaced from it.
-   * `keepsPace` (its retries after a 503): ahead of the line and past the window still, but
+   * `keepsPace` (a retry after a 503 or 429): ahead of the line and past the window still, but
    * spaced at the pace (Pacer.acquireUrgent).
    */
   async urgent<T>(send: (stamp: DispatchStamp) => Promise<T>, stop?: AbortSignal, keepsPace = false): Promise<T> {

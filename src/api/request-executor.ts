@@ -165,6 +165,9 @@ export class RequestExecutor {
     let reload: TokenReload = 'none';
     // After a 503/429 to a request with a body, the retry goes on a new connection.
     let freshConnection = false;
+    // After a 503/429 an urgent call's retry keeps to the (cut) pace; after a 500 or a lost
+    // answer nothing asked the client to slow down, and the requests waiting for it wait on.
+    let throttled = false;
     // The answer of the last attempt sent, for the error when a stop forbids the next one.
     let last: FailedAttempt | undefined;
     // The policy stops at maxAttempts; one extra attempt may follow a token re-read.
@@ -174,7 +177,7 @@ export class RequestExecutor {
       if (call.stop?.aborted) throw this.#stoppedError(call, attempt - 1, last);
       let attempted: Attempted;
       try {
-        attempted = await this.#withToken(call, attempt, freshConnection);
+        attempted = await this.#withToken(call, attempt, freshConnection, throttled);
       } catch (error) {
         if (error instanceof LimiterClosedError) throw this.#closedError(call, attempt - 1);
         if (error instanceof LimiterStoppedError) throw call.signal?.aborted ? this.#cancelledError(call, attempt - 1) : this.#stoppedError(call, attempt - 1, last);
@@ -207,8 +210,10 @@ export class RequestExecutor {
         if (refusal !== undefined) throw refusal;
         failure = { kind: 'status', method: call.method, status, ...repeatable(call) };
         retryAfter = header(outcome.headers, 'retry-after');
-        if ((status === 503 || status === 429) && call.body !== undefined) freshConnection = true;
+        throttled = status === 503 || status === 429;
+        if (throttled && call.body !== undefined) freshConnection = true;
       } else {
+        throttled = false;
         failure =
           outcome.failure === 'timeout'
             ? { kind: 'timeout', method: call.method, sent: outcome.sent, ...repeatable(call) }
@@ -250,7 +255,7 @@ export class RequestExecutor {
    * right after it however slow the pace: given back, it would find the next token too old too
    * whenever the pace is slower than a token's life.
    */
-  async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean): Promise<Attempted> {
+  async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean, throttled: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
     let held = false;
     for (;;) {
@@ -261,9 +266,10 @@ export class RequestExecutor {
       const stop = call.stop ?? call.signal;
       const send = (stamp: DispatchStamp) => this.#attempt(call, attempt, stamp, freshConnection);
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
-      // An urgent call's retries (and one held back by a 503) keep to the pace, still past the line:
-      // the backoff alone would send them at a server that just said 503 faster than the cut rate.
-      const attempted = call.urgent === true ? await limiter.urgent(send, stop, attempt > 1 || held) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
+      // An urgent call's retry after a 503 (and one held back by a 503) keeps to the pace, still
+      // past the line: the backoff alone would send it at a server that just said 503 faster than
+      // the cut rate.
+      const attempted = call.urgent === true ? await limiter.urgent(send, stop, throttled || held) : await limiter.schedule(send, attempt > 1 || held ? 1 : 0, stop);
       // Held back by a 503 read since its slot: bounded, as each hold needs a new 503.
       if (attempted !== heldBack) return attempted;
       held = true;

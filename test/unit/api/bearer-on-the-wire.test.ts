@@ -286,6 +286,28 @@ describe('the token exchange after a 503 (review of the urgent exchange)', () =>
   });
 });
 
+describe('the urgent exchange after a 500, 502 or 504', () => {
+  it.each([500, 502, 504])('a retry after %i waits only its backoff: nothing asked the client to slow down, and requests wait in their slots for it', async (status) => {
+    const time = new VirtualTime({ runsByItself: true });
+    const attempts: number[] = [];
+    let failures = 2;
+    const transport = {
+      send: async (request: WireRequest): Promise<WireOutcome> => {
+        attempts.push(time.now());
+        if (request.path === tokenRoute && failures > 0) {
+          failures -= 1;
+          return { kind: 'response', status, headers: {}, body: '{}' };
+        }
+        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
+      },
+    };
+    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, new TokenProvider({ token: new Secret('t') }), 1);
+    await executor.run(tokenExchangeCall('key-0'));
+    // Backoff at random 0.5: 125 ms, then 250 ms; the pace of 1 request/s would space them by a second.
+    expect(attempts).toEqual([0, 125, 375]);
+  });
+});
+
 describe('a renewal answered after its retries', () => {
   it("the access token's life is counted from the attempt that was answered, not from the renewal's first attempt: no second exchange at once", async () => {
     const time = new VirtualTime({ runsByItself: true });
