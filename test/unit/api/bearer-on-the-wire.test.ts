@@ -109,11 +109,12 @@ function integratorKeyRig(options: { ttlSeconds: number; latencyMs: number; rate
   return { executor, service, time, keyFile };
 }
 
-function executorOf(time: VirtualTime, service: Service, tokens: BearerSource, rate: number): RequestExecutor {
+/** `limiter`: a rate for a new one, or one the test reads. */
+function executorOf(time: VirtualTime, service: Pick<Service, 'transport'>, tokens: BearerSource, limiter: number | AdaptiveLimiter): RequestExecutor {
   return new RequestExecutor({
     target: { url: new URL('http://127.0.0.1:1/') },
     transport: service.transport,
-    limiter: new AdaptiveLimiter({ rate, timers: time }),
+    limiter: typeof limiter === 'number' ? new AdaptiveLimiter({ rate: limiter, timers: time }) : limiter,
     tokens,
     events: createClientEvents(),
     timers: time,
@@ -226,7 +227,7 @@ describe('a credential that cannot be had before a write goes out', () => {
     const time = new VirtualTime();
     const sent: string[] = [];
     const transport = { send: (request: WireRequest) => (sent.push(`${request.method} ${request.path}`), Promise.resolve<WireOutcome>({ kind: 'response', status: 200, headers: {}, body: '{}' })) };
-    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, lostKey(), 10);
+    const executor = executorOf(time, { transport }, lostKey(), 10);
     const write = await executor.run(create(1)).catch((error: unknown) => error);
     expect(write).toMatchObject({ code: 'not_sent', cause: expect.any(CredentialError) });
     expect((write as Error).message).toContain('integrator key lost');
@@ -250,7 +251,7 @@ describe('an interrupt while a call waits for its token', () => {
       rotatable: true,
       knownValues: [],
     } as unknown as BearerSource;
-    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, stuck, 10);
+    const executor = executorOf(time, { transport }, stuck, 10);
     const stop = new AbortController();
     const pending = executor.run({ ...create(1), stop: stop.signal }).catch((error: unknown) => error);
     await Promise.resolve();
@@ -261,50 +262,38 @@ describe('an interrupt while a call waits for its token', () => {
   });
 });
 
-describe('the token exchange after a 503 (review of the urgent exchange)', () => {
-  it('its retries keep to the cut pace: only the first attempt goes ahead of the pace', async () => {
-    const time = new VirtualTime({ runsByItself: true });
-    const attempts: number[] = [];
-    let failures = 3;
+/** When each attempt of one exchange went out, at 1 request/s, its first `failures` answered `status`. */
+async function exchangeAttempts(status: number, failures: number): Promise<number[]> {
+  const time = new VirtualTime({ runsByItself: true });
+  const attempts: number[] = [];
+  let left = failures;
+  const transport = {
+    send: async (request: WireRequest): Promise<WireOutcome> => {
+      attempts.push(time.now());
+      if (request.path === tokenRoute && left > 0) {
+        left -= 1;
+        return { kind: 'response', status, headers: {}, body: '{}' };
+      }
+      return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
+    },
+  };
+  await executorOf(time, { transport }, new TokenProvider({ token: new Secret('t') }), 1).run(tokenExchangeCall('key-0'));
+  return attempts;
+}
+
+describe('the urgent token exchange retried', () => {
+  it('after a 503 its retries keep to the cut pace: only the first attempt goes ahead of the pace', async () => {
     // A server whose bucket is empty: 503 without Retry-After (the service's documentation allows it).
-    const transport = {
-      send: async (request: WireRequest): Promise<WireOutcome> => {
-        attempts.push(time.now());
-        if (request.path === tokenRoute && failures > 0) {
-          failures -= 1;
-          return { kind: 'response', status: 503, headers: {}, body: '{}' };
-        }
-        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
-      },
-    };
-    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, new TokenProvider({ token: new Secret('t') }), 1);
-    await executor.run(tokenExchangeCall('key-0'));
+    const attempts = await exchangeAttempts(503, 3);
     expect(attempts).toHaveLength(4);
     // The backoff alone (125, 250, 500 ms) would send three requests within a second at a server
     // that answered 503 at 1 request/s.
     for (let i = 1; i < attempts.length; i += 1) expect(attempts[i]! - attempts[i - 1]!).toBeGreaterThanOrEqual(1000);
   });
-});
 
-describe('the urgent exchange after a 500, 502 or 504', () => {
   it.each([500, 502, 504])('a retry after %i waits only its backoff: nothing asked the client to slow down, and requests wait in their slots for it', async (status) => {
-    const time = new VirtualTime({ runsByItself: true });
-    const attempts: number[] = [];
-    let failures = 2;
-    const transport = {
-      send: async (request: WireRequest): Promise<WireOutcome> => {
-        attempts.push(time.now());
-        if (request.path === tokenRoute && failures > 0) {
-          failures -= 1;
-          return { kind: 'response', status, headers: {}, body: '{}' };
-        }
-        return { kind: 'response', status: 200, headers: {}, body: JSON.stringify({ access_token: 'access-1', expires_in: 60 }) };
-      },
-    };
-    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, new TokenProvider({ token: new Secret('t') }), 1);
-    await executor.run(tokenExchangeCall('key-0'));
     // Backoff at random 0.5: 125 ms, then 250 ms; the pace of 1 request/s would space them by a second.
-    expect(attempts).toEqual([0, 125, 375]);
+    expect(await exchangeAttempts(status, 2)).toEqual([0, 125, 375]);
   });
 });
 
@@ -329,7 +318,7 @@ describe('a renewal answered after its retries', () => {
       { key: new Secret('key-0') },
       { exchange: (key, stop, onSent) => wired.executor!.run(tokenExchangeCall(key, stop, onSent)), now: () => time.now(), events: createClientEvents() },
     );
-    const executor = executorOf(time, { transport, log: [], hold: () => ({ arrived: Promise.resolve(), release: () => undefined }) }, tokens, 10);
+    const executor = executorOf(time, { transport }, tokens, 10);
     wired.executor = executor;
     await executor.run(create(1));
     await executor.run(create(2));
@@ -362,15 +351,7 @@ describe('a request that waited in its slot for its token', () => {
       },
     };
     const limiter = new AdaptiveLimiter({ rate: 10, timers: time });
-    const executor = new RequestExecutor({
-      target: { url: new URL('http://127.0.0.1:1/') },
-      transport,
-      limiter,
-      tokens,
-      events: createClientEvents(),
-      timers: time,
-      retry: { ...defaultRetryOptions, random: () => 0.5 },
-    });
+    const executor = executorOf(time, { transport }, tokens, limiter);
     await Promise.all(Array.from({ length: 20 }, (_, i) => executor.run(create(i))));
     // 10 requests/s at a 10 ms round trip: one request in flight and the two spare.
     expect(limiter.window).toBe(3);
