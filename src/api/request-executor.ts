@@ -258,12 +258,12 @@ export class RequestExecutor {
   async #withToken(call: Call<unknown>, attempt: number, freshConnection: boolean, throttled: boolean): Promise<Attempted> {
     const { limiter, tokens } = this.#deps;
     let held = false;
+    const stop = call.stop ?? call.signal;
     for (;;) {
       // The call's stop goes along: a renewal every caller has left is not sent.
-      if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route, call.stop ?? call.signal), call.stop ?? call.signal);
+      if (call.auth !== false) await untilStopped(tokens.ready(call.method, call.path, call.route, stop), stop);
       if (this.#closed) throw this.#closedError(call, attempt - 1);
       if (call.signal?.aborted) throw this.#cancelledError(call, attempt - 1);
-      const stop = call.stop ?? call.signal;
       const send = (stamp: DispatchStamp) => this.#attempt(call, attempt, stamp, freshConnection);
       // The stop takes a call still waiting out of the limiter's line at once (LimiterStoppedError).
       // An urgent call's retry after a 503 (and one held back by a 503) keeps to the pace, still
