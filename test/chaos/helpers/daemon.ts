@@ -38,6 +38,7 @@ import {
   writtenFiles,
   type Prepared,
   type ScheduleOutcome,
+  RUN_BOUND_MS,
 } from './run.js';
 import { HOLD_LABEL, INTERRUPT_LABEL, KILL_LABEL, makeSchedule } from './schedule.js';
 
@@ -124,7 +125,7 @@ export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> 
     let current = await start();
     const rivalWindow = { from: Date.now(), to: Number.POSITIVE_INFINITY };
     const rival = schedule.writers
-      ? spawnAmsync(['sync', '--json', '--settings', 'settings.yaml', ...tokenArgs, '--lock-timeout', String(schedule.writers.lockTimeoutMs)], { cwd: dir, env }).then((r) => {
+      ? spawnAmsync(['sync', '--json', '--settings', 'settings.yaml', ...tokenArgs, '--lock-timeout', String(schedule.writers.lockTimeoutMs)], { cwd: dir, env, timeoutMs: RUN_BOUND_MS }).then((r) => {
           rivalWindow.to = Date.now();
           return r;
         })
@@ -178,7 +179,7 @@ export async function runDaemonSchedule(seed: number): Promise<ScheduleOutcome> 
       outcome.runs.push({ name: 'sync beside the daemon', code: r.code, killed: false, writes: 0 });
       const refused = r.code === 3 && LOCK_REFUSAL.test(r.stderr);
       rec.check(invariants.exitCodes, r.code === 0 || r.code === 1 || refused ? [] : [`the CLI sync beside the daemon exited ${r.code}: ${lastLines(r.stderr)}`]);
-      rec.check(invariants.bounded, r.timedOut ? ['the CLI sync beside the daemon was still running after 90 s'] : []);
+      rec.check(invariants.bounded, r.timedOut ? [`the CLI sync beside the daemon was still running after ${RUN_BOUND_MS / 1000} s`] : []);
     }
 
     // Faults stop: the daemon must converge by itself within two runs, then idle.

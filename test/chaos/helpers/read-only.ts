@@ -39,25 +39,25 @@ export interface ReadOnlyRun {
   readonly unplayable?: string;
 }
 
-/** `amsync ARGS` as a child process that cannot write `folder` (absolute); bounded at 90 s. */
-export async function runWithReadOnlyFolder(folder: string, args: readonly string[], options: { cwd: string; env: Record<string, string> }): Promise<ReadOnlyRun> {
+/** `amsync ARGS` as a child process that cannot write `folder` (absolute); killed after `timeoutMs` (90 s). */
+export async function runWithReadOnlyFolder(folder: string, args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<ReadOnlyRun> {
   way ??= probe();
   const env = { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env };
   if (way.kind === 'none') return { unplayable: way.why };
   if (way.kind === 'modes') {
     await chmod(folder, 0o500);
     try {
-      return { run: await collect(process.execPath, [bin, ...args], options.cwd, env) };
+      return { run: await collect(process.execPath, [bin, ...args], options.cwd, env, options.timeoutMs) };
     } finally {
       await chmod(folder, 0o700);
     }
   }
   // $0 is the folder; "$@" the command, exec'd so that signals reach node itself.
   const script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"';
-  return { run: await collect('unshare', [...way.unshare, 'sh', '-c', script, folder, process.execPath, bin, ...args], options.cwd, env) };
+  return { run: await collect('unshare', [...way.unshare, 'sh', '-c', script, folder, process.execPath, bin, ...args], options.cwd, env, options.timeoutMs) };
 }
 
-function collect(command: string, args: readonly string[], cwd: string, env: Record<string, string>): Promise<AmsyncRun> {
+function collect(command: string, args: readonly string[], cwd: string, env: Record<string, string>, timeoutMs = 90_000): Promise<AmsyncRun> {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -67,7 +67,7 @@ function collect(command: string, args: readonly string[], cwd: string, env: Rec
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
-  }, 90_000);
+  }, timeoutMs);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.on('close', (code) => {
