@@ -35,6 +35,14 @@ const keyLog = () => emu.requests().filter((r) => r.path.startsWith('/api/3rdpar
 const keys = () => emu.state().apikeys.filter((k) => k.name === 'ci-build');
 const sinkToken = () => readFile(join(dir, 'tokens', 'ci-build'), 'utf8');
 
+/** A sync whose only requests to keys are the verified delete of `id` (GET by id, then DELETE), and exits 0. */
+async function expectRetires(id: number): Promise<void> {
+  emu.clearRequests();
+  const retired = await sync();
+  expect(retired.code, retired.stdout + retired.stderr).toBe(0);
+  expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${id}`, `DELETE /api/3rdparty/apikeys/${id}`]);
+}
+
 describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock', () => {
   it('a successor whose token is in the sink before the predecessor is deleted; then converged', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -74,10 +82,7 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
 
     // The overlap passed: the predecessor's verified delete (GET by id, then DELETE).
     vi.setSystemTime(new Date('2026-04-02T00:00:02Z'));
-    emu.clearRequests();
-    const retired = await sync();
-    expect(retired.code, retired.stderr).toBe(0);
-    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    await expectRetires(first!.id);
     expect(keys().map((k) => k.id)).toEqual([successor.id]);
     expect(await sinkToken()).toBe(successor.token);
     const audit = await readFile(join(dir, 'audit.jsonl'), 'utf8');
@@ -208,10 +213,7 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
     expect(await sinkToken()).toBe(twin.token);
     expect(refused.stdout + refused.stderr).not.toContain(twin.token);
 
-    emu.clearRequests();
-    const retired = await sync();
-    expect(retired.code, retired.stderr).toBe(0);
-    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    await expectRetires(first!.id);
     expect(keys().map((k) => k.id)).toEqual([twin.id]);
     expect(await sinkToken()).toBe(twin.token);
   });
@@ -234,15 +236,10 @@ describe('apikey rotation with an overlap (issue 30, item 3), on a moved clock',
 
     // The first overlap has passed, the second has not: the first key goes (it was hidden for good before).
     vi.setSystemTime(new Date('2026-04-02T00:00:02Z'));
-    emu.clearRequests();
-    expect((await sync()).code).toBe(0);
-    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${first!.id}`, `DELETE /api/3rdparty/apikeys/${first!.id}`]);
+    await expectRetires(first!.id);
 
     vi.setSystemTime(new Date('2026-04-02T12:00:01Z'));
-    emu.clearRequests();
-    const last = await sync();
-    expect(last.code, last.stdout + last.stderr).toBe(0);
-    expect(keyLog().map((r) => `${r.method} ${r.path}`)).toEqual([`GET /api/3rdparty/apikeys/${second.id}`, `DELETE /api/3rdparty/apikeys/${second.id}`]);
+    await expectRetires(second.id);
     expect(keys().map((k) => k.id)).toEqual([third.id]);
     expect(await sinkToken()).toBe(third.token);
     emu.clearRequests();
